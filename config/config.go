@@ -1,0 +1,247 @@
+// Package config finds and reads kgen.yaml. Every path in it resolves
+// relative to the config file's folder, never the working directory, so a
+// check run from any folder checks the same files.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"go/token"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/kgen-dev/kgen/diag"
+	"github.com/kgen-dev/kgen/internal/yamlnode"
+)
+
+// FileName is the config file kgen looks for.
+const FileName = "kgen.yaml"
+
+// Config is a loaded kgen.yaml.
+type Config struct {
+	Path      string // absolute path of the config file
+	Dir       string // absolute folder of the config file; the root of every path below
+	Specs     string // specs folder, relative to Dir, slash-separated
+	OutMSL    string // folder of .metal files, relative to Dir
+	OutGo     string // folder of the generated Go package, relative to Dir
+	GoPackage string // package name of OutGo
+	// HeaderVersion puts kgen's version in generated headers (default true);
+	// turn it off to keep outputs unchanged across kgen upgrades.
+	HeaderVersion bool
+}
+
+// Default returns the configuration `kgen init` writes.
+func Default() Config {
+	return Config{Specs: "specs", OutMSL: "gen/msl", OutGo: "gen/kernels", GoPackage: "kernels", HeaderVersion: true}
+}
+
+// ErrNotFound means no kgen.yaml exists in the folder or any parent.
+var ErrNotFound = errors.New("no " + FileName + " found in this folder or any parent (run `kgen init` to create one, or pass --config)")
+
+// Find walks up from dir to the nearest kgen.yaml.
+func Find(dir string) (string, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	for {
+		p := filepath.Join(dir, FileName)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", ErrNotFound
+		}
+		dir = parent
+	}
+}
+
+var fields = []string{"version", "specs", "out", "go", "header_version"}
+
+// Load reads and checks the config at path. Problems are diagnostics
+// positioned in the file (reported by name, relative to its own folder).
+func Load(file string) (*Config, error) {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return nil, err
+	}
+	src, err := os.ReadFile(abs)
+	if err != nil {
+		return nil, err
+	}
+	c := Default()
+	c.Path, c.Dir = abs, filepath.Dir(abs)
+	var diags diag.List
+	r := reader{c: &c, diags: &diags}
+	doc, ok := yamlnode.Parse(filepath.Base(abs), src, &diags)
+	if ok {
+		r.doc = doc
+		r.read(doc.Root)
+	}
+	if err := diags.Err(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+type reader struct {
+	c     *Config
+	doc   *yamlnode.Doc
+	diags *diag.List
+}
+
+func (r *reader) read(root ast.Node) {
+	if root == nil {
+		r.diags.Addf(diag.Pos{Path: r.doc.Path, Line: 1, Col: 1}, "empty config: expected `version: 1`")
+		return
+	}
+	fs, ok := r.doc.Fields(root, "the config", r.diags)
+	if !ok {
+		return
+	}
+	hasVersion := false
+	goPackageSet := false
+	for _, f := range fs {
+		switch f.Key {
+		case "version":
+			hasVersion = true
+			if v, _ := yamlnode.Scalar(f.Value); v != "1" {
+				r.diags.Addf(r.doc.Pos(f.Value), "unsupported config version %q: this kgen reads version 1", v)
+			}
+		case "specs":
+			r.c.Specs = r.folder(f.Value, "specs")
+		case "out":
+			r.out(f.Value)
+		case "go":
+			goPackageSet = r.goSection(f.Value)
+		case "header_version":
+			v, _ := yamlnode.Scalar(f.Value)
+			r.c.HeaderVersion = v != "false"
+			if v != "true" && v != "false" {
+				r.diags.Addf(r.doc.Pos(f.Value), "header_version must be true or false")
+			}
+		default:
+			r.diags.Addf(f.KeyPos, "unknown config field %q%s", f.Key, diag.Suggest(f.Key, fields))
+		}
+	}
+	if !hasVersion {
+		r.diags.Addf(r.doc.Pos(root), "missing required field \"version\" (use version: 1)")
+	}
+	if !goPackageSet {
+		r.c.GoPackage = defaultPackage(r.c.OutGo)
+	}
+}
+
+func (r *reader) out(n ast.Node) {
+	fs, ok := r.doc.Fields(n, "out", r.diags)
+	if !ok {
+		return
+	}
+	for _, f := range fs {
+		switch f.Key {
+		case "msl":
+			r.c.OutMSL = r.folder(f.Value, "out.msl")
+		case "go":
+			r.c.OutGo = r.folder(f.Value, "out.go")
+		default:
+			r.diags.Addf(f.KeyPos, "unknown out field %q%s", f.Key, diag.Suggest(f.Key, []string{"msl", "go"}))
+		}
+	}
+}
+
+var goIdentRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+func (r *reader) goSection(n ast.Node) bool {
+	fs, ok := r.doc.Fields(n, "go", r.diags)
+	set := false
+	if !ok {
+		return false
+	}
+	for _, f := range fs {
+		if f.Key != "package" {
+			r.diags.Addf(f.KeyPos, "unknown go field %q%s", f.Key, diag.Suggest(f.Key, []string{"package"}))
+			continue
+		}
+		v, _ := yamlnode.Scalar(f.Value)
+		if !goIdentRE.MatchString(v) || token.IsKeyword(v) {
+			r.diags.Addf(r.doc.Pos(f.Value), "go.package %q is not a valid Go package name", v)
+			continue
+		}
+		r.c.GoPackage, set = v, true
+	}
+	return set
+}
+
+// folder checks a configured folder: relative, inside the config folder,
+// and returns it cleaned and slash-separated.
+func (r *reader) folder(n ast.Node, what string) string {
+	v, ok := yamlnode.Scalar(n)
+	pos := r.doc.Pos(n)
+	if !ok || v == "" {
+		r.diags.Addf(pos, "%s must be a folder path", what)
+		return ""
+	}
+	if why := CheckRelative(v); why != "" {
+		r.diags.Addf(pos, "%s %q %s", what, v, why)
+		return ""
+	}
+	clean := path.Clean(filepath.ToSlash(v))
+	if err := checkNoEscape(r.c.Dir, clean); err != nil {
+		r.diags.Addf(pos, "%s %q %v", what, v, err)
+		return ""
+	}
+	return clean
+}
+
+// CheckRelative returns "" if p is a relative path that stays inside its
+// base folder, else why not.
+func CheckRelative(p string) string {
+	s := filepath.ToSlash(p)
+	if filepath.IsAbs(p) || path.IsAbs(s) || filepath.VolumeName(p) != "" {
+		return "must be relative to the config folder, not absolute"
+	}
+	for _, part := range strings.Split(s, "/") {
+		if part == ".." {
+			return "must not contain `..`: kgen writes only inside the config folder"
+		}
+	}
+	return ""
+}
+
+// checkNoEscape rejects an existing folder whose real path (symlinks
+// resolved) lies outside the config folder.
+func checkNoEscape(root, rel string) error {
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil
+	}
+	p := filepath.Join(root, filepath.FromSlash(rel))
+	for q := p; ; q = filepath.Dir(q) {
+		real, err := filepath.EvalSymlinks(q)
+		if err == nil {
+			inside, _ := filepath.Rel(realRoot, real)
+			if inside == ".." || strings.HasPrefix(inside, ".."+string(filepath.Separator)) {
+				return fmt.Errorf("leads outside the config folder (through a symlink)")
+			}
+			return nil
+		}
+		if q == root || filepath.Dir(q) == q {
+			return nil
+		}
+	}
+}
+
+func defaultPackage(outGo string) string {
+	base := path.Base(outGo)
+	base = strings.ToLower(strings.NewReplacer("-", "", ".", "").Replace(base))
+	if !goIdentRE.MatchString(base) || token.IsKeyword(base) {
+		return "kernels"
+	}
+	return base
+}

@@ -1,0 +1,136 @@
+// Package diag carries kgen's positioned diagnostics: every error a user can
+// fix is reported as "path:line:col: message", all of them, in a fixed order.
+package diag
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/agnivade/levenshtein"
+)
+
+// Pos is a position in a user's file. Path is relative to the config folder
+// and slash-separated; Line and Col count from 1 (0 = unknown).
+type Pos struct {
+	Path string
+	Line int
+	Col  int
+}
+
+func (p Pos) String() string {
+	if p.Line == 0 {
+		return p.Path
+	}
+	return fmt.Sprintf("%s:%d:%d", p.Path, p.Line, p.Col)
+}
+
+// Shift returns the position cols columns to the right.
+func (p Pos) Shift(cols int) Pos {
+	p.Col += cols
+	return p
+}
+
+// Diagnostic is one error at one position.
+type Diagnostic struct {
+	Pos Pos
+	Msg string
+}
+
+func (d Diagnostic) String() string { return d.Pos.String() + ": " + d.Msg }
+
+// List collects diagnostics; the zero value is ready to use.
+type List struct {
+	items []Diagnostic
+}
+
+// Addf records a diagnostic at pos.
+func (l *List) Addf(pos Pos, format string, args ...any) {
+	l.items = append(l.items, Diagnostic{Pos: pos, Msg: fmt.Sprintf(format, args...)})
+}
+
+// Append records every diagnostic of other.
+func (l *List) Append(other *List) { l.items = append(l.items, other.items...) }
+
+// Len is the number of diagnostics recorded.
+func (l *List) Len() int { return len(l.items) }
+
+// Sorted returns the diagnostics ordered by path, line, column, then message,
+// without duplicates, so output never depends on the order checks ran in.
+func (l *List) Sorted() []Diagnostic {
+	out := append([]Diagnostic(nil), l.items...)
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Pos.Path != b.Pos.Path {
+			return a.Pos.Path < b.Pos.Path
+		}
+		if a.Pos.Line != b.Pos.Line {
+			return a.Pos.Line < b.Pos.Line
+		}
+		if a.Pos.Col != b.Pos.Col {
+			return a.Pos.Col < b.Pos.Col
+		}
+		return a.Msg < b.Msg
+	})
+	dedup := out[:0]
+	for i, d := range out {
+		if i > 0 && d == out[i-1] {
+			continue
+		}
+		dedup = append(dedup, d)
+	}
+	return dedup
+}
+
+// Err returns nil when the list is empty, else an *Error holding the sorted
+// diagnostics.
+func (l *List) Err() error {
+	if l.Len() == 0 {
+		return nil
+	}
+	return &Error{Diagnostics: l.Sorted()}
+}
+
+// Error is a non-empty, sorted set of diagnostics.
+type Error struct {
+	Diagnostics []Diagnostic
+}
+
+func (e *Error) Error() string {
+	lines := make([]string, len(e.Diagnostics))
+	for i, d := range e.Diagnostics {
+		lines[i] = d.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// AsError reports whether err carries diagnostics, and returns them.
+func AsError(err error) (*Error, bool) {
+	var de *Error
+	ok := errors.As(err, &de)
+	return de, ok
+}
+
+// Suggest returns ` (did you mean "x"?)` for the candidate closest to name, or
+// "" when none is close enough to be a plausible typo.
+func Suggest(name string, candidates []string) string {
+	best, bestDist := "", -1
+	for _, c := range candidates {
+		d := levenshtein.ComputeDistance(name, c)
+		if bestDist < 0 || d < bestDist || (d == bestDist && c < best) {
+			best, bestDist = c, d
+		}
+	}
+	limit := len(name) / 3
+	if limit < 1 {
+		limit = 1
+	}
+	if limit > 3 {
+		limit = 3
+	}
+	if best == "" || bestDist > limit {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}

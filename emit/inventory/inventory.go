@@ -1,0 +1,106 @@
+// Package inventory builds the kernel inventory of `kgen list --json` from
+// the IR: what each kernel is, where it lives, its variants and keys, its
+// bindings and its dispatch. The JSON shape is part of kgen's contract.
+package inventory
+
+import (
+	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/spec"
+)
+
+// Inventory is the top-level document.
+type Inventory struct {
+	Version int      `json:"version"`
+	Kernels []Kernel `json:"kernels"`
+}
+
+// Kernel describes one kernel.
+type Kernel struct {
+	Name        string             `json:"name"`
+	Kind        string             `json:"kind"`
+	Spec        string             `json:"spec"`
+	MSL         string             `json:"msl"`
+	Math        string             `json:"math"`
+	Threadgroup int                `json:"threadgroup"`
+	Ports       map[string]*string `json:"ports"`
+	Variants    []Variant          `json:"variants"`
+	Bindings    []Binding          `json:"bindings"`
+	Dispatch    Dispatch           `json:"dispatch"`
+}
+
+// Variant is one storage dtype's instantiation.
+type Variant struct {
+	DType    string `json:"dtype"`
+	HostName string `json:"host_name"`
+	Key      string `json:"key"`
+}
+
+// Binding is one buffer of the kernel's signature.
+type Binding struct {
+	Index  int     `json:"index"`
+	Name   string  `json:"name"`
+	Role   string  `json:"role"`
+	DType  string  `json:"dtype,omitempty"`
+	Fields []Field `json:"fields,omitempty"`
+}
+
+// Field is one member of the args struct.
+type Field struct {
+	Name   string `json:"name"`
+	Type   string `json:"type"`
+	Offset int    `json:"offset"`
+}
+
+// Dispatch is Metal dispatchThreads: grid = total threads per axis.
+type Dispatch struct {
+	Grid        [3]string `json:"grid"`
+	Threadgroup [3]int    `json:"threadgroup"`
+}
+
+// Build makes the inventory. mslPath gives each kernel's .metal path
+// relative to the config folder.
+func Build(kernels []*ir.Kernel, mslPath func(*ir.Kernel) string) Inventory {
+	inv := Inventory{Version: 1, Kernels: []Kernel{}}
+	for _, k := range kernels {
+		inv.Kernels = append(inv.Kernels, kernel(k, mslPath(k)))
+	}
+	return inv
+}
+
+func kernel(k *ir.Kernel, msl string) Kernel {
+	out := Kernel{
+		Name: k.Name, Kind: string(k.Kind), Spec: k.SpecPath, MSL: msl, Math: k.Math,
+		Threadgroup: k.Threadgroup, Ports: map[string]*string{},
+		Dispatch: Dispatch{Grid: k.Dispatch.Grid, Threadgroup: k.Dispatch.Threadgroup},
+	}
+	for b := spec.Backend(0); b < spec.NumBackends; b++ {
+		out.Ports[b.String()] = nil
+		if k.Ports[b] {
+			generated := "generated"
+			out.Ports[b.String()] = &generated
+		}
+	}
+	for _, v := range k.Variants {
+		out.Variants = append(out.Variants, Variant{DType: v.DType.String(), HostName: v.HostName, Key: v.Key})
+	}
+	for _, b := range k.Bindings {
+		out.Bindings = append(out.Bindings, binding(b))
+	}
+	return out
+}
+
+func binding(b ir.Binding) Binding {
+	out := Binding{Index: b.Index, Name: b.Name, Role: string(b.Role)}
+	if b.Role == ir.Args {
+		for _, f := range b.Fields {
+			out.Fields = append(out.Fields, Field{Name: f.Name, Type: f.Type.String(), Offset: f.Offset})
+		}
+		return out
+	}
+	out.DType = "T"
+	if b.DType != dtype.Invalid {
+		out.DType = b.DType.String()
+	}
+	return out
+}

@@ -1,0 +1,166 @@
+package msl
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// mathFuncs are evaluated through kgen_math (metal::precise or metal::fast).
+var mathFuncs = map[string]bool{"exp": true, "exp2": true, "log": true, "log2": true, "sqrt": true,
+	"rsqrt": true, "tanh": true, "sin": true, "cos": true, "pow": true}
+
+// metalFuncs map to exact metal:: functions. min and max are IEEE minNum and
+// maxNum (fmin/fmax): a NaN operand yields the other operand.
+var metalFuncs = map[string]string{"abs": "metal::fabs", "floor": "metal::floor", "ceil": "metal::ceil",
+	"min": "metal::fmin", "max": "metal::fmax", "clamp": "metal::clamp", "fma": "metal::fma"}
+
+// preludeFuncs come from kgen's MSL prelude.
+var preludeFuncs = map[string]bool{"erf": true, "log1p": true, "expm1": true, "sigmoid": true}
+
+// renderer writes expressions in one compute type.
+type renderer struct {
+	compute dtype.DType
+}
+
+// c precedence levels (higher binds tighter); 7 = unary, 8 = atom.
+func cPrec(e *ir.Expr) int {
+	switch e.Op {
+	case ir.OpBinary:
+		switch e.Operator {
+		case "||":
+			return 1
+		case "&&":
+			return 2
+		case "==", "!=":
+			return 3
+		case "<", "<=", ">", ">=":
+			return 4
+		case "+", "-":
+			return 5
+		case "*", "/":
+			return 6
+		}
+	case ir.OpUnary:
+		return 7
+	}
+	return 8
+}
+
+func (r renderer) expr(e *ir.Expr) string {
+	switch e.Op {
+	case ir.OpLiteral:
+		v, _ := dtype.Literal(e.Text, r.compute)
+		return r.number(v)
+	case ir.OpRef:
+		if e.Ref == ir.RefPi {
+			return r.number(dtype.Round(math.Pi, r.compute))
+		}
+		return e.Name
+	case ir.OpUnary:
+		return r.unary(e)
+	case ir.OpBinary:
+		return r.binary(e)
+	case ir.OpCall:
+		return r.call(e)
+	}
+	return "/* unknown */"
+}
+
+func (r renderer) unary(e *ir.Expr) string {
+	x := e.Args[0]
+	s := r.expr(x)
+	if cPrec(x) < 8 {
+		s = "(" + s + ")"
+	}
+	if e.Operator == "-" && r.compute == dtype.BF16 {
+		return "bfloat(-float(" + r.expr(x) + "))"
+	}
+	return e.Operator + s
+}
+
+// binary keeps the tree's shape: parentheses wherever C precedence would
+// otherwise regroup it (equal precedence on the right, lower on either side).
+func (r renderer) binary(e *ir.Expr) string {
+	x, y := e.Args[0], e.Args[1]
+	if r.compute == dtype.BF16 && !e.Bool || r.compute == dtype.BF16 && isComparison(e.Operator) {
+		// bfloat arithmetic is spelled out in float: + - * / computed in
+		// float and rounded once to bfloat equal the bfloat operation.
+		expr := "float(" + r.expr(x) + ") " + e.Operator + " float(" + r.expr(y) + ")"
+		if e.Bool {
+			return expr
+		}
+		return "bfloat(" + expr + ")"
+	}
+	p := cPrec(e)
+	xs, ys := r.expr(x), r.expr(y)
+	if cPrec(x) < p {
+		xs = "(" + xs + ")"
+	}
+	if cPrec(y) <= p {
+		ys = "(" + ys + ")"
+	}
+	return xs + " " + e.Operator + " " + ys
+}
+
+func isComparison(op string) bool {
+	switch op {
+	case "<", "<=", ">", ">=", "==", "!=":
+		return true
+	}
+	return false
+}
+
+func (r renderer) call(e *ir.Expr) string {
+	args := make([]string, len(e.Args))
+	for i, a := range e.Args {
+		args[i] = r.expr(a)
+	}
+	if e.Func == "select" {
+		return "(" + args[0] + " ? " + args[1] + " : " + args[2] + ")"
+	}
+	name := "kgen_" + e.Func
+	if mathFuncs[e.Func] {
+		name = "kgen_math::" + e.Func
+	} else if m, ok := metalFuncs[e.Func]; ok {
+		name = m
+	}
+	if r.compute == dtype.F32 || preludeFuncs[e.Func] {
+		// The prelude has half and bfloat overloads that go through float.
+		return name + "(" + strings.Join(args, ", ") + ")"
+	}
+	// f16 and bf16 compute: functions are evaluated in float and rounded.
+	for i := range args {
+		args[i] = "float(" + args[i] + ")"
+	}
+	return r.compute.MSL() + "(" + name + "(" + strings.Join(args, ", ") + "))"
+}
+
+// number writes a value that is exact in the compute type: a float literal
+// for f32, a converted float literal for f16 and bf16 (exactly
+// representable, so the conversion does not round again).
+func (r renderer) number(v float64) string {
+	s := floatLiteral(float32(v))
+	if r.compute == dtype.F32 {
+		return s
+	}
+	return r.compute.MSL() + "(" + s + ")"
+}
+
+// floatLiteral is the shortest literal that reads back as f.
+func floatLiteral(f float32) string {
+	switch {
+	case math.IsInf(float64(f), 1):
+		return "INFINITY"
+	case math.IsInf(float64(f), -1):
+		return "(-INFINITY)"
+	}
+	s := strconv.FormatFloat(float64(f), 'g', -1, 32)
+	if !strings.ContainsAny(s, ".e") {
+		s += ".0"
+	}
+	return s + "f"
+}

@@ -1,0 +1,113 @@
+// Package expr is kgen's formula language: a lexer, a Pratt parser with Go's
+// operator precedence, and a checker that resolves names and types.
+//
+// Grammar (precedence from loosest to tightest, all binary operators left
+// associative):
+//
+//	expr    = or
+//	or      = and { "||" and }
+//	and     = cmp { "&&" cmp }
+//	cmp     = sum { ("<" | "<=" | ">" | ">=" | "==" | "!=") sum }
+//	sum     = product { ("+" | "-") product }
+//	product = unary { ("*" | "/") unary }
+//	unary   = ("-" | "!") unary | primary
+//	primary = number | name | name "(" [ expr { "," expr } ] ")" | "(" expr ")"
+//	number  = digits [ "." digits ] [ ("e" | "E") [ "+" | "-" ] digits ] | "." digits [exponent]
+//
+// Offsets in the tree are byte offsets into the formula text; the caller maps
+// them to file positions.
+package expr
+
+// Type is the type of a formula value.
+type Type int
+
+// The value types. Numbers are computed in the kernel's compute type.
+const (
+	Unknown Type = iota
+	Num
+	Bool
+)
+
+func (t Type) String() string {
+	switch t {
+	case Num:
+		return "number"
+	case Bool:
+		return "boolean"
+	}
+	return "unknown"
+}
+
+// Node is a formula tree node.
+type Node interface {
+	// Offset is the byte offset of the node's first character.
+	Offset() int
+}
+
+// Number is a numeric literal.
+type Number struct {
+	Off  int
+	Text string
+}
+
+// Ident names an input, param, constant, earlier let, or pi.
+type Ident struct {
+	Off  int
+	Name string
+}
+
+// Unary is -X or !X.
+type Unary struct {
+	Off int
+	Op  string
+	X   Node
+}
+
+// Binary is X Op Y; OpOff is the operator's offset.
+type Binary struct {
+	X     Node
+	Op    string
+	OpOff int
+	Y     Node
+}
+
+// Call is Fn(Args...).
+type Call struct {
+	Off  int
+	Fn   string
+	Args []Node
+}
+
+// Paren is (X), kept so that messages and echoes can show the source shape.
+type Paren struct {
+	Off int
+	X   Node
+}
+
+func (n *Number) Offset() int { return n.Off }
+func (n *Ident) Offset() int  { return n.Off }
+func (n *Unary) Offset() int  { return n.Off }
+func (n *Binary) Offset() int { return n.X.Offset() }
+func (n *Call) Offset() int   { return n.Off }
+func (n *Paren) Offset() int  { return n.Off }
+
+// Walk calls f on n and its descendants, parents first.
+func Walk(n Node, f func(Node)) {
+	if n == nil {
+		return
+	}
+	f(n)
+	switch v := n.(type) {
+	case *Unary:
+		Walk(v.X, f)
+	case *Binary:
+		Walk(v.X, f)
+		Walk(v.Y, f)
+	case *Call:
+		for _, a := range v.Args {
+			Walk(a, f)
+		}
+	case *Paren:
+		Walk(v.X, f)
+	}
+}

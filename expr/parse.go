@@ -1,0 +1,203 @@
+package expr
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Error is a problem at a byte offset of the formula.
+type Error struct {
+	Off int
+	Msg string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("offset %d: %s", e.Off, e.Msg) }
+
+// maxDepth bounds nesting so hostile input cannot exhaust the stack.
+const maxDepth = 200
+
+type parser struct {
+	toks  []token
+	i     int
+	depth int
+	err   *Error
+}
+
+// Parse parses a formula. It stops at the first syntax error, which it
+// returns with its offset.
+func Parse(src string) (Node, *Error) {
+	toks, lexErr := lex(src)
+	if lexErr != nil {
+		return nil, lexErr
+	}
+	p := &parser{toks: toks}
+	n := p.expr(1)
+	if p.err == nil && p.peek().kind != tokEOF {
+		t := p.peek()
+		p.fail(t.off, "unexpected %s after the end of the formula", t.describe())
+	}
+	if p.err != nil {
+		return nil, p.err
+	}
+	return n, nil
+}
+
+func (p *parser) peek() token { return p.toks[p.i] }
+
+func (p *parser) next() token {
+	t := p.toks[p.i]
+	if t.kind != tokEOF {
+		p.i++
+	}
+	return t
+}
+
+func (p *parser) fail(off int, format string, args ...any) {
+	if p.err == nil {
+		p.err = &Error{Off: off, Msg: fmt.Sprintf(format, args...)}
+	}
+}
+
+// precedence follows Go: || 1, && 2, comparisons 3, + - 4, * / 5.
+func precedence(op string) int {
+	switch op {
+	case "||":
+		return 1
+	case "&&":
+		return 2
+	case "<", "<=", ">", ">=", "==", "!=":
+		return 3
+	case "+", "-":
+		return 4
+	case "*", "/":
+		return 5
+	}
+	return 0
+}
+
+// expr parses binary operators of precedence >= min (precedence climbing).
+func (p *parser) expr(min int) Node {
+	p.depth++
+	defer func() { p.depth-- }()
+	if p.depth > maxDepth {
+		p.fail(p.peek().off, "formula nests deeper than %d levels", maxDepth)
+		return nil
+	}
+	x := p.unary()
+	for p.err == nil {
+		t := p.peek()
+		prec := 0
+		if t.kind == tokOp {
+			prec = precedence(t.text)
+		}
+		if prec < min || prec == 0 {
+			return x
+		}
+		p.next()
+		y := p.expr(prec + 1)
+		x = &Binary{X: x, Op: t.text, OpOff: t.off, Y: y}
+	}
+	return x
+}
+
+func (p *parser) unary() Node {
+	t := p.peek()
+	if t.kind == tokOp && (t.text == "-" || t.text == "!") {
+		p.next()
+		p.depth++
+		defer func() { p.depth-- }()
+		if p.depth > maxDepth {
+			p.fail(t.off, "formula nests deeper than %d levels", maxDepth)
+			return nil
+		}
+		return &Unary{Off: t.off, Op: t.text, X: p.unary()}
+	}
+	return p.primary()
+}
+
+func (p *parser) primary() Node {
+	t := p.next()
+	switch t.kind {
+	case tokNumber:
+		return &Number{Off: t.off, Text: t.text}
+	case tokIdent:
+		if p.peek().kind == tokLParen {
+			return p.call(t)
+		}
+		return &Ident{Off: t.off, Name: t.text}
+	case tokLParen:
+		x := p.expr(1)
+		p.expect(tokRParen, "`)` to close the `(` at column %d", t.off+1)
+		return &Paren{Off: t.off, X: x}
+	case tokEOF:
+		p.fail(t.off, "formula ends where a value was expected")
+	default:
+		p.fail(t.off, "expected a value, found %s", t.describe())
+	}
+	return nil
+}
+
+func (p *parser) call(name token) Node {
+	p.next() // (
+	c := &Call{Off: name.off, Fn: name.text}
+	if p.peek().kind == tokRParen {
+		p.next()
+		return c
+	}
+	for p.err == nil {
+		c.Args = append(c.Args, p.expr(1))
+		if p.peek().kind == tokComma {
+			p.next()
+			continue
+		}
+		p.expect(tokRParen, "`,` or `)` in the arguments of %s", name.text)
+		break
+	}
+	return c
+}
+
+func (p *parser) expect(kind tokKind, format string, args ...any) {
+	t := p.peek()
+	if t.kind == kind {
+		p.next()
+		return
+	}
+	want := fmt.Sprintf(format, args...)
+	p.fail(t.off, "expected %s, found %s", want, t.describe())
+}
+
+// String renders a tree back as formula text, in canonical spacing.
+func String(n Node) string {
+	var b strings.Builder
+	write(&b, n)
+	return b.String()
+}
+
+func write(b *strings.Builder, n Node) {
+	switch v := n.(type) {
+	case *Number:
+		b.WriteString(v.Text)
+	case *Ident:
+		b.WriteString(v.Name)
+	case *Unary:
+		b.WriteString(v.Op)
+		write(b, v.X)
+	case *Binary:
+		write(b, v.X)
+		b.WriteString(" " + v.Op + " ")
+		write(b, v.Y)
+	case *Call:
+		b.WriteString(v.Fn + "(")
+		for i, a := range v.Args {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			write(b, a)
+		}
+		b.WriteString(")")
+	case *Paren:
+		b.WriteString("(")
+		write(b, v.X)
+		b.WriteString(")")
+	}
+}

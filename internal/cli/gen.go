@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kgen-dev/kgen/config"
+	"github.com/kgen-dev/kgen/diag"
+	"github.com/kgen-dev/kgen/generate"
+	"github.com/kgen-dev/kgen/internal/output"
+)
+
+func genCmd(o *options) *cobra.Command {
+	return &cobra.Command{
+		Use:   "gen",
+		Short: "Generate every output from the specs (writes only changed files)",
+		Long: `gen reads kgen.yaml and every spec, and writes the MSL kernels and the Go
+package. It writes nothing if any spec has an error, writes only files whose
+bytes changed, removes files it generated earlier that no spec produces any
+more, and never overwrites a file it did not generate.`,
+		Args: noArgs,
+		RunE: func(*cobra.Command, []string) error { return o.gen() },
+	}
+}
+
+func (o *options) gen() error {
+	cfg, err := o.loadConfig()
+	if err != nil {
+		return o.reportErr(err)
+	}
+	res, err := generate.Run(cfg)
+	if err != nil {
+		return o.reportErr(err)
+	}
+	changes, err := output.Diff(cfg.Dir, OutDirs(cfg), res.Files)
+	if err != nil {
+		return err
+	}
+	written, removed, err := output.Apply(cfg.Dir, changes)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.stdout, "kgen gen: %d kernel(s), %d file(s): %d written, %d removed, %d unchanged\n",
+		len(res.Kernels), len(res.Files), len(written), len(removed), len(res.Files)-len(written))
+	return nil
+}
+
+// OutDirs lists the folders kgen owns under a config.
+func OutDirs(cfg *config.Config) []string {
+	return []string{cfg.OutMSL, cfg.OutGo}
+}
+
+// reportErr prints spec diagnostics one per line with a count, and returns
+// failed; other errors are returned as they are.
+func (o *options) reportErr(err error) error {
+	de, ok := diag.AsError(err)
+	if !ok {
+		return err
+	}
+	for _, d := range de.Diagnostics {
+		fmt.Fprintln(o.stderr, d)
+	}
+	fmt.Fprintf(o.stderr, "kgen: %d error(s); nothing written\n", len(de.Diagnostics))
+	return failed
+}

@@ -1,0 +1,171 @@
+package ir
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/kgen-dev/kgen/diag"
+	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/spec"
+)
+
+// DefaultTolerances apply to storage dtypes a spec gives no tolerance for.
+// Each covers the storage rounding of the type (half an ulp at 1 is 2^-24,
+// 2^-11, 2^-8) with room for a few ulps of compute error.
+var DefaultTolerances = map[dtype.DType]Tolerance{
+	dtype.F32:  {Abs: 1e-6, Rel: 1e-5},
+	dtype.F16:  {Abs: 1e-3, Rel: 2e-3},
+	dtype.BF16: {Abs: 1e-2, Rel: 1.6e-2},
+}
+
+// Build checks the formulas of every spec and lays each out as a Kernel.
+// Kernels come back in spec-path order; a spec with errors yields none.
+func Build(specs []*spec.Spec, diags *diag.List) []*Kernel {
+	var out []*Kernel
+	for _, s := range specs {
+		var local diag.List
+		k := buildKernel(s, &local)
+		diags.Append(&local)
+		if local.Len() == 0 && k != nil {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func buildKernel(s *spec.Spec, diags *diag.List) *Kernel {
+	if s.Kind == spec.Rowwise {
+		diags.Addf(s.Pos, "kind rowwise is not supported by this version of kgen yet (elementwise only)")
+		return nil
+	}
+	k := &Kernel{
+		Name: s.Kernel.Name, Doc: s.Doc, Kind: s.Kind, SpecPath: s.Path, Math: s.Math,
+		Threadgroup: s.Threadgroup, Compute: s.Compute.Type,
+	}
+	checkPorts(s, diags)
+	for b, p := range s.Ports {
+		k.Ports[b] = p.Generated
+	}
+	if !s.Ports[spec.Metal].Generated && s.Ports[spec.Metal].Pos.Line == 0 {
+		k.Ports[spec.Metal] = true // metal is generated unless the spec says null
+	}
+	k.Variants = variants(s, diags)
+	k.Bindings = bindings(s, diags)
+	k.ElemsPerThread = elemsPerThread(k)
+	k.Dispatch = Dispatch{
+		Grid:        [3]string{fmt.Sprintf("ceildiv(n, %d)", k.ElemsPerThread), "1", "1"},
+		Threadgroup: [3]int{k.Threadgroup, 1, 1},
+	}
+	for _, c := range s.Constants {
+		k.Constants = append(k.Constants, Constant{Name: c.Name.Name, Text: c.Text})
+	}
+	k.Steps = newFormulaChecker(s, k, diags).run()
+	checkLiterals(s, k, diags)
+	return k
+}
+
+func checkPorts(s *spec.Spec, diags *diag.List) {
+	for b := spec.CUDA; b < spec.NumBackends; b++ {
+		if s.Ports[b].Generated {
+			diags.Addf(s.Ports[b].Pos, "kgen cannot generate a %s port yet; set `%s: null` (callers take their fallback path)", b, b)
+		}
+	}
+}
+
+func variants(s *spec.Spec, diags *diag.List) []Variant {
+	tol := map[dtype.DType]Tolerance{}
+	for _, t := range s.Tolerances {
+		tol[t.DType.Type] = Tolerance{Abs: t.Abs, Rel: t.Rel}
+		if !hasDType(s, t.DType.Type) {
+			diags.Addf(t.DType.Pos, "tolerance for %s, which is not one of this kernel's dtypes %v", t.DType.Type, typeNames(s.DTypes))
+		}
+	}
+	var out []Variant
+	for _, d := range s.DTypes {
+		t, ok := tol[d.Type]
+		if !ok {
+			t = DefaultTolerances[d.Type]
+		}
+		out = append(out, Variant{DType: d.Type, HostName: s.Kernel.Name + "_" + d.Type.String(), Tolerance: t})
+	}
+	return out
+}
+
+func hasDType(s *spec.Spec, t dtype.DType) bool {
+	for _, d := range s.DTypes {
+		if d.Type == t {
+			return true
+		}
+	}
+	return false
+}
+
+func typeNames(ts []spec.TypeRef) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.Type.String())
+	}
+	return out
+}
+
+// bindings fixes buffer indices: inputs in order, outputs in order, then the
+// args struct (size fields, then params; 4 bytes each, no padding).
+func bindings(s *spec.Spec, diags *diag.List) []Binding {
+	var out []Binding
+	for _, in := range s.Inputs {
+		if in.Row && s.Kind != spec.Rowwise {
+			diags.Addf(in.Pos, "input %s: shape row is only for rowwise kernels", in.Name.Name)
+		}
+		out = append(out, Binding{Index: len(out), Name: in.Name.Name, Role: Input, DType: in.DType.Type, Row: in.Row})
+	}
+	for _, o := range s.Outputs {
+		out = append(out, Binding{Index: len(out), Name: o.Name.Name, Role: Output})
+	}
+	fields := []Field{{Name: "n", Type: dtype.U32, Offset: 0, Size: true}}
+	for _, p := range s.Params {
+		fields = append(fields, Field{Name: p.Name.Name, Type: p.Type.Type, Offset: 4 * len(fields)})
+	}
+	return append(out, Binding{Index: len(out), Name: "args", Role: Args, Fields: fields})
+}
+
+// elemsPerThread gives each thread 16 bytes of its narrowest tensor.
+func elemsPerThread(k *Kernel) int {
+	narrowest := 4
+	for _, b := range k.Bindings {
+		if b.Role == Args {
+			continue
+		}
+		types := []dtype.DType{b.DType}
+		if b.DType == dtype.Invalid {
+			types = nil
+			for _, v := range k.Variants {
+				types = append(types, v.DType)
+			}
+		}
+		for _, t := range types {
+			if t.Size() < narrowest && t.Size() > 0 {
+				narrowest = t.Size()
+			}
+		}
+	}
+	return 16 / narrowest
+}
+
+// checkLiterals rejects literals and constants that overflow a compute type.
+func checkLiterals(s *spec.Spec, k *Kernel, diags *diag.List) {
+	types := []dtype.DType{k.Compute}
+	if k.Compute == dtype.Invalid {
+		types = nil
+		for _, v := range k.Variants {
+			types = append(types, v.DType)
+		}
+	}
+	for _, c := range s.Constants {
+		for _, t := range types {
+			if v, err := dtype.Literal(c.Text, t); err != nil || math.IsInf(v, 0) {
+				diags.Addf(c.Pos, "constant %s = %s overflows the compute type %s", c.Name.Name, c.Text, t)
+				break
+			}
+		}
+	}
+}

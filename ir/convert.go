@@ -1,0 +1,39 @@
+package ir
+
+import "github.com/kgen-dev/kgen/expr"
+
+// convert turns a checked tree into IR, dropping parentheses (the tree's
+// shape already fixes the evaluation order).
+func (c *formulaChecker) convert(n expr.Node) *Expr {
+	switch v := n.(type) {
+	case *expr.Number:
+		return &Expr{Op: OpLiteral, Text: v.Text}
+	case *expr.Ident:
+		if v.Name == "pi" {
+			return &Expr{Op: OpRef, Ref: RefPi, Name: "pi"}
+		}
+		e := &Expr{Op: OpRef, Name: v.Name}
+		if sym, ok := c.symbols[v.Name]; ok {
+			e.Ref, e.Index, e.Bool = sym.kind, sym.index, sym.typ == expr.Bool
+		}
+		return e
+	case *expr.Paren:
+		return c.convert(v.X)
+	case *expr.Unary:
+		return &Expr{Op: OpUnary, Operator: v.Op, Bool: v.Op == "!", Args: []*Expr{c.convert(v.X)}}
+	case *expr.Binary:
+		e := &Expr{Op: OpBinary, Operator: v.Op, Args: []*Expr{c.convert(v.X), c.convert(v.Y)}}
+		switch v.Op {
+		case "&&", "||", "<", "<=", ">", ">=", "==", "!=":
+			e.Bool = true
+		}
+		return e
+	case *expr.Call:
+		e := &Expr{Op: OpCall, Func: v.Fn}
+		for _, a := range v.Args {
+			e.Args = append(e.Args, c.convert(a))
+		}
+		return e
+	}
+	return nil
+}

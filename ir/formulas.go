@@ -1,0 +1,238 @@
+package ir
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/kgen-dev/kgen/diag"
+	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/expr"
+	"github.com/kgen-dev/kgen/spec"
+)
+
+// symbol is a name a formula may use.
+type symbol struct {
+	kind  RefKind
+	index int
+	pos   diag.Pos
+	what  string // "input", "param", …, for messages
+	typ   expr.Type
+}
+
+// formulaChecker resolves and type-checks one spec's formulas.
+type formulaChecker struct {
+	s       *spec.Spec
+	k       *Kernel
+	diags   *diag.List
+	symbols map[string]*symbol
+	outputs map[string]diag.Pos
+	lets    map[string]int // let name → index in s.Let
+	trees   []expr.Node    // parsed lets then outputs; nil where parsing failed
+	used    map[string]bool
+}
+
+func newFormulaChecker(s *spec.Spec, k *Kernel, diags *diag.List) *formulaChecker {
+	return &formulaChecker{s: s, k: k, diags: diags, symbols: map[string]*symbol{},
+		outputs: map[string]diag.Pos{}, lets: map[string]int{}, used: map[string]bool{}}
+}
+
+// formulas returns the let bindings then the outputs.
+func (c *formulaChecker) formulas() []spec.Formula {
+	return append(append([]spec.Formula(nil), c.s.Let...), c.s.Outputs...)
+}
+
+func (c *formulaChecker) run() []Step {
+	c.declare()
+	all := c.formulas()
+	c.trees = make([]expr.Node, len(all))
+	for i, f := range all {
+		tree, err := expr.Parse(f.Text)
+		if err != nil {
+			c.diags.Addf(f.Map.At(err.Off), "%s", err.Msg)
+			continue
+		}
+		c.trees[i] = tree
+	}
+	var steps []Step
+	for i, f := range all {
+		if c.trees[i] == nil {
+			continue
+		}
+		steps = append(steps, c.step(i, f))
+	}
+	c.checkUnused()
+	return steps
+}
+
+// declare records every name, reporting duplicates and function names.
+func (c *formulaChecker) declare() {
+	for i, in := range c.s.Inputs {
+		c.add(in.Name, RefInput, i, "input")
+	}
+	for i, p := range c.s.Params {
+		c.add(p.Name, RefParam, i, "param")
+	}
+	for i, k := range c.s.Constants {
+		c.add(k.Name, RefConstant, i, "constant")
+	}
+	for i, l := range c.s.Let {
+		if c.add(l.Name, RefLet, i, "let") {
+			c.lets[l.Name.Name] = i
+		}
+	}
+	for _, o := range c.s.Outputs {
+		if c.add(o.Name, RefLet, -1, "output") {
+			delete(c.symbols, o.Name.Name)
+			c.outputs[o.Name.Name] = o.Name.Pos
+		}
+	}
+}
+
+// add declares one name; false if it clashes (and was reported).
+func (c *formulaChecker) add(n spec.Name, kind RefKind, index int, what string) bool {
+	if n.Name == "" {
+		return false
+	}
+	if _, isFunc := expr.Funcs[n.Name]; isFunc {
+		c.diags.Addf(n.Pos, "%s name %q is a function of the formula language", what, n.Name)
+		return false
+	}
+	if prev, dup := c.symbols[n.Name]; dup {
+		c.diags.Addf(n.Pos, "%s name %q is already used by the %s at %s", what, n.Name, prev.what, prev.pos)
+		return false
+	}
+	if prev, dup := c.outputs[n.Name]; dup {
+		c.diags.Addf(n.Pos, "%s name %q is already used by the output at %s", what, n.Name, prev)
+		return false
+	}
+	c.symbols[n.Name] = &symbol{kind: kind, index: index, pos: n.Pos, what: what, typ: expr.Num}
+	return true
+}
+
+// step checks formula i (lets first, then outputs) and converts it.
+func (c *formulaChecker) step(i int, f spec.Formula) Step {
+	isOutput := i >= len(c.s.Let)
+	ck := &expr.Checker{
+		Resolve: func(name string) (expr.Type, string) { return c.resolve(name, i) },
+		Rowwise: c.s.Kind == spec.Rowwise,
+		Report:  func(off int, msg string) { c.diags.Addf(f.Map.At(off), "%s", msg) },
+	}
+	t := ck.Check(c.trees[i])
+	if isOutput && t == expr.Bool {
+		c.diags.Addf(f.Name.Pos, "output %s is a boolean; outputs are numbers (try select(cond, 1, 0))", f.Name.Name)
+	}
+	if !isOutput {
+		if sym := c.symbols[f.Name.Name]; sym != nil && sym.kind == RefLet && t != expr.Unknown {
+			sym.typ = t
+		}
+	}
+	c.checkNumbers(f, c.trees[i])
+	return Step{Name: f.Name.Name, Output: isOutput, Source: oneLine(f.Text), Expr: c.convert(c.trees[i])}
+}
+
+// resolve types a name used by formula i, or says why it cannot be used.
+func (c *formulaChecker) resolve(name string, i int) (expr.Type, string) {
+	if name == "pi" {
+		return expr.Num, ""
+	}
+	if sym, ok := c.symbols[name]; ok {
+		if sym.kind == RefLet && sym.index >= 0 && sym.index >= i {
+			return expr.Unknown, c.laterLet(name, i)
+		}
+		c.used[name] = true
+		return sym.typ, ""
+	}
+	if pos, ok := c.outputs[name]; ok {
+		return expr.Unknown, fmt.Sprintf("%q is an output (%s); formulas can use inputs, params, constants, pi and earlier let bindings — compute it in a let and use that", name, pos)
+	}
+	return expr.Unknown, fmt.Sprintf("undefined name %q%s", name, diag.Suggest(name, c.names(i)))
+}
+
+// laterLet explains a use of a let that is not defined yet, naming the
+// cycle when the later binding leads back here.
+func (c *formulaChecker) laterLet(name string, i int) string {
+	if i < len(c.s.Let) {
+		if path := c.cycle(c.lets[name], i, nil); path != nil {
+			return "let cycle: " + strings.Join(append([]string{c.s.Let[i].Name.Name}, path...), " -> ")
+		}
+	}
+	if c.lets[name] == i {
+		return fmt.Sprintf("let %s refers to itself", name)
+	}
+	return fmt.Sprintf("let %s is defined later (%s); a formula can use only earlier let bindings", name, c.symbols[name].pos)
+}
+
+// cycle returns the names from let `from` back to let `target`, or nil.
+func (c *formulaChecker) cycle(from, target int, seen map[int]bool) []string {
+	if seen == nil {
+		seen = map[int]bool{}
+	}
+	if seen[from] || c.trees[from] == nil {
+		return nil
+	}
+	seen[from] = true
+	here := c.s.Let[from].Name.Name
+	for _, ref := range expr.Refs(c.trees[from]) {
+		j, isLet := c.lets[ref]
+		if !isLet {
+			continue
+		}
+		if j == target {
+			return []string{here, ref}
+		}
+		if rest := c.cycle(j, target, seen); rest != nil {
+			return append([]string{here}, rest...)
+		}
+	}
+	return nil
+}
+
+// names lists what formula i could have meant, for suggestions.
+func (c *formulaChecker) names(i int) []string {
+	out := []string{"pi"}
+	for n, sym := range c.symbols {
+		if sym.kind != RefLet || sym.index < i {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// checkNumbers rejects literals that overflow a compute type.
+func (c *formulaChecker) checkNumbers(f spec.Formula, tree expr.Node) {
+	types := []dtype.DType{c.k.Compute}
+	if c.k.Compute == dtype.Invalid {
+		types = nil
+		for _, v := range c.k.Variants {
+			types = append(types, v.DType)
+		}
+	}
+	expr.Walk(tree, func(n expr.Node) {
+		num, ok := n.(*expr.Number)
+		if !ok {
+			return
+		}
+		for _, t := range types {
+			if v, err := dtype.Literal(num.Text, t); err != nil || math.IsInf(v, 0) {
+				c.diags.Addf(f.Map.At(num.Off), "number %s overflows the compute type %s", num.Text, t)
+				return
+			}
+		}
+	})
+}
+
+// checkUnused reports inputs, params, constants and lets no output depends on.
+func (c *formulaChecker) checkUnused() {
+	for name, sym := range c.symbols {
+		if c.used[name] {
+			continue
+		}
+		switch sym.kind {
+		case RefInput, RefParam, RefConstant, RefLet:
+			c.diags.Addf(sym.pos, "%s %s is never used", sym.what, name)
+		}
+	}
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,145 @@
+// Package ir is the kernel model every emitter reads: checked formulas as
+// expression trees, the buffer bindings (the one place that fixes buffer
+// indices for MSL and Go alike), the args struct layout, the dispatch, and
+// one variant per storage dtype.
+package ir
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+
+	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/spec"
+)
+
+// Kernel is one spec, checked and laid out.
+type Kernel struct {
+	Name        string
+	Doc         string
+	Kind        spec.Kind
+	SpecPath    string // relative to the config folder
+	Math        string // "precise" or "fast"
+	Threadgroup int
+	// Compute is the arithmetic type; dtype.Invalid means "the variant's
+	// storage type".
+	Compute  dtype.DType
+	Variants []Variant
+	Bindings []Binding // by buffer index
+	// ElemsPerThread is how many elements one thread handles; chosen so each
+	// thread moves whole 16-byte vectors of its narrowest tensor.
+	ElemsPerThread int
+	Dispatch       Dispatch
+	Constants      []Constant
+	Steps          []Step // let bindings then outputs, in spec order
+	Ports          [spec.NumBackends]bool
+}
+
+// Variant is one storage dtype's instantiation of a kernel.
+type Variant struct {
+	DType     dtype.DType
+	HostName  string // "<kernel>_<dtype>"
+	Key       string // hex sha256 of what shapes the compiled kernel; set by SetKeys
+	Tolerance Tolerance
+}
+
+// Tolerance bounds parity: pass when |got-ref| <= Abs + Rel*|ref|.
+type Tolerance struct {
+	Abs, Rel float64
+}
+
+// Role is what a binding is for.
+type Role string
+
+// The binding roles, in binding order.
+const (
+	Input  Role = "input"
+	Output Role = "output"
+	Args   Role = "args"
+)
+
+// Binding is one [[buffer(i)]] of the kernel.
+type Binding struct {
+	Index int
+	Name  string
+	Role  Role
+	// DType is the element type; dtype.Invalid means the variant's storage
+	// type ("T"). Unset for Args.
+	DType  dtype.DType
+	Row    bool    // a row vector shared by all rows (rowwise kernels)
+	Fields []Field // the scalar struct, for Args
+}
+
+// Field is a 4-byte member of the args struct.
+type Field struct {
+	Name   string
+	Type   dtype.DType // u32, i32 or f32
+	Offset int
+	Size   bool // a size field (n; rows, cols) rather than a param
+}
+
+// Dispatch is Metal's dispatchThreads: Grid is the total threads per axis as
+// expressions over the size fields; Threadgroup the threads per group.
+type Dispatch struct {
+	Grid        [3]string
+	Threadgroup [3]int
+}
+
+// Constant is a baked number.
+type Constant struct {
+	Name string
+	Text string // as written
+}
+
+// Step computes one named value.
+type Step struct {
+	Name   string
+	Output bool   // an output (stored), else a let binding
+	Source string // the formula as written in the spec
+	Expr   *Expr
+}
+
+// Bindings returns the kernel's bindings of one role.
+func (k *Kernel) BindingsOf(r Role) []Binding {
+	var out []Binding
+	for _, b := range k.Bindings {
+		if b.Role == r {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// ArgsBinding returns the args struct binding.
+func (k *Kernel) ArgsBinding() Binding { return k.BindingsOf(Args)[0] }
+
+// Params returns the non-size fields of the args struct.
+func (k *Kernel) Params() []Field {
+	var out []Field
+	for _, f := range k.ArgsBinding().Fields {
+		if !f.Size {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// keyVersion changes whenever the key's inputs change meaning.
+const keyVersion = "kgen-key-v1"
+
+// Key hashes everything that shapes a compiled variant: the whole source,
+// the host name and the math mode.
+func Key(source []byte, hostName, math string) string {
+	h := sha256.New()
+	for _, part := range [][]byte{[]byte(keyVersion), []byte(math), []byte(hostName), source} {
+		h.Write(part)
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// SetKeys fills every variant's key from the kernel's generated source.
+func (k *Kernel) SetKeys(source []byte) {
+	for i := range k.Variants {
+		k.Variants[i].Key = Key(source, k.Variants[i].HostName, k.Math)
+	}
+}

@@ -1,0 +1,86 @@
+package spec
+
+import (
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/kgen-dev/kgen/diag"
+)
+
+// LoadDir reads every *.yaml and *.yml file under root/dir (recursively, in
+// path order) and checks names across files. Paths in the result and in the
+// diagnostics are relative to root.
+func LoadDir(root, dir string, diags *diag.List) []*Spec {
+	files, err := findSpecFiles(root, dir)
+	if err != nil {
+		diags.Addf(diag.Pos{Path: dir}, "cannot read the specs folder: %v", err)
+		return nil
+	}
+	if len(files) == 0 {
+		diags.Addf(diag.Pos{Path: dir}, "no *.yaml spec files in the specs folder")
+		return nil
+	}
+	var specs []*Spec
+	for _, rel := range files {
+		src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+		if err != nil {
+			diags.Addf(diag.Pos{Path: rel}, "cannot read spec: %v", err)
+			continue
+		}
+		if s := Parse(rel, src, diags); s != nil {
+			specs = append(specs, s)
+		}
+	}
+	CheckUnique(specs, diags)
+	return specs
+}
+
+// findSpecFiles lists spec files, relative to root and slash-separated.
+func findSpecFiles(root, dir string) ([]string, error) {
+	var files []string
+	base := filepath.Join(root, filepath.FromSlash(dir))
+	err := filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != base && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		ext := filepath.Ext(p)
+		if d.IsDir() || (ext != ".yaml" && ext != ".yml") {
+			return nil
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		files = append(files, filepath.ToSlash(rel))
+		return nil
+	})
+	sort.Strings(files)
+	return files, err
+}
+
+// CheckUnique reports kernels that share a name, or whose generated files
+// would collide on a case-insensitive file system.
+func CheckUnique(specs []*Spec, diags *diag.List) {
+	first := map[string]*Spec{}
+	for _, s := range specs {
+		if s.Kernel.Name == "" {
+			continue
+		}
+		key := strings.ToLower(s.Kernel.Name)
+		if prev, dup := first[key]; dup {
+			diags.Addf(s.Kernel.Pos, "kernel %q is already defined in %s", s.Kernel.Name, prev.Kernel.Pos)
+			continue
+		}
+		first[key] = s
+	}
+}
+
+// Dir returns the folder of a spec's path (for messages).
+func (s *Spec) Dir() string { return path.Dir(s.Path) }

@@ -1,0 +1,231 @@
+package spec
+
+import (
+	"math"
+	"regexp"
+	"strconv"
+
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/token"
+
+	"github.com/kgen-dev/kgen/diag"
+	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/internal/yamlnode"
+)
+
+// numberRE is a decimal or scientific literal, as in the formula language.
+var numberRE = regexp.MustCompile(`^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$`)
+
+// DefaultThreadgroup is the threads per threadgroup when a spec names none.
+const DefaultThreadgroup = 256
+
+// Fields lists the top-level keys of a spec, in the order the contract gives.
+var Fields = []string{"kernel", "doc", "kind", "dtypes", "compute", "inputs", "params",
+	"constants", "let", "outputs", "math", "threadgroup", "ports", "tolerance"}
+
+// parser holds the state of reading one spec file.
+type parser struct {
+	doc   *yamlnode.Doc
+	diags *diag.List
+	spec  *Spec
+}
+
+// Parse reads one spec file. path is how diagnostics name it. The result is
+// nil when the file is not a YAML mapping at all; otherwise it holds every
+// field that could be read, and diags every problem found.
+func Parse(path string, src []byte, diags *diag.List) *Spec {
+	doc, ok := yamlnode.Parse(path, src, diags)
+	if !ok {
+		return nil
+	}
+	top := diag.Pos{Path: path, Line: 1, Col: 1}
+	if doc.Root == nil {
+		diags.Addf(top, "empty spec: expected a mapping with kernel, dtypes and outputs")
+		return nil
+	}
+	fields, ok := doc.Fields(doc.Root, "a spec", diags)
+	if !ok {
+		return nil
+	}
+	p := &parser{doc: doc, diags: diags, spec: &Spec{
+		Path: path, Pos: top, Kind: Elementwise, Math: "precise", Threadgroup: DefaultThreadgroup,
+	}}
+	seen := map[string]bool{}
+	for _, f := range fields {
+		seen[f.Key] = true
+		p.field(f)
+	}
+	for _, req := range []string{"kernel", "dtypes", "outputs"} {
+		if !seen[req] {
+			diags.Addf(p.doc.Pos(doc.Root), "missing required field %q", req)
+		}
+	}
+	return p.spec
+}
+
+func (p *parser) field(f yamlnode.Field) {
+	s := p.spec
+	switch f.Key {
+	case "kernel":
+		s.Kernel = p.name(f.Value, "kernel name")
+	case "doc":
+		s.Doc, _ = p.str(f.Value, "doc")
+	case "kind":
+		s.Kind = Kind(p.enum(f.Value, "kind", []string{string(Elementwise), string(Rowwise)}, string(s.Kind)))
+	case "dtypes":
+		s.DTypes = p.dtypes(f.Value)
+	case "compute":
+		s.Compute = p.dtype(f.Value, "compute type", dtype.Floats)
+	case "inputs":
+		s.Inputs = p.inputs(f.Value)
+	case "params":
+		s.Params = p.params(f.Value)
+	case "constants":
+		s.Constants = p.constants(f.Value)
+	case "let":
+		s.Let = p.formulas(f.Value, "let")
+	case "outputs":
+		s.Outputs = p.formulas(f.Value, "outputs")
+		if yamlnode.IsNull(f.Value) || isEmptySeq(f.Value) {
+			p.diags.Addf(f.KeyPos, "a kernel needs at least one output")
+		}
+	case "math":
+		s.Math = p.enum(f.Value, "math", []string{"precise", "fast"}, s.Math)
+	case "threadgroup":
+		s.Threadgroup = p.threadgroup(f.Value)
+	case "ports":
+		s.Ports = p.ports(f.Value)
+	case "tolerance":
+		s.Tolerances = p.tolerances(f.Value)
+	default:
+		p.diags.Addf(f.KeyPos, "unknown field %q%s", f.Key, diag.Suggest(f.Key, Fields))
+	}
+}
+
+func isEmptySeq(n ast.Node) bool {
+	s, ok := n.(*ast.SequenceNode)
+	return ok && len(s.Values) == 0
+}
+
+// str reads a string scalar; numbers and booleans are refused so that
+// `doc: 12` or `kernel: yes` are not silently stringified.
+func (p *parser) str(n ast.Node, what string) (string, bool) {
+	switch n.(type) {
+	case *ast.StringNode, *ast.LiteralNode:
+		v, _ := yamlnode.Scalar(n)
+		return v, true
+	}
+	p.diags.Addf(p.doc.Pos(n), "%s must be a string, not %s", what, yamlnode.Describe(n))
+	return "", false
+}
+
+func (p *parser) name(n ast.Node, what string) Name {
+	v, ok := p.str(n, what)
+	pos := p.doc.Pos(n)
+	if !ok {
+		return Name{Pos: pos}
+	}
+	if why := checkName(v); why != "" {
+		p.diags.Addf(pos, "%s %q %s", what, v, why)
+	}
+	return Name{Name: v, Pos: pos}
+}
+
+func (p *parser) enum(n ast.Node, what string, allowed []string, def string) string {
+	v, ok := p.str(n, what)
+	if !ok {
+		return def
+	}
+	for _, a := range allowed {
+		if v == a {
+			return v
+		}
+	}
+	p.diags.Addf(p.doc.Pos(n), "unknown %s %q: want one of %v%s", what, v, allowed, diag.Suggest(v, allowed))
+	return def
+}
+
+func (p *parser) dtype(n ast.Node, what string, allowed []dtype.DType) TypeRef {
+	pos := p.doc.Pos(n)
+	v, ok := p.str(n, what)
+	if !ok {
+		return TypeRef{Pos: pos}
+	}
+	t := dtype.Parse(v)
+	for _, a := range allowed {
+		if t == a {
+			return TypeRef{Type: t, Pos: pos}
+		}
+	}
+	names := dtype.Names(allowed)
+	p.diags.Addf(pos, "unknown %s %q: want one of %v%s", what, v, names, diag.Suggest(v, names))
+	return TypeRef{Pos: pos}
+}
+
+func (p *parser) dtypes(n ast.Node) []TypeRef {
+	items, ok := p.doc.Seq(n, "dtypes", p.diags)
+	if !ok {
+		return nil
+	}
+	if len(items) == 0 {
+		p.diags.Addf(p.doc.Pos(n), "dtypes must name at least one storage type")
+	}
+	var out []TypeRef
+	seen := map[dtype.DType]bool{}
+	for _, it := range items {
+		t := p.dtype(it, "dtype", dtype.Floats)
+		if t.Type == dtype.Invalid {
+			continue
+		}
+		if seen[t.Type] {
+			p.diags.Addf(t.Pos, "dtype %s listed twice", t.Type)
+			continue
+		}
+		seen[t.Type] = true
+		out = append(out, t)
+	}
+	return out
+}
+
+func (p *parser) threadgroup(n ast.Node) int {
+	v, ok := n.(*ast.IntegerNode)
+	if !ok {
+		p.diags.Addf(p.doc.Pos(n), "threadgroup must be an integer, not %s", yamlnode.Describe(n))
+		return DefaultThreadgroup
+	}
+	tg, err := strconv.ParseInt(v.GetToken().Value, 0, 64)
+	if err != nil || tg < 32 || tg > 1024 || tg&(tg-1) != 0 {
+		p.diags.Addf(p.doc.Pos(n), "threadgroup %s must be a power of two from 32 to 1024", v.GetToken().Value)
+		return DefaultThreadgroup
+	}
+	return int(tg)
+}
+
+// number reads a finite number scalar and returns it with its source text.
+// Plain scalars like 1e-6, which YAML 1.1 reads as strings, count as numbers.
+func (p *parser) number(n ast.Node, what string) (float64, string, bool) {
+	if s, ok := n.(*ast.StringNode); ok && s.GetToken().Type == token.StringType {
+		if _, err := strconv.ParseFloat(s.Value, 64); err == nil && numberRE.MatchString(s.Value) {
+			return p.number(&ast.FloatNode{BaseNode: s.BaseNode, Token: s.Token}, what)
+		}
+	}
+	switch n.(type) {
+	case *ast.IntegerNode, *ast.FloatNode:
+		text, _ := yamlnode.Scalar(n)
+		v, err := strconv.ParseFloat(text, 64)
+		if err != nil {
+			if i, ierr := strconv.ParseInt(text, 0, 64); ierr == nil {
+				return float64(i), text, true
+			}
+			p.diags.Addf(p.doc.Pos(n), "%s %q is not a number kgen can read", what, text)
+			return 0, "", false
+		}
+		if math.IsInf(v, 0) {
+			p.diags.Addf(p.doc.Pos(n), "%s %s overflows", what, text)
+			return 0, "", false
+		}
+		return v, text, true
+	}
+	p.diags.Addf(p.doc.Pos(n), "%s must be a number, not %s", what, yamlnode.Describe(n))
+	return 0, "", false
+}

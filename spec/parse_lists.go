@@ -1,0 +1,219 @@
+package spec
+
+import (
+	"github.com/goccy/go-yaml/ast"
+	"github.com/kgen-dev/kgen/diag"
+
+	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/internal/yamlnode"
+)
+
+var inputFields = []string{"name", "dtype", "shape"}
+
+func (p *parser) inputs(n ast.Node) []Input {
+	if yamlnode.IsNull(n) {
+		return nil
+	}
+	items, ok := p.doc.Seq(n, "inputs", p.diags)
+	if !ok {
+		return nil
+	}
+	var out []Input
+	for _, it := range items {
+		if _, isMap := it.(*ast.MappingNode); !isMap {
+			out = append(out, Input{Name: p.name(it, "input name")})
+			continue
+		}
+		out = append(out, p.longInput(it))
+	}
+	return out
+}
+
+// longInput reads the {name, dtype, shape} form of an input.
+func (p *parser) longInput(n ast.Node) Input {
+	in := Input{Name: Name{Pos: p.doc.Pos(n)}}
+	fields, _ := p.doc.Fields(n, "an input", p.diags)
+	hasName := false
+	for _, f := range fields {
+		switch f.Key {
+		case "name":
+			in.Name, hasName = p.name(f.Value, "input name"), true
+		case "dtype":
+			in.DType = p.dtype(f.Value, "input dtype", dtype.Floats)
+		case "shape":
+			in.Row = p.enum(f.Value, "input shape", []string{"row"}, "") == "row"
+		default:
+			p.unknownKey(f, "input", inputFields)
+		}
+	}
+	if !hasName {
+		p.diags.Addf(p.doc.Pos(n), "an input needs a name")
+	}
+	return in
+}
+
+var paramFields = []string{"name", "type"}
+
+func (p *parser) params(n ast.Node) []Param {
+	if yamlnode.IsNull(n) {
+		return nil
+	}
+	items, ok := p.doc.Seq(n, "params", p.diags)
+	if !ok {
+		return nil
+	}
+	var out []Param
+	for _, it := range items {
+		fields, ok := p.doc.Fields(it, "a param ({name: eps, type: f32})", p.diags)
+		if !ok {
+			continue
+		}
+		par := Param{Name: Name{Pos: p.doc.Pos(it)}}
+		hasName, hasType := false, false
+		for _, f := range fields {
+			switch f.Key {
+			case "name":
+				par.Name, hasName = p.name(f.Value, "param name"), true
+			case "type":
+				par.Type, hasType = p.dtype(f.Value, "param type", dtype.Scalars), true
+			default:
+				p.unknownKey(f, "param", paramFields)
+			}
+		}
+		if !hasName || !hasType {
+			p.diags.Addf(par.Pos, "a param needs a name and a type (f32, i32 or u32)")
+		}
+		out = append(out, par)
+	}
+	return out
+}
+
+func (p *parser) constants(n ast.Node) []Constant {
+	if yamlnode.IsNull(n) {
+		return nil
+	}
+	fields, ok := p.doc.Fields(n, "constants", p.diags)
+	if !ok {
+		return nil
+	}
+	var out []Constant
+	for _, f := range fields {
+		c := Constant{Name: Name{Name: f.Key, Pos: f.KeyPos}}
+		if why := checkName(f.Key); why != "" {
+			p.diags.Addf(f.KeyPos, "constant name %q %s", f.Key, why)
+		}
+		v, text, ok := p.number(f.Value, "constant "+f.Key)
+		if !ok {
+			continue
+		}
+		c.Value, c.Text = v, text
+		out = append(out, c)
+	}
+	return out
+}
+
+// formulas reads `let` or `outputs`: a list of one-key maps, name: formula.
+func (p *parser) formulas(n ast.Node, what string) []Formula {
+	if yamlnode.IsNull(n) {
+		return nil
+	}
+	items, ok := p.doc.Seq(n, what, p.diags)
+	if !ok {
+		return nil
+	}
+	var out []Formula
+	for _, it := range items {
+		fields, ok := p.doc.Fields(it, what+" entries", p.diags)
+		if !ok {
+			continue
+		}
+		if len(fields) != 1 {
+			p.diags.Addf(p.doc.Pos(it), "each %s entry is a one-key map (name: formula); this one has %d keys", what, len(fields))
+			continue
+		}
+		f := fields[0]
+		form := Formula{Name: Name{Name: f.Key, Pos: f.KeyPos}}
+		if why := checkName(f.Key); why != "" {
+			p.diags.Addf(f.KeyPos, "%s name %q %s", what, f.Key, why)
+		}
+		text, isScalar := yamlnode.Scalar(f.Value)
+		if !isScalar || text == "" {
+			p.diags.Addf(p.doc.Pos(f.Value), "%s %s needs a formula, not %s", what, f.Key, yamlnode.Describe(f.Value))
+			continue
+		}
+		form.Text, form.Map = text, p.doc.MapScalar(f.Value)
+		out = append(out, form)
+	}
+	return out
+}
+
+func (p *parser) ports(n ast.Node) [NumBackends]Port {
+	var out [NumBackends]Port
+	fields, ok := p.doc.Fields(n, "ports", p.diags)
+	if !ok {
+		return out
+	}
+	for _, f := range fields {
+		b := -1
+		for i, name := range backendNames {
+			if f.Key == name {
+				b = i
+			}
+		}
+		if b < 0 {
+			p.unknownKey(f, "port backend", backendNames[:])
+			continue
+		}
+		out[b].Pos = f.KeyPos
+		if yamlnode.IsNull(f.Value) {
+			continue
+		}
+		if v, _ := yamlnode.Scalar(f.Value); v != "generated" {
+			p.diags.Addf(p.doc.Pos(f.Value), "port %s must be `generated` or null, not %q", f.Key, v)
+			continue
+		}
+		out[b].Generated = true
+	}
+	return out
+}
+
+var toleranceFields = []string{"abs", "rel"}
+
+func (p *parser) tolerances(n ast.Node) []Tolerance {
+	fields, ok := p.doc.Fields(n, "tolerance", p.diags)
+	if !ok {
+		return nil
+	}
+	var out []Tolerance
+	for _, f := range fields {
+		t := Tolerance{DType: TypeRef{Type: dtype.Parse(f.Key), Pos: f.KeyPos}}
+		if !t.DType.Type.IsFloat() {
+			p.unknownKey(f, "tolerance dtype", dtype.Names(dtype.Floats))
+			continue
+		}
+		inner, ok := p.doc.Fields(f.Value, "tolerance "+f.Key+" ({abs: 1e-2, rel: 1e-2})", p.diags)
+		if !ok {
+			continue
+		}
+		for _, g := range inner {
+			v, _, ok := p.number(g.Value, "tolerance "+g.Key)
+			if ok && v < 0 {
+				p.diags.Addf(p.doc.Pos(g.Value), "tolerance %s must not be negative", g.Key)
+			}
+			switch g.Key {
+			case "abs":
+				t.Abs = v
+			case "rel":
+				t.Rel = v
+			default:
+				p.unknownKey(g, "tolerance", toleranceFields)
+			}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+func (p *parser) unknownKey(f yamlnode.Field, what string, known []string) {
+	p.diags.Addf(f.KeyPos, "unknown %s %q: want one of %v%s", what, f.Key, known, diag.Suggest(f.Key, known))
+}

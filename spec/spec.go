@@ -1,0 +1,112 @@
+// Package spec loads kernel spec files (one kernel per YAML file) into a
+// positioned model and checks everything that can be checked without reading
+// the formulas: field names and types, dtypes, names, ports, tolerances.
+// Formulas are kept as text with a map back to the file; package expr parses
+// them.
+package spec
+
+import (
+	"github.com/kgen-dev/kgen/diag"
+	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/internal/yamlnode"
+)
+
+// Kind is the shape of work a kernel does.
+type Kind string
+
+// The kinds of kernel.
+const (
+	Elementwise Kind = "elementwise"
+	Rowwise     Kind = "rowwise"
+)
+
+// Backend is a GPU backend a kernel may have a port for.
+type Backend int
+
+// The backends, in the order of the port table.
+const (
+	Metal Backend = iota
+	CUDA
+	ROCm
+	NumBackends
+)
+
+var backendNames = [NumBackends]string{"metal", "cuda", "rocm"}
+
+func (b Backend) String() string { return backendNames[b] }
+
+// BackendNames lists the backends' spec spellings in port-table order.
+func BackendNames() []string { return backendNames[:] }
+
+// Name is an identifier as written in the spec.
+type Name struct {
+	Name string
+	Pos  diag.Pos
+}
+
+// TypeRef is a dtype as written in the spec.
+type TypeRef struct {
+	Type dtype.DType
+	Pos  diag.Pos
+}
+
+// Input is a tensor read by the kernel.
+type Input struct {
+	Name
+	DType TypeRef // Invalid = the variant's storage type
+	Row   bool    // shape: row (rowwise kernels only)
+}
+
+// Param is a runtime scalar passed in the args struct.
+type Param struct {
+	Name
+	Type TypeRef
+}
+
+// Constant is a number baked into the generated source.
+type Constant struct {
+	Name
+	Text  string // as written, for exact rounding to the compute type
+	Value float64
+}
+
+// Formula is one `let` binding or output.
+type Formula struct {
+	Name
+	Text string
+	Map  yamlnode.ScalarMap // offsets in Text → file positions
+}
+
+// Tolerance bounds the parity check of one storage dtype:
+// pass when |got-ref| <= Abs + Rel*|ref|.
+type Tolerance struct {
+	DType TypeRef
+	Abs   float64
+	Rel   float64
+}
+
+// Port says whether kgen generates a backend's port.
+type Port struct {
+	Generated bool
+	Pos       diag.Pos // zero when the key is absent
+}
+
+// Spec is one kernel spec file.
+type Spec struct {
+	Path        string // relative to the config folder, slash-separated
+	Kernel      Name
+	Doc         string
+	Kind        Kind
+	DTypes      []TypeRef
+	Compute     TypeRef // Invalid = the storage type
+	Inputs      []Input
+	Params      []Param
+	Constants   []Constant
+	Let         []Formula
+	Outputs     []Formula
+	Math        string // "precise" or "fast"
+	Threadgroup int
+	Ports       [NumBackends]Port
+	Tolerances  []Tolerance
+	Pos         diag.Pos // the file's first line, for whole-file messages
+}

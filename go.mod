@@ -26,4 +26,5 @@ require (
 	github.com/x448/float16 v0.8.4 // indirect
 	golang.org/x/crypto v0.26.0 // indirect
 	golang.org/x/text v0.17.0 // indirect
+	golang.org/x/tools v0.26.0 // indirect
 )

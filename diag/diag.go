@@ -129,7 +129,9 @@ func Suggest(name string, candidates []string) string {
 	if limit > 3 {
 		limit = 3
 	}
-	if best == "" || bestDist > limit {
+	// A candidate that shares nothing with name (every character replaced,
+	// as "x" for "q") is not a typo of it.
+	if best == "" || bestDist > limit || bestDist >= max(len(name), len(best)) {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %q?)", best)

@@ -127,7 +127,11 @@ func (p *parser) primary() Node {
 		return &Ident{Off: t.off, Name: t.text}
 	case tokLParen:
 		x := p.expr(1)
-		p.expect(tokRParen, "`)` to close the `(` at column %d", t.off+1)
+		if p.err == nil && p.peek().kind == tokEOF {
+			// Point at the '(' left open, not at the end of the formula.
+			p.fail(t.off, "this `(` is never closed")
+		}
+		p.expect(tokRParen, "`)`")
 		return &Paren{Off: t.off, X: x}
 	case tokEOF:
 		p.fail(t.off, "formula ends where a value was expected")

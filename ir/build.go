@@ -35,7 +35,7 @@ func Build(specs []*spec.Spec, diags *diag.List) []*Kernel {
 
 func buildKernel(s *spec.Spec, diags *diag.List) *Kernel {
 	if s.Kind == spec.Rowwise {
-		diags.Addf(s.Pos, "kind rowwise is not supported by this version of kgen yet (elementwise only)")
+		diags.Addf(s.KindPos, "kind rowwise is not supported by this version of kgen yet (elementwise only)")
 		return nil
 	}
 	k := &Kernel{
@@ -161,6 +161,9 @@ func checkLiterals(s *spec.Spec, k *Kernel, diags *diag.List) {
 		}
 	}
 	for _, c := range s.Constants {
+		if c.Text == "" { // no value; spec reported it
+			continue
+		}
 		for _, t := range types {
 			if v, err := dtype.Literal(c.Text, t); err != nil || math.IsInf(v, 0) {
 				diags.Addf(c.Pos, "constant %s = %s overflows the compute type %s", c.Name.Name, c.Text, t)

@@ -3,6 +3,7 @@ package ir
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strings"
 
 	"github.com/kgen-dev/kgen/diag"
@@ -19,6 +20,9 @@ type symbol struct {
 	what  string // "input", "param", …, for messages
 	typ   expr.Type
 }
+
+// identRE finds the names in a formula that does not parse.
+var identRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
 
 // formulaChecker resolves and type-checks one spec's formulas.
 type formulaChecker struct {
@@ -50,6 +54,10 @@ func (c *formulaChecker) run() []Step {
 		tree, err := expr.Parse(f.Text)
 		if err != nil {
 			c.diags.Addf(f.Map.At(err.Off), "%s", err.Msg)
+			// The names it mentions count as used: one mistake, one message.
+			for _, name := range identRE.FindAllString(f.Text, -1) {
+				c.used[name] = true
+			}
 			continue
 		}
 		c.trees[i] = tree
@@ -91,12 +99,12 @@ func (c *formulaChecker) declare() {
 
 // add declares one name; false if it clashes (and was reported).
 func (c *formulaChecker) add(n spec.Name, kind RefKind, index int, what string) bool {
-	if n.Name == "" {
+	if n.Name == "" || n.Name == "pi" { // pi is built in; spec reports it as reserved
 		return false
 	}
 	if _, isFunc := expr.Funcs[n.Name]; isFunc {
+		// Reported, but still declared so that its uses get no second error.
 		c.diags.Addf(n.Pos, "%s name %q is a function of the formula language", what, n.Name)
-		return false
 	}
 	if prev, dup := c.symbols[n.Name]; dup {
 		c.diags.Addf(n.Pos, "%s name %q is already used by the %s at %s", what, n.Name, prev.what, prev.pos)
@@ -138,6 +146,7 @@ func (c *formulaChecker) resolve(name string, i int) (expr.Type, string) {
 	}
 	if sym, ok := c.symbols[name]; ok {
 		if sym.kind == RefLet && sym.index >= 0 && sym.index >= i {
+			c.used[name] = true // used, though too early: reported once, here
 			return expr.Unknown, c.laterLet(name, i)
 		}
 		c.used[name] = true
@@ -152,13 +161,13 @@ func (c *formulaChecker) resolve(name string, i int) (expr.Type, string) {
 // laterLet explains a use of a let that is not defined yet, naming the
 // cycle when the later binding leads back here.
 func (c *formulaChecker) laterLet(name string, i int) string {
+	if c.lets[name] == i {
+		return fmt.Sprintf("let %s refers to itself", name)
+	}
 	if i < len(c.s.Let) {
 		if path := c.cycle(c.lets[name], i, nil); path != nil {
 			return "let cycle: " + strings.Join(append([]string{c.s.Let[i].Name.Name}, path...), " -> ")
 		}
-	}
-	if c.lets[name] == i {
-		return fmt.Sprintf("let %s refers to itself", name)
 	}
 	return fmt.Sprintf("let %s is defined later (%s); a formula can use only earlier let bindings", name, c.symbols[name].pos)
 }

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path"
@@ -17,7 +18,15 @@ import (
 func LoadDir(root, dir string, diags *diag.List) []*Spec {
 	files, err := findSpecFiles(root, dir)
 	if err != nil {
-		diags.Addf(diag.Pos{Path: dir}, "cannot read the specs folder: %v", err)
+		var pe *fs.PathError
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			diags.Addf(diag.Pos{Path: dir}, "the specs folder named in kgen.yaml does not exist")
+		case errors.As(err, &pe): // its path is absolute; messages stay relative
+			diags.Addf(diag.Pos{Path: dir}, "cannot read the specs folder: %v", pe.Err)
+		default:
+			diags.Addf(diag.Pos{Path: dir}, "cannot read the specs folder: %v", err)
+		}
 		return nil
 	}
 	if len(files) == 0 {
@@ -75,6 +84,10 @@ func CheckUnique(specs []*Spec, diags *diag.List) {
 		}
 		key := strings.ToLower(s.Kernel.Name)
 		if prev, dup := first[key]; dup {
+			if prev.Kernel.Name != s.Kernel.Name {
+				diags.Addf(s.Kernel.Pos, "kernel %q collides with kernel %q (%s): their files would differ only in case", s.Kernel.Name, prev.Kernel.Name, prev.Kernel.Pos)
+				continue
+			}
 			diags.Addf(s.Kernel.Pos, "kernel %q is already defined in %s", s.Kernel.Name, prev.Kernel.Pos)
 			continue
 		}

@@ -1,9 +1,12 @@
 package spec
 
 import (
+	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/token"
@@ -72,6 +75,7 @@ func (p *parser) field(f yamlnode.Field) {
 		s.Doc, _ = p.str(f.Value, "doc")
 	case "kind":
 		s.Kind = Kind(p.enum(f.Value, "kind", []string{string(Elementwise), string(Rowwise)}, string(s.Kind)))
+		s.KindPos = p.doc.Pos(f.Value)
 	case "dtypes":
 		s.DTypes = p.dtypes(f.Value)
 	case "compute":
@@ -158,8 +162,21 @@ func (p *parser) dtype(n ast.Node, what string, allowed []dtype.DType) TypeRef {
 		}
 	}
 	names := dtype.Names(allowed)
-	p.diags.Addf(pos, "unknown %s %q: want one of %v%s", what, v, names, diag.Suggest(v, names))
+	hint := diag.Suggest(v, names)
+	if alias, ok := typeAliases[strings.ToLower(v)]; ok && slices.Contains(allowed, alias) {
+		hint = fmt.Sprintf(" (did you mean %q?)", alias.String())
+	}
+	p.diags.Addf(pos, "unknown %s %q: want one of %v%s", what, v, names, hint)
 	return TypeRef{Pos: pos}
+}
+
+// typeAliases are other spellings of kgen's types, for suggestions; f64
+// maps to f32, the widest type Metal computes in.
+var typeAliases = map[string]dtype.DType{
+	"f64": dtype.F32, "float64": dtype.F32, "double": dtype.F32, "float": dtype.F32,
+	"float32": dtype.F32, "fp32": dtype.F32, "half": dtype.F16, "float16": dtype.F16,
+	"fp16": dtype.F16, "bfloat": dtype.BF16, "bfloat16": dtype.BF16, "int": dtype.I32,
+	"int32": dtype.I32, "uint": dtype.U32, "uint32": dtype.U32,
 }
 
 func (p *parser) dtypes(n ast.Node) []TypeRef {

@@ -43,7 +43,7 @@ func (p *parser) longInput(n ast.Node) Input {
 		case "shape":
 			in.Row = p.enum(f.Value, "input shape", []string{"row"}, "") == "row"
 		default:
-			p.unknownKey(f, "input", inputFields)
+			p.unknownKey(f, "input field", inputFields)
 		}
 	}
 	if !hasName {
@@ -66,9 +66,14 @@ func (p *parser) params(n ast.Node) []Param {
 	for _, it := range items {
 		fields, ok := p.doc.Fields(it, "a param ({name: eps, type: f32})", p.diags)
 		if !ok {
+			if name, isStr := it.(*ast.StringNode); isStr {
+				// Declare it anyway, so formulas using it get no second error.
+				out = append(out, Param{Name: Name{Name: name.Value, Pos: p.doc.Pos(it)}})
+			}
 			continue
 		}
-		par := Param{Name: Name{Pos: p.doc.Pos(it)}}
+		itemPos := p.doc.Pos(it)
+		par := Param{Name: Name{Pos: itemPos}}
 		hasName, hasType := false, false
 		for _, f := range fields {
 			switch f.Key {
@@ -77,11 +82,16 @@ func (p *parser) params(n ast.Node) []Param {
 			case "type":
 				par.Type, hasType = p.dtype(f.Value, "param type", dtype.Scalars), true
 			default:
-				p.unknownKey(f, "param", paramFields)
+				p.unknownKey(f, "param field", paramFields)
 			}
 		}
-		if !hasName || !hasType {
-			p.diags.Addf(par.Pos, "a param needs a name and a type (f32, i32 or u32)")
+		switch {
+		case !hasName && !hasType:
+			p.diags.Addf(itemPos, "a param needs a name and a type (f32, i32 or u32)")
+		case !hasName:
+			p.diags.Addf(itemPos, "a param needs a name")
+		case !hasType:
+			p.diags.Addf(itemPos, "param %s needs a type (f32, i32 or u32)", par.Name.Name)
 		}
 		out = append(out, par)
 	}
@@ -103,10 +113,11 @@ func (p *parser) constants(n ast.Node) []Constant {
 			p.diags.Addf(f.KeyPos, "constant name %q %s", f.Key, why)
 		}
 		v, text, ok := p.number(f.Value, "constant "+f.Key)
-		if !ok {
-			continue
+		if ok {
+			c.Value, c.Text = v, text
 		}
-		c.Value, c.Text = v, text
+		// Declared even without a value (Text ""), so formulas using it
+		// get no second error.
 		out = append(out, c)
 	}
 	return out
@@ -138,7 +149,11 @@ func (p *parser) formulas(n ast.Node, what string) []Formula {
 		}
 		text, isScalar := yamlnode.Scalar(f.Value)
 		if !isScalar || text == "" {
-			p.diags.Addf(p.doc.Pos(f.Value), "%s %s needs a formula, not %s", what, f.Key, yamlnode.Describe(f.Value))
+			pos := p.doc.Pos(f.Value)
+			if yamlnode.IsNull(f.Value) { // no value token: point at the name
+				pos = f.KeyPos
+			}
+			p.diags.Addf(pos, "%s %s needs a formula, not %s", what, f.Key, yamlnode.Describe(f.Value))
 			continue
 		}
 		form.Text, form.Map = text, p.doc.MapScalar(f.Value)
@@ -206,7 +221,7 @@ func (p *parser) tolerances(n ast.Node) []Tolerance {
 			case "rel":
 				t.Rel = v
 			default:
-				p.unknownKey(g, "tolerance", toleranceFields)
+				p.unknownKey(g, "tolerance field", toleranceFields)
 			}
 		}
 		out = append(out, t)

@@ -97,6 +97,7 @@ type Spec struct {
 	Kernel      Name
 	Doc         string
 	Kind        Kind
+	KindPos     diag.Pos // zero when the field is absent
 	DTypes      []TypeRef
 	Compute     TypeRef // Invalid = the storage type
 	Inputs      []Input

@@ -1,16 +1,34 @@
-// Package golang writes the generated Go package with jennifer: for each
-// kernel its embedded MSL source and dtype-key table, and a package doc.
+// Package golang writes the generated Go package with jennifer, reading only
+// the IR. Per kernel it writes three files:
+//
+//   - <kernel>_kernel.go: the kernel's API type, its kgenrt descriptor (the
+//     dtype-key table and the binding table), its port table, and the typed
+//     launchers Run and Encode, which check tensors and go through Select;
+//   - <kernel>_reference.go: the CPU reference, the formulas evaluated per
+//     element in the compute type with kgen's rounding rules, and a float64
+//     evaluation of the same formulas for tolerances;
+//   - <kernel>_msl.go: the MSL source, byte for byte the .metal file whose
+//     hash every variant key is.
+//
+// Plus doc.go (package doc and Kernels) and inventory.md. File names always
+// end in a fixed suffix, so no kernel name can turn into a build constraint
+// (relu_linux.go) or a test file (x_test.go).
 package golang
 
 import (
 	"bytes"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
 
 	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/spec"
 )
+
+// RuntimePath is the import path of the runtime every generated package uses.
+const RuntimePath = "github.com/kgen-dev/kgen/kgenrt"
 
 // Options configure the Go output.
 type Options struct {
@@ -19,30 +37,74 @@ type Options struct {
 	Header func(from string) string
 	// MSLPath returns the config-relative path of a kernel's .metal file.
 	MSLPath func(k *ir.Kernel) string
+	// MSLSource returns the bytes of a kernel's .metal file, whose hash the
+	// variant keys are; they are embedded in the package.
+	MSLSource func(k *ir.Kernel) []byte
 }
 
-// File is a generated Go file, named relative to the package folder.
+// File is a generated file, named relative to the package folder.
 type File struct {
 	Name string
 	Data []byte
 }
 
-// Emit returns the package's files: doc.go and one file per kernel.
+// Emit returns the package's files: doc.go, inventory.md and three files per
+// kernel. Kernels of a kind the Go emitter does not know, ports it cannot
+// generate, and Go names that collide are errors, never silent omissions.
 func Emit(kernels []*ir.Kernel, opts Options) ([]File, error) {
-	var files []File
+	if err := checkNames(kernels); err != nil {
+		return nil, err
+	}
 	doc, err := render(docFile(kernels, opts))
+	if err != nil {
+		return nil, fmt.Errorf("go output doc.go: %w", err)
+	}
+	files := []File{{Name: "doc.go", Data: doc}, {Name: "inventory.md", Data: inventoryDoc(kernels, opts)}}
+	for _, k := range kernels {
+		kf, err := kernelFiles(k, opts)
+		if err != nil {
+			return nil, fmt.Errorf("go output for kernel %s (%s): %w", k.Name, k.SpecPath, err)
+		}
+		files = append(files, kf...)
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
+	return files, nil
+}
+
+// kernelFiles renders the three files of one kernel.
+func kernelFiles(k *ir.Kernel, opts Options) ([]File, error) {
+	if k.Kind != spec.Elementwise {
+		return nil, fmt.Errorf("the Go emitter supports elementwise kernels only, not %s", k.Kind)
+	}
+	n := newNames(k)
+	api, err := apiFile(k, n, opts)
 	if err != nil {
 		return nil, err
 	}
-	files = append(files, File{Name: "doc.go", Data: doc})
-	for _, k := range kernels {
-		data, err := render(kernelFile(k, opts))
-		if err != nil {
-			return nil, fmt.Errorf("go output for kernel %s: %w", k.Name, err)
-		}
-		files = append(files, File{Name: k.Name + ".go", Data: data})
+	ref, err := referenceFile(k, n, opts)
+	if err != nil {
+		return nil, err
 	}
-	return files, nil
+	var out []File
+	for _, f := range []struct {
+		suffix string
+		file   *jen.File
+	}{{"_kernel.go", api}, {"_reference.go", ref}, {"_msl.go", sourceFile(k, n, opts)}} {
+		data, err := render(f.file)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, File{Name: k.Name + f.suffix, Data: data})
+	}
+	return out, nil
+}
+
+// newFile starts a generated Go file whose first line is the header.
+func newFile(opts Options, from string) *jen.File {
+	f := jen.NewFile(opts.Package)
+	f.HeaderComment(opts.Header(from))
+	f.ImportName(RuntimePath, "kgenrt")
+	return f
 }
 
 func render(f *jen.File) ([]byte, error) {
@@ -53,42 +115,64 @@ func render(f *jen.File) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func docFile(kernels []*ir.Kernel, opts Options) *jen.File {
-	f := jen.NewFile(opts.Package)
-	f.HeaderComment(opts.Header("kgen.yaml"))
-	var names []string
-	for _, k := range kernels {
-		names = append(names, k.Name)
-	}
-	f.PackageComment(fmt.Sprintf("Package %s holds kgen-generated kernels: %s.", opts.Package, strings.Join(names, ", ")))
-	return f
-}
+// rt is a qualified identifier of the runtime package.
+func rt(name string) *jen.Statement { return jen.Qual(RuntimePath, name) }
 
-// GoName turns a snake_case kernel name into an exported Go name.
-func GoName(name string) string {
+// comment renders lines as one // comment block (jennifer would use /* */
+// for a multi-line string).
+func comment(lines ...string) *jen.Statement {
 	var b strings.Builder
-	for _, part := range strings.Split(name, "_") {
-		if part == "" {
+	for i, l := range lines {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		if l == "" {
+			b.WriteString("//")
 			continue
 		}
-		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+		b.WriteString("// " + l)
 	}
-	return b.String()
+	return jen.Comment(b.String())
 }
 
-func kernelFile(k *ir.Kernel, opts Options) *jen.File {
-	f := jen.NewFile(opts.Package)
-	f.HeaderComment(opts.Header(k.SpecPath))
-	name := GoName(k.Name)
-	f.Commentf("%sVariants maps each storage dtype of kernel %s to its host name and key.", name, k.Name)
-	f.Var().Id(name + "Variants").Op("=").Map(jen.String()).Index(jen.Lit(2)).String().Values(variantDict(k))
+func docFile(kernels []*ir.Kernel, opts Options) *jen.File {
+	f := newFile(opts, "kgen.yaml")
+	var names []string
+	for _, k := range kernels {
+		names = append(names, GoName(k.Name))
+	}
+	f.PackageComment(strings.Join(packageDoc(opts.Package, names), "\n"))
+	f.Add(comment("Kernels returns the descriptor of every kernel in this package, in spec order:",
+		"what `kgen list` prints, as the runtime sees it."))
+	var elems []jen.Code
+	for _, k := range kernels {
+		elems = append(elems, jen.Op("&").Id(newNames(k).desc))
+	}
+	f.Func().Id("Kernels").Params().Index().Op("*").Add(rt("Kernel")).Block(
+		jen.Return(jen.Index().Op("*").Add(rt("Kernel")).Values(elems...)),
+	)
 	return f
 }
 
-func variantDict(k *ir.Kernel) jen.Dict {
-	d := jen.Dict{}
-	for _, v := range k.Variants {
-		d[jen.Lit(v.DType.String())] = jen.Values(jen.Lit(v.HostName), jen.Lit(v.Key))
+func packageDoc(pkg string, names []string) []string {
+	list := "none"
+	if len(names) > 0 {
+		list = strings.Join(names, ", ")
 	}
-	return d
+	return []string{
+		"// Package " + pkg + " holds kgen-generated kernels: " + list + ".",
+		"//",
+		"// Each kernel K is a value with the same methods:",
+		"//",
+		"//   - K.Run(backend, inputs..., outputs..., params...) checks the tensors and",
+		"//     launches through K.Select, the one place that chooses a port;",
+		"//   - K.Encode(cb, …) adds the launch to a Metal command buffer you commit;",
+		"//   - K.Reference(…) computes the kernel on the CPU (the fallback path when",
+		"//     Select refuses, and the oracle of parity tests); K.Reference64 evaluates",
+		"//     the same formulas in float64 without rounding;",
+		"//   - K.Select and K.Available read the kernel's port table; K.Variant reads",
+		"//     its dtype-key table; K.Describe returns its kgenrt descriptor.",
+		"//",
+		"// inventory.md lists every kernel's host names, keys, bindings and ports.",
+	}
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -43,6 +44,12 @@ nothing and ends with one summary line. Exit code 1 when anything fails.`,
 	return cmd
 }
 
+// GitHub workflow-command escaping: data, and property values.
+var (
+	ghData     = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A")
+	ghProperty = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C")
+)
+
 func printReport(o *options, rep *verify.Report, format string) error {
 	switch format {
 	case "json":
@@ -69,7 +76,8 @@ func printReport(o *options, rep *verify.Report, format string) error {
 		return enc.Encode(out)
 	case "github":
 		for _, f := range rep.Findings {
-			fmt.Fprintf(o.stdout, "::error file=%s,line=%d,col=%d::%s\n", f.Pos.Path, f.Pos.Line, f.Pos.Col, f.Msg)
+			fmt.Fprintf(o.stdout, "::error file=%s,line=%d,col=%d,title=kgen %s::%s\n",
+				ghProperty.Replace(f.Pos.Path), f.Pos.Line, f.Pos.Col, f.Check, ghData.Replace(f.Msg))
 		}
 	default:
 		for _, f := range rep.Findings {

@@ -8,13 +8,16 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/google/renameio/v2"
 )
@@ -208,24 +211,61 @@ func Apply(root string, changes []Change) (written, removed []string, err error)
 	if len(foreign) > 0 {
 		return nil, nil, &ForeignError{Paths: foreign}
 	}
+	dirs := map[string]bool{}
 	for _, c := range changes {
-		full := filepath.Join(root, filepath.FromSlash(c.Path))
-		if c.State == Extra {
-			if err := os.Remove(full); err != nil {
-				return written, removed, err
+		dir := filepath.Dir(filepath.Join(root, filepath.FromSlash(c.Path)))
+		if c.State != Extra && !dirs[dir] {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, nil, err
 			}
-			removed = append(removed, c.Path)
-			continue
+			dirs[dir] = true
 		}
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			return written, removed, err
-		}
-		if err := renameio.WriteFile(full, c.Data, 0o644); err != nil {
-			return written, removed, err
-		}
-		written = append(written, c.Path)
 	}
-	return written, removed, nil
+	errs := make([]error, len(changes))
+	parallel(len(changes), func(i int) { errs[i] = applyOne(root, changes[i]) })
+	for i, c := range changes {
+		switch {
+		case errs[i] != nil:
+			err = errors.Join(err, errs[i])
+		case c.State == Extra:
+			removed = append(removed, c.Path)
+		default:
+			written = append(written, c.Path)
+		}
+	}
+	return written, removed, err
+}
+
+// applyOne writes one file atomically (a temp file in the same folder, then
+// rename) or removes an extra one.
+func applyOne(root string, c Change) error {
+	full := filepath.Join(root, filepath.FromSlash(c.Path))
+	if c.State == Extra {
+		return os.Remove(full)
+	}
+	return renameio.WriteFile(full, c.Data, 0o644, renameio.WithTempDir(filepath.Dir(full)))
+}
+
+// parallel runs f(0..n-1) on a few goroutines: writing many small files is
+// bound by system calls, which overlap well.
+func parallel(n int, f func(i int)) {
+	workers := 2 * runtime.GOMAXPROCS(0)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }
 
 // ForeignError lists files kgen would have to overwrite but did not generate.

@@ -42,11 +42,17 @@ func Parse(path string, src []byte, diags *diag.List) (*Doc, bool) {
 }
 
 func yamlMessage(err error) string {
+	msg := err.Error()
 	var ye interface{ GetMessage() string }
 	if errors.As(err, &ye) {
-		return ye.GetMessage()
+		msg = ye.GetMessage()
 	}
-	return err.Error()
+	if strings.Contains(msg, "\t") {
+		// A raw tab would make the one-line diagnostic unreadable; tabs
+		// only ever appear here as indentation.
+		msg = strings.ReplaceAll(msg, "\t", `\t`) + " (indent YAML with spaces, not tabs)"
+	}
+	return msg
 }
 
 func (d *Doc) errPos(err error) diag.Pos {
@@ -69,8 +75,21 @@ func (d *Doc) Pos(n ast.Node) diag.Pos {
 	if n == nil {
 		return diag.Pos{Path: d.Path, Line: 1, Col: 1}
 	}
-	if lit, ok := n.(*ast.LiteralNode); ok {
-		return d.tokenPos(lit.Start)
+	switch v := n.(type) {
+	case *ast.LiteralNode:
+		return d.tokenPos(v.Start)
+	case *ast.MappingValueNode:
+		// Its token is the ':'; the entry starts at its key.
+		return d.Pos(v.Key)
+	case *ast.MappingNode:
+		// A block mapping's token is its first ':'; a flow mapping's the '{'.
+		if !v.IsFlowStyle && len(v.Values) > 0 {
+			return d.Pos(v.Values[0])
+		}
+	case *ast.DocumentNode:
+		if v.Start != nil { // the '---' line
+			return d.tokenPos(v.Start)
+		}
 	}
 	return d.tokenPos(n.GetToken())
 }

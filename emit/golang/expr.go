@@ -1,0 +1,178 @@
+package golang
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// Go operator precedence, plus 6 for unary and 7 for primary expressions.
+const (
+	precUnary   = 6
+	precPrimary = 7
+)
+
+var goPrec = map[string]int{"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 3, "<=": 3, ">": 3, ">=": 3,
+	"+": 4, "-": 4, "*": 5, "/": 5}
+
+// value is a rendered expression.
+type value struct {
+	code  *jen.Statement
+	prec  int
+	konst bool // a Go constant expression (literals only)
+}
+
+// exprWriter renders IR expressions as Go in one evaluation mode: a compute
+// type (F32, F16, BF16; values held in float32) or, with mode Invalid, the
+// unrounded float64 evaluation.
+//
+// The rounding rules it encodes:
+//   - f32: Go float32 arithmetic rounds every operation; a product that feeds
+//     an addition, subtraction or negation is wrapped in float32(…), the
+//     conversion the Go spec defines as forbidding fused multiply-add.
+//   - f16, bf16: every operation is computed in float32 and rounded to the
+//     compute type (kgenrt.RoundF16/RoundBF16); exact for + - * / and sqrt.
+//   - functions: evaluated in float64 (package math), rounded to float32,
+//     then to the compute type; min, max, clamp and select only choose.
+//   - literals: rounded to the compute type (dtype.Literal) and written as
+//     the shortest decimal that reads back as that value. Two constant
+//     operands are never left to Go's exact constant arithmetic: the left
+//     one is hoisted into a variable (litN), so the operation is done in the
+//     evaluation type at run time (and 1/0 is +Inf, not a compile error).
+type exprWriter struct {
+	mode    dtype.DType
+	names   *names
+	hoisted []jen.Code // statements to emit before the current line
+	nlit    int
+	err     error
+}
+
+// float is the Go type of values in this mode.
+func (w *exprWriter) float() *jen.Statement {
+	if w.mode == dtype.Invalid {
+		return jen.Float64()
+	}
+	return jen.Float32()
+}
+
+// step renders a step's expression; results that may later feed an
+// addition are protected from fusion like any other operand.
+func (w *exprWriter) step(e *ir.Expr) *jen.Statement {
+	return w.expr(e, true).code
+}
+
+func (w *exprWriter) expr(e *ir.Expr, feedsAdd bool) value {
+	switch e.Op {
+	case ir.OpLiteral:
+		return w.literal(e.Text)
+	case ir.OpRef:
+		if e.Ref == ir.RefPi {
+			if w.mode == dtype.Invalid {
+				return value{code: jen.Qual("math", "Pi"), prec: precPrimary, konst: true}
+			}
+			return w.number(dtype.Round(math.Pi, w.mode))
+		}
+		return value{code: jen.Id(w.names.local(e.Name)), prec: precPrimary}
+	case ir.OpUnary:
+		x := w.expr(e.Args[0], e.Operator == "-")
+		return value{code: jen.Op(e.Operator).Add(paren(x, precPrimary)), prec: precUnary, konst: x.konst}
+	case ir.OpBinary:
+		return w.binary(e, feedsAdd)
+	case ir.OpCall:
+		return w.call(e)
+	}
+	w.fail(fmt.Errorf("unknown expression node %v", e.Op))
+	return value{code: jen.Null(), prec: precPrimary}
+}
+
+// binary keeps the tree's shape: parentheses wherever Go's precedence would
+// regroup it, since float arithmetic is not associative.
+func (w *exprWriter) binary(e *ir.Expr, feedsAdd bool) value {
+	op := e.Operator
+	p, ok := goPrec[op]
+	if !ok {
+		w.fail(fmt.Errorf("unknown operator %q", op))
+		return value{code: jen.Null(), prec: precPrimary}
+	}
+	additive := op == "+" || op == "-"
+	x, y := w.expr(e.Args[0], additive), w.expr(e.Args[1], additive)
+	if x.konst && y.konst {
+		x = w.hoist(x)
+	}
+	code := jen.Add(paren(x, p)).Op(op).Add(paren(y, p+1))
+	v := value{code: code, prec: p}
+	if e.Bool {
+		return v
+	}
+	switch {
+	case w.mode == dtype.F16 || w.mode == dtype.BF16:
+		return w.round(code)
+	case w.mode == dtype.F32 && op == "*" && feedsAdd:
+		return value{code: jen.Float32().Call(code), prec: precPrimary}
+	}
+	return v
+}
+
+// round wraps a float32 value in the rounding to the f16/bf16 compute type.
+func (w *exprWriter) round(code *jen.Statement) value {
+	fn := "RoundF16"
+	if w.mode == dtype.BF16 {
+		fn = "RoundBF16"
+	}
+	return value{code: rt(fn).Call(code), prec: precPrimary}
+}
+
+// paren parenthesizes v when it binds looser than min, and always around a
+// unary operand (so that "- -x" can never become "--x").
+func paren(v value, min int) *jen.Statement {
+	if v.prec < min || v.prec == precUnary {
+		return jen.Parens(v.code)
+	}
+	return v.code
+}
+
+// hoist moves a constant operand into a variable of the evaluation type.
+func (w *exprWriter) hoist(v value) value {
+	name := fmt.Sprintf("lit%d", w.nlit)
+	w.nlit++
+	w.hoisted = append(w.hoisted, jen.Id(name).Op(":=").Add(w.float()).Call(v.code))
+	return value{code: jen.Id(name), prec: precPrimary}
+}
+
+// literal is a number as the mode sees it: rounded to the compute type, or
+// the nearest float64 for the unrounded evaluation.
+func (w *exprWriter) literal(text string) value {
+	if w.mode == dtype.Invalid {
+		v, err := strconv.ParseFloat(text, 64)
+		if err != nil {
+			w.fail(fmt.Errorf("literal %s: %w", text, err))
+		}
+		return number64(v)
+	}
+	v, err := dtype.Literal(text, w.mode)
+	if err != nil {
+		w.fail(fmt.Errorf("literal %s: %w", text, err))
+	}
+	return w.number(v)
+}
+
+// number writes v, exact in the compute type, as the shortest decimal that
+// converts back to the same float32.
+func (w *exprWriter) number(v float64) value {
+	return value{code: jen.Id(strconv.FormatFloat(v, 'g', -1, 32)), prec: precPrimary, konst: true}
+}
+
+func number64(v float64) value {
+	return value{code: jen.Id(strconv.FormatFloat(v, 'g', -1, 64)), prec: precPrimary, konst: true}
+}
+
+func (w *exprWriter) fail(err error) {
+	if w.err == nil {
+		w.err = err
+	}
+}

@@ -1,0 +1,202 @@
+package golang
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/spec"
+)
+
+// apiFile writes the kernel's type and value, descriptor, port table,
+// table accessors and launchers.
+func apiFile(k *ir.Kernel, n *names, opts Options) (*jen.File, error) {
+	f := newFile(opts, k.SpecPath)
+	kernelType(f, k, n)
+	descriptor(f, k, n, opts)
+	if err := portTable(f, k, n); err != nil {
+		return nil, err
+	}
+	accessors(f, k, n)
+	launchers(f, k, n)
+	if err := callBuilder(f, k, n); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// formulaLines echoes the spec: constants, lets and outputs as written.
+func formulaLines(k *ir.Kernel) []string {
+	var out []string
+	for _, c := range k.Constants {
+		out = append(out, "\t"+c.Name+" = "+c.Text+" (constant)")
+	}
+	for _, s := range k.Steps {
+		out = append(out, "\t"+s.Name+" = "+s.Source)
+	}
+	return out
+}
+
+func kernelType(f *jen.File, k *ir.Kernel, n *names) {
+	compute := k.Compute.String()
+	if k.Compute == dtype.Invalid {
+		compute = "the storage dtype"
+	}
+	lines := []string{fmt.Sprintf("%s is kernel %s, generated from %s.", n.typ, k.Name, k.SpecPath)}
+	if k.Doc != "" {
+		lines = append(lines, strings.Split(strings.TrimSpace(k.Doc), "\n")...)
+	}
+	lines = append(lines, "", fmt.Sprintf("Per element, in %s (math: %s):", compute, k.Math), "")
+	lines = append(lines, formulaLines(k)...)
+	lines = append(lines, "",
+		fmt.Sprintf("Storage dtypes: %s. Ports: %s.", strings.Join(variantNames(k), ", "), portSummary(k)))
+	f.Add(comment(lines...))
+	f.Type().Id(n.typ).Struct()
+	f.Add(comment(fmt.Sprintf("%s is kernel %s; see %s for its formulas.", n.exported, k.Name, n.typ)))
+	f.Var().Id(n.exported).Id(n.typ)
+}
+
+func variantNames(k *ir.Kernel) []string {
+	var out []string
+	for _, v := range k.Variants {
+		out = append(out, v.DType.String())
+	}
+	return out
+}
+
+func portSummary(k *ir.Kernel) string {
+	var out []string
+	for b := spec.Backend(0); b < spec.NumBackends; b++ {
+		state := "none"
+		if k.Ports[b] {
+			state = "generated"
+		}
+		out = append(out, b.String()+" "+state)
+	}
+	return strings.Join(out, ", ")
+}
+
+// descriptor writes the kgenrt.Kernel: the dtype-key table, the binding
+// table and the dispatch, all copied from the IR.
+func descriptor(f *jen.File, k *ir.Kernel, n *names, opts Options) {
+	f.Add(comment(
+		fmt.Sprintf("%s describes %s to kgenrt. Variants is its dtype-key table (storage", n.desc, k.Name),
+		"dtype → host name and key); Bindings is its signature in buffer-index order, the",
+		fmt.Sprintf("one layout the MSL in %s and every launcher share.", opts.MSLPath(k)),
+	))
+	var variants, bindings []jen.Code
+	for _, v := range k.Variants {
+		variants = append(variants, jen.Values(
+			field("DType", rtType(v.DType)), field("HostName", jen.Lit(v.HostName)), field("Key", jen.Lit(v.Key))))
+	}
+	for _, b := range k.Bindings {
+		bindings = append(bindings, bindingValue(b))
+	}
+	grid := make([]jen.Code, 3)
+	tg := make([]jen.Code, 3)
+	for i := range grid {
+		grid[i], tg[i] = jen.Lit(k.Dispatch.Grid[i]), jen.Lit(k.Dispatch.Threadgroup[i])
+	}
+	f.Var().Id(n.desc).Op("=").Add(rt("Kernel")).Values(
+		jen.Line().Id("Name").Op(":").Lit(k.Name),
+		jen.Line().Id("Spec").Op(":").Lit(k.SpecPath),
+		jen.Line().Id("Kind").Op(":").Lit(string(k.Kind)),
+		jen.Line().Id("Math").Op(":").Lit(k.Math),
+		jen.Line().Id("Source").Op(":").Id(n.source),
+		jen.Line().Id("Fallback").Op(":").Lit(opts.Package+"."+n.exported+".Reference"),
+		jen.Line().Id("Variants").Op(":").Index().Add(rt("Variant")).ValuesFunc(lines(variants)),
+		jen.Line().Id("Bindings").Op(":").Index().Add(rt("Binding")).ValuesFunc(lines(bindings)),
+		jen.Line().Id("ElemsPerThread").Op(":").Lit(k.ElemsPerThread),
+		jen.Line().Id("Grid").Op(":").Index(jen.Lit(3)).String().Values(grid...),
+		jen.Line().Id("Threadgroup").Op(":").Index(jen.Lit(3)).Int().Values(tg...).Op(",").Line(),
+	)
+}
+
+// lines lays out composite-literal elements one per line.
+func lines(elems []jen.Code) func(*jen.Group) {
+	return func(g *jen.Group) {
+		for _, e := range elems {
+			g.Line().Add(e)
+		}
+		g.Line()
+	}
+}
+
+func bindingValue(b ir.Binding) jen.Code {
+	role := map[ir.Role]string{ir.Input: "Input", ir.Output: "Output", ir.Args: "Args"}[b.Role]
+	d := []jen.Code{field("Index", jen.Lit(b.Index)), field("Name", jen.Lit(b.Name)), field("Role", rt(role))}
+	if b.Role != ir.Args {
+		return jen.Values(append(d, field("DType", rtType(b.DType)))...)
+	}
+	var fields []jen.Code
+	for _, fl := range b.Fields {
+		fd := []jen.Code{field("Name", jen.Lit(fl.Name)), field("Type", rtType(fl.Type)), field("Offset", jen.Lit(fl.Offset))}
+		if fl.Size {
+			fd = append(fd, field("Size", jen.True()))
+		}
+		fields = append(fields, jen.Values(fd...))
+	}
+	return jen.Values(append(d, field("Fields", jen.Index().Add(rt("Field")).ValuesFunc(lines(fields))))...)
+}
+
+// field is one "Name: value" element of a keyed composite literal, kept in
+// the order written (jen.Dict would sort them).
+func field(name string, v jen.Code) jen.Code { return jen.Id(name).Op(":").Add(v) }
+
+// portTable writes the kernel's ports as a [...] literal assigned to a
+// fixed-size array: one more backend in kgenrt and this stops compiling.
+func portTable(f *jen.File, k *ir.Kernel, n *names) error {
+	f.Add(comment(
+		fmt.Sprintf("%s is %s's port table, one slot per kgenrt.Backend in order; nil = no", n.ports, k.Name),
+		"port. Its [...] literal must have kgenrt.NumBackends entries, so a backend added to kgenrt",
+		"breaks this build until kgen regenerates it. Only Select and Available read it.",
+	))
+	var slots []jen.Code
+	for b := spec.Backend(0); b < spec.NumBackends; b++ {
+		switch {
+		case !k.Ports[b]:
+			slots = append(slots, jen.Nil().Op(",").Comment(b.String()+": null, callers take their fallback path"))
+		case b == spec.Metal:
+			slots = append(slots, rt("MetalPort").Call(jen.Op("&").Id(n.desc)).Op(",").Comment("metal: generated"))
+		default:
+			return fmt.Errorf("the Go emitter cannot generate a %s port", b)
+		}
+	}
+	f.Var().Id(n.ports).Op("=").Add(rt("PortTable")).Values(
+		jen.Line().Id("Kernel").Op(":").Op("&").Id(n.desc),
+		jen.Line().Id("Ports").Op(":").Index(jen.Op("...")).Add(rt("Port")).ValuesFunc(func(g *jen.Group) {
+			for _, s := range slots {
+				g.Line().Add(s)
+			}
+			g.Line()
+		}).Op(",").Line(),
+	)
+	return nil
+}
+
+// accessors writes Describe, Select, Available and Variant.
+func accessors(f *jen.File, k *ir.Kernel, n *names) {
+	recv := jen.Params(jen.Id(n.typ))
+	f.Comment(fmt.Sprintf("Describe returns %s's kgenrt descriptor.", k.Name))
+	f.Func().Add(recv).Id("Describe").Params().Op("*").Add(rt("Kernel")).Block(jen.Return(jen.Op("&").Id(n.desc)))
+	f.Add(comment(
+		fmt.Sprintf("Select returns %s's port for backend b, or a *kgenrt.PortError naming the", k.Name),
+		"kernel and the backend when it has none that can run here: the cue to take the fallback",
+		fmt.Sprintf("path (%s.Reference). Run and Encode choose their port here and nowhere else.", n.exported),
+	))
+	b := jen.Id("b").Add(rt("Backend"))
+	f.Func().Add(recv).Id("Select").Params(b).Params(rt("Port"), jen.Error()).Block(
+		jen.Return(jen.Id(n.ports).Dot("Select").Call(jen.Id("b"))))
+	f.Comment(fmt.Sprintf("Available reports whether Select would return a port for b; it reads the same table."))
+	f.Func().Add(recv).Id("Available").Params(jen.Id("b").Add(rt("Backend"))).Bool().Block(
+		jen.Return(jen.Id(n.ports).Dot("Available").Call(jen.Id("b"))))
+	f.Add(comment(
+		fmt.Sprintf("Variant returns the dtype-key table entry of storage dtype dt (%s), or a", strings.Join(variantNames(k), ", ")),
+		"*kgenrt.DTypeError: a dtype outside the table never runs another variant's kernel.",
+	))
+	f.Func().Add(recv).Id("Variant").Params(jen.Id("dt").Add(rt("DType"))).Params(jen.Op("*").Add(rt("Variant")), jen.Error()).Block(
+		jen.Return(jen.Id(n.desc).Dot("Variant").Call(jen.Id("dt"))))
+}

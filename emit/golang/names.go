@@ -1,0 +1,144 @@
+package golang
+
+import (
+	"fmt"
+	"go/token"
+	"sort"
+	"strings"
+
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// GoName turns a snake_case kernel name into an exported Go name.
+func GoName(name string) string {
+	var b strings.Builder
+	for _, part := range strings.Split(name, "_") {
+		if part == "" {
+			continue
+		}
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	return b.String()
+}
+
+// names holds every Go identifier generated for one kernel.
+type names struct {
+	exported string // GeluTanh: the kernel value
+	typ      string // GeluTanhKernel: its type
+	lower    string // geluTanh: prefix of the unexported names
+	desc     string // geluTanhKernel: the kgenrt.Kernel descriptor
+	ports    string // geluTanhPorts: the port table
+	source   string // geluTanhMSL: the embedded source
+	call     string // geluTanhCall: the checked launch builder
+	eval64   string // geluTanh64: the float64 evaluation of one element
+	locals   map[string]string
+}
+
+func newNames(k *ir.Kernel) *names {
+	exp := GoName(k.Name)
+	lower := strings.ToLower(exp[:1]) + exp[1:]
+	n := &names{exported: exp, typ: exp + "Kernel", lower: lower, desc: lower + "Kernel",
+		ports: lower + "Ports", source: lower + "MSL", call: lower + "Call", eval64: lower + "64"}
+	n.locals = localNames(k, n)
+	return n
+}
+
+// eval is the name of the per-element function in compute type c ("F32").
+func (n *names) eval(c string) string { return n.lower + strings.ToUpper(c) }
+
+// topLevel lists the package-level names a kernel declares.
+func (n *names) topLevel(k *ir.Kernel) []string {
+	out := []string{n.exported, n.typ, n.desc, n.ports, n.source, n.call, n.eval64}
+	for _, c := range evalTypes(k) {
+		out = append(out, n.eval(c.String()))
+	}
+	return out
+}
+
+// reservedLocals are the identifiers generated function bodies use besides
+// the spec's names: predeclared ones, imported packages, and the launchers'
+// own locals. A spec name equal to one of them gets a trailing underscore.
+var reservedLocals = map[string]bool{
+	"float32": true, "float64": true, "uint32": true, "int32": true, "int": true, "bool": true,
+	"len": true, "make": true, "nil": true, "error": true, "true": true, "false": true,
+	"math": true, "binary": true, "fmt": true, "kgenrt": true,
+	"b": true, "cb": true, "call": true, "port": true, "err": true, "v": true, "n": true,
+	"i": true, "args": true,
+}
+
+// localNames maps each spec name (inputs, outputs, params, constants, lets)
+// to the Go identifier used for it in function bodies.
+func localNames(k *ir.Kernel, n *names) map[string]string {
+	taken := map[string]bool{}
+	for _, t := range n.topLevel(k) {
+		taken[t] = true
+	}
+	out := map[string]string{}
+	add := func(name string) {
+		g := name
+		for reservedLocals[g] || taken[g] || token.IsKeyword(g) || isNumbered(g) {
+			g += "_"
+		}
+		out[name] = g
+	}
+	for _, b := range k.Bindings {
+		add(b.Name)
+	}
+	for _, p := range k.Params() {
+		add(p.Name)
+	}
+	for _, c := range k.Constants {
+		add(c.Name)
+	}
+	for _, s := range k.Steps {
+		if !s.Output {
+			add(s.Name)
+		}
+	}
+	return out
+}
+
+// isNumbered reports names of the form lit0 or val1, which generated code
+// uses for hoisted literals and computed element values.
+func isNumbered(s string) bool {
+	for _, p := range []string{"lit", "val"} {
+		rest, ok := strings.CutPrefix(s, p)
+		if ok && rest != "" && strings.Trim(rest, "0123456789") == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// local is the Go identifier of a spec name.
+func (n *names) local(name string) string {
+	if g, ok := n.locals[name]; ok {
+		return g
+	}
+	return name
+}
+
+// checkNames reports Go identifiers that two kernels would both declare
+// (gelu_tanh and gelu__tanh are both GeluTanh) or that clash with the
+// package's own Kernels function.
+func checkNames(kernels []*ir.Kernel) error {
+	owner := map[string]string{"Kernels": "the package's Kernels function"}
+	var clashes []string
+	for _, k := range kernels {
+		if GoName(k.Name) == "" {
+			return fmt.Errorf("kernel %q has no Go name", k.Name)
+		}
+		for _, id := range newNames(k).topLevel(k) {
+			if prev, dup := owner[id]; dup {
+				clashes = append(clashes, fmt.Sprintf("%s: Go name %s is also declared by %s; rename one of the kernels", k.SpecPath, id, prev))
+				continue
+			}
+			owner[id] = "kernel " + k.Name + " (" + k.SpecPath + ")"
+		}
+	}
+	if len(clashes) > 0 {
+		sort.Strings(clashes)
+		return fmt.Errorf("%s", strings.Join(clashes, "\n"))
+	}
+	return nil
+}

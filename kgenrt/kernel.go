@@ -1,0 +1,195 @@
+package kgenrt
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+)
+
+// Kernel describes one generated kernel to the runtime. Generated packages
+// declare one per spec; nothing in kgenrt lists kernels or their dtypes.
+type Kernel struct {
+	Name     string // the spec's kernel name, "gelu_tanh"
+	Spec     string // the spec file, relative to the kgen.yaml folder
+	Kind     string // "elementwise"
+	Math     string // "precise" or "fast": the library's math mode
+	Source   string // the whole MSL source, as written to the .metal file
+	Fallback string // the Go expression of the CPU reference, for messages
+	// Variants is the dtype-key table: one entry per storage dtype. A dtype
+	// not in it is a *DTypeError, never another variant's kernel.
+	Variants []Variant
+	// Bindings is the kernel signature in buffer-index order: inputs,
+	// outputs, then the args struct.
+	Bindings       []Binding
+	ElemsPerThread int       // elements each thread handles
+	Grid           [3]string // dispatchThreads grid, as expressions over the size fields
+	Threadgroup    [3]int    // threads per threadgroup
+}
+
+// Variant is one storage dtype's instantiation of a kernel.
+type Variant struct {
+	DType    DType
+	HostName string // the MSL [[host_name]], "<kernel>_<dtype>"
+	Key      string // hex sha256 of everything that shapes the compiled kernel
+}
+
+// Role is what a binding is for.
+type Role int
+
+// The binding roles, in binding order.
+const (
+	Input Role = iota
+	Output
+	Args
+)
+
+func (r Role) String() string {
+	switch r {
+	case Input:
+		return "input"
+	case Output:
+		return "output"
+	case Args:
+		return "args"
+	}
+	return "role(?)"
+}
+
+// Binding is one [[buffer(Index)]] of the kernel.
+type Binding struct {
+	Index  int
+	Name   string
+	Role   Role
+	DType  DType   // T = the variant's storage dtype; unused for Args
+	Fields []Field // the args struct, for Args
+}
+
+// Field is a 4-byte member of the args struct, little-endian at Offset.
+type Field struct {
+	Name   string
+	Type   DType // U32, I32 or F32
+	Offset int
+	Size   bool // a size field (n) rather than a param
+}
+
+// Variant returns the dtype-key table entry of storage dtype dt, or a
+// *DTypeError naming the kernel and the dtypes it has.
+func (k *Kernel) Variant(dt DType) (*Variant, error) {
+	for i := range k.Variants {
+		if k.Variants[i].DType == dt {
+			return &k.Variants[i], nil
+		}
+	}
+	return nil, &DTypeError{Kernel: k.Name, DType: dt, Have: k.dtypes()}
+}
+
+func (k *Kernel) dtypes() []DType {
+	out := make([]DType, len(k.Variants))
+	for i, v := range k.Variants {
+		out[i] = v.DType
+	}
+	return out
+}
+
+// Tensors returns the tensor bindings (inputs then outputs), the order in
+// which launchers pass tensors.
+func (k *Kernel) Tensors() []Binding {
+	var out []Binding
+	for _, b := range k.Bindings {
+		if b.Role != Args {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// ArgsBinding returns the args struct binding.
+func (k *Kernel) ArgsBinding() Binding {
+	for _, b := range k.Bindings {
+		if b.Role == Args {
+			return b
+		}
+	}
+	return Binding{Index: -1}
+}
+
+// ArgsSize is the size of the args struct in bytes.
+func (k *Kernel) ArgsSize() int { return 4 * len(k.ArgsBinding().Fields) }
+
+// MaxElems is the largest element count a launch accepts: the kernels index
+// with 32-bit unsigned integers and round the count up to whole threads.
+func (k *Kernel) MaxElems() int64 { return 1<<32 - int64(k.ElemsPerThread) }
+
+// keyVersion must equal the generator's (package ir); a test checks it.
+const keyVersion = "kgen-key-v1"
+
+// KeyOf recomputes a variant key the way the generator does: sha256 over the
+// key version, the math mode, the host name and the whole source.
+func KeyOf(source, hostName, math string) string {
+	h := sha256.New()
+	for _, part := range []string{keyVersion, math, hostName, source} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Validate checks the descriptor's own consistency: every key matches the
+// embedded source (so a hand-edited source can never hide behind a cached
+// pipeline), dtypes and host names are unique, and the bindings are
+// numbered 0.. with the args struct last and its fields packed 4 bytes apart.
+// The Metal port validates a kernel before compiling it.
+func (k *Kernel) Validate() error {
+	seen := map[DType]bool{}
+	for _, v := range k.Variants {
+		if seen[v.DType] || !v.DType.IsFloat() {
+			return fmt.Errorf("kgenrt: kernel %s: dtype %v is repeated or not a storage dtype", k.Name, v.DType)
+		}
+		seen[v.DType] = true
+		if got := KeyOf(k.Source, v.HostName, k.Math); got != v.Key {
+			return fmt.Errorf("kgenrt: kernel %s: variant %s has key %s but its embedded source hashes to %s; regenerate with `kgen gen`", k.Name, v.HostName, v.Key, got)
+		}
+	}
+	for i, b := range k.Bindings {
+		last := i == len(k.Bindings)-1
+		if b.Index != i || (b.Role == Args) != last {
+			return fmt.Errorf("kgenrt: kernel %s: binding %s has index %d; want indices 0.. with the args struct last", k.Name, b.Name, b.Index)
+		}
+		for j, f := range b.Fields {
+			if f.Offset != 4*j {
+				return fmt.Errorf("kgenrt: kernel %s: args field %s at offset %d, want %d", k.Name, f.Name, f.Offset, 4*j)
+			}
+		}
+	}
+	if len(k.Variants) == 0 || len(k.Bindings) == 0 {
+		return fmt.Errorf("kgenrt: kernel %s has no variants or no bindings", k.Name)
+	}
+	return nil
+}
+
+// Call is one checked launch: the tensors in binding order (Tensors[i] binds
+// at Kernel.Bindings[i].Index), the args struct bytes, and the dispatch.
+// Generated launchers build it; ports run it.
+type Call struct {
+	Kernel      *Kernel
+	Variant     *Variant
+	Tensors     []*Tensor
+	Args        []byte // little-endian, fields at their offsets
+	Grid        [3]int // dispatchThreads: total threads per axis
+	Threadgroup [3]int // threads per threadgroup
+}
+
+// empty reports whether the call has no work (a zero grid axis).
+func (c *Call) empty() bool { return c.Grid[0] == 0 || c.Grid[1] == 0 || c.Grid[2] == 0 }
+
+// check is what every port asks before launching: the call belongs to the
+// port's kernel and is laid out as its bindings say.
+func (c *Call) check(k *Kernel) error {
+	if c == nil || c.Kernel != k {
+		return fmt.Errorf("kgenrt: a call for another kernel reached the port of %s", k.Name)
+	}
+	if len(c.Tensors) != len(k.Tensors()) || len(c.Args) != k.ArgsSize() || c.Variant == nil {
+		return fmt.Errorf("kgenrt: kernel %s: malformed call (%d tensors, %d args bytes)", k.Name, len(c.Tensors), len(c.Args))
+	}
+	return nil
+}

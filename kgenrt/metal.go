@@ -1,0 +1,125 @@
+package kgenrt
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// MetalPort returns the Metal port of kernel k: kgenrt's Metal launcher
+// bound to k's embedded source. Generated packages call it only inside their
+// port tables. Off darwin, or without cgo, its Ready reports why it cannot
+// run and Select refuses it.
+func MetalPort(k *Kernel) Port { return &metalPort{kernel: k} }
+
+type metalPort struct{ kernel *Kernel }
+
+func (p *metalPort) Backend() Backend { return Metal }
+
+func (p *metalPort) Ready() error { return metalReady() }
+
+// Run checks the call, then launches it on the default device's queue and
+// waits; an empty call does nothing.
+func (p *metalPort) Run(c *Call) error {
+	if err := c.check(p.kernel); err != nil {
+		return err
+	}
+	if c.empty() {
+		return nil
+	}
+	return metalRun(c)
+}
+
+// Encode checks the call and adds it to cb. Every tensor must live in a
+// Metal buffer (NewMetal): cb runs after Encode returns, so host memory
+// cannot be staged.
+func (p *metalPort) Encode(cb *CommandBuffer, c *Call) error {
+	if err := c.check(p.kernel); err != nil {
+		return err
+	}
+	if cb == nil {
+		return fmt.Errorf("kgenrt: kernel %s: Encode needs a command buffer (NewCommandBuffer)", p.kernel.Name)
+	}
+	for i, t := range c.Tensors {
+		if !t.OnDevice() {
+			return p.kernel.tensorErr(p.kernel.Tensors()[i], "is in host memory; Encode needs tensors made by kgenrt.NewMetal (use Run to stage host tensors)")
+		}
+	}
+	if c.empty() {
+		return nil
+	}
+	return metalEncode(cb, c)
+}
+
+// stage says how one tensor of a call reaches the GPU in a synchronous Run.
+type stage struct {
+	Index    int // buffer index
+	Tensor   *Tensor
+	CopyIn   bool // host input: copy into a temporary buffer first
+	CopyOut  bool // host output: copy back after the command buffer completes
+	SameAs   int  // index into the stages of an earlier tensor with the same bytes (in place), or -1
+	OnDevice bool // bound directly
+}
+
+// stages plans a synchronous Run: device tensors bind as they are; host
+// tensors go through temporary shared buffers, one per distinct byte range,
+// so an in-place y = x shares one buffer that is copied in and back out.
+func stages(c *Call) []stage {
+	bs := c.Kernel.Tensors()
+	out := make([]stage, len(c.Tensors))
+	for i, t := range c.Tensors {
+		s := stage{Index: bs[i].Index, Tensor: t, SameAs: -1, OnDevice: t.OnDevice()}
+		if !s.OnDevice {
+			s.CopyIn = bs[i].Role == Input
+			s.CopyOut = bs[i].Role == Output
+			lo, hi := t.span()
+			for j := 0; j < i; j++ {
+				jlo, jhi := out[j].Tensor.span()
+				if !out[j].OnDevice && lo == jlo && hi == jhi {
+					s.SameAs = j
+					break
+				}
+			}
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// checkDispatch refuses dispatches Metal would reject with an assertion
+// instead of an error: oversize grids, threadgroups over the pipeline's
+// limit.
+func checkDispatch(c *Call, maxThreads int) error {
+	tg := c.Threadgroup[0] * c.Threadgroup[1] * c.Threadgroup[2]
+	if tg <= 0 || tg > maxThreads {
+		return fmt.Errorf("kgenrt: kernel %s: threadgroup %v has %d threads; the %s pipeline allows %d", c.Kernel.Name, c.Threadgroup, tg, c.Variant.HostName, maxThreads)
+	}
+	for _, g := range c.Grid {
+		if g < 0 || int64(g) > 1<<32-1 {
+			return fmt.Errorf("kgenrt: kernel %s: grid %v does not fit 32-bit thread positions", c.Kernel.Name, c.Grid)
+		}
+	}
+	return nil
+}
+
+// validated remembers Kernel.Validate's verdict per descriptor, so the key
+// check costs one hash per kernel per process.
+var validated sync.Map // *Kernel → error (nil stored as errOK)
+
+var errOK = errors.New("ok")
+
+func validate(k *Kernel) error {
+	if v, ok := validated.Load(k); ok {
+		if v == errOK {
+			return nil
+		}
+		return v.(error)
+	}
+	err := k.Validate()
+	store := err
+	if store == nil {
+		store = errOK
+	}
+	validated.Store(k, store)
+	return err
+}

@@ -1,0 +1,209 @@
+package kgenrt
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"unsafe"
+)
+
+// Tensor is a dense, row-major array of one storage dtype. Its elements are
+// little-endian bytes, in host memory (New, FromFloat32, …) or in a Metal
+// buffer shared with the CPU (NewMetal); the CPU reference reads both, a
+// Metal launch binds device tensors directly and copies host tensors in and
+// out. Launchers take *Tensor and reject nil.
+type Tensor struct {
+	dtype DType
+	shape []int
+	data  []byte
+	dev   *deviceBuffer // nil for host memory; see metal_*.go
+}
+
+// ErrShape is wrapped by constructor errors about shapes and lengths.
+var ErrShape = errors.New("kgenrt: bad tensor shape")
+
+// New returns a zeroed host tensor of storage dtype dt (f32, f16 or bf16).
+// With no dims it is a vector of length 0.
+func New(dt DType, shape ...int) (*Tensor, error) {
+	n, err := count(dt, shape)
+	if err != nil {
+		return nil, err
+	}
+	return &Tensor{dtype: dt, shape: cloneShape(shape, n), data: make([]byte, n*dt.Size())}, nil
+}
+
+// FromFloat32 returns a host tensor of storage dtype dt holding v, each
+// value rounded to nearest even in dt. Without dims it is a vector of
+// len(v); with dims their product must be len(v).
+func FromFloat32(dt DType, v []float32, shape ...int) (*Tensor, error) {
+	t, err := newFor(dt, len(v), shape)
+	if err != nil {
+		return nil, err
+	}
+	for i, x := range v {
+		t.SetFloat32(i, x)
+	}
+	return t, nil
+}
+
+// FromF16Bits returns an f16 host tensor holding the binary16 bit patterns b.
+func FromF16Bits(b []uint16, shape ...int) (*Tensor, error) { return fromBits(F16, b, shape) }
+
+// FromBF16Bits returns a bf16 host tensor holding the bfloat16 bit patterns b.
+func FromBF16Bits(b []uint16, shape ...int) (*Tensor, error) { return fromBits(BF16, b, shape) }
+
+func fromBits(dt DType, b []uint16, shape []int) (*Tensor, error) {
+	t, err := newFor(dt, len(b), shape)
+	if err != nil {
+		return nil, err
+	}
+	for i, x := range b {
+		binary.LittleEndian.PutUint16(t.data[2*i:], x)
+	}
+	return t, nil
+}
+
+// newFor makes a zeroed host tensor for n values laid out as shape (a
+// vector of n when shape is empty).
+func newFor(dt DType, n int, shape []int) (*Tensor, error) {
+	if len(shape) == 0 {
+		shape = []int{n}
+	}
+	t, err := New(dt, shape...)
+	if err != nil {
+		return nil, err
+	}
+	if t.Len() != n {
+		return nil, fmt.Errorf("%w: shape %v holds %d elements, got %d values", ErrShape, shape, t.Len(), n)
+	}
+	return t, nil
+}
+
+// count checks dt and shape and returns the number of elements.
+func count(dt DType, shape []int) (int, error) {
+	if !dt.IsFloat() {
+		return 0, fmt.Errorf("kgenrt: %v is not a tensor storage dtype (f32, f16, bf16)", dt)
+	}
+	n := 1
+	if len(shape) == 0 {
+		n = 0
+	}
+	for _, d := range shape {
+		if d < 0 {
+			return 0, fmt.Errorf("%w: negative dimension in %v", ErrShape, shape)
+		}
+		if d != 0 && n > math.MaxInt/dt.Size()/d {
+			return 0, fmt.Errorf("%w: %v overflows the address space", ErrShape, shape)
+		}
+		n *= d
+	}
+	return n, nil
+}
+
+func cloneShape(shape []int, n int) []int {
+	if len(shape) == 0 {
+		return []int{n}
+	}
+	return append([]int(nil), shape...)
+}
+
+// DType is the storage dtype.
+func (t *Tensor) DType() DType { return t.dtype }
+
+// Shape returns a copy of the dimensions.
+func (t *Tensor) Shape() []int { return append([]int(nil), t.shape...) }
+
+// Len is the number of elements.
+func (t *Tensor) Len() int {
+	if t.dtype.Size() == 0 {
+		return 0
+	}
+	return len(t.data) / t.dtype.Size()
+}
+
+// Bytes returns the element bytes, little-endian, without copying. For a
+// Metal tensor they are the buffer's contents: keep the Tensor reachable
+// while you use them, and do not touch them while a launch that uses the
+// tensor is in flight.
+func (t *Tensor) Bytes() []byte { return t.data }
+
+// OnDevice reports whether t lives in a Metal buffer (made by NewMetal).
+func (t *Tensor) OnDevice() bool { return t.dev != nil }
+
+// Float32At returns element i as a float32, exactly (every storage dtype
+// fits in float32).
+func (t *Tensor) Float32At(i int) float32 {
+	switch t.dtype {
+	case F16:
+		return F16Value(binary.LittleEndian.Uint16(t.data[2*i:]))
+	case BF16:
+		return BF16Value(binary.LittleEndian.Uint16(t.data[2*i:]))
+	}
+	return math.Float32frombits(binary.LittleEndian.Uint32(t.data[4*i:]))
+}
+
+// SetFloat32 stores v into element i, rounded to nearest even in the
+// tensor's dtype: the store rule of every kgen kernel.
+func (t *Tensor) SetFloat32(i int, v float32) {
+	switch t.dtype {
+	case F16:
+		binary.LittleEndian.PutUint16(t.data[2*i:], F16Bits(v))
+	case BF16:
+		binary.LittleEndian.PutUint16(t.data[2*i:], BF16Bits(v))
+	default:
+		binary.LittleEndian.PutUint32(t.data[4*i:], math.Float32bits(v))
+	}
+}
+
+// Float32s returns every element as a float32 (exact).
+func (t *Tensor) Float32s() []float32 {
+	out := make([]float32, t.Len())
+	for i := range out {
+		out[i] = t.Float32At(i)
+	}
+	return out
+}
+
+// Float64s returns every element as a float64 (exact), the input of a
+// kernel's float64 evaluation.
+func (t *Tensor) Float64s() []float64 {
+	out := make([]float64, t.Len())
+	for i := range out {
+		out[i] = float64(t.Float32At(i))
+	}
+	return out
+}
+
+// Bits16 returns the raw bit patterns of an f16 or bf16 tensor (nil for f32).
+func (t *Tensor) Bits16() []uint16 {
+	if t.dtype.Size() != 2 {
+		return nil
+	}
+	out := make([]uint16, t.Len())
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint16(t.data[2*i:])
+	}
+	return out
+}
+
+// span is the address range of t's bytes, for overlap checks.
+func (t *Tensor) span() (lo, hi uintptr) {
+	if len(t.data) == 0 {
+		return 0, 0
+	}
+	lo = uintptr(unsafe.Pointer(unsafe.SliceData(t.data)))
+	return lo, lo + uintptr(len(t.data))
+}
+
+func sameShape(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

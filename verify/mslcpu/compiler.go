@@ -1,0 +1,278 @@
+package mslcpu
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"sync"
+)
+
+//go:embed shim/metal_stdlib shim/runtime.cc
+var shimFS embed.FS
+
+// cacheVersion changes whenever the way binaries are built changes in a way
+// the hashed inputs do not capture.
+const cacheVersion = "mslcpu-cache-1"
+
+// baseFlags are the flags from the project notes: C++20, no FMA contraction
+// (Metal's precise mode rounds every operation), and half/bfloat arithmetic
+// rounded per operation instead of kept in float.
+var baseFlags = []string{
+	"-std=c++20", "-O2", "-ffp-contract=off", "-Wno-unknown-attributes",
+	"-Xclang", "-ffloat16-excess-precision=none",
+	"-Xclang", "-fbfloat16-excess-precision=none",
+}
+
+// strictFlags add the address-space keywords and reject the implicit
+// double promotions and float narrowings that MSL code must not rely on.
+var strictFlags = []string{
+	"-fsyntax-only", "-DKGEN_STRICT",
+	"-Werror=double-promotion", "-Werror=implicit-float-conversion",
+}
+
+// clangCandidates are tried in order; the shim needs clang >= 17
+// (ext_vector_type swizzles, __bf16 arithmetic).
+var clangCandidates = []string{"clang++-19", "clang++-20", "clang++-21", "clang++-18", "clang++-17", "clang++"}
+
+var versionRe = regexp.MustCompile(`clang version (\d+)`)
+
+// CompileError carries compiler diagnostics for a source that did not build.
+type CompileError struct {
+	Diagnostics string
+}
+
+func (e *CompileError) Error() string { return "mslcpu: compile failed:\n" + e.Diagnostics }
+
+// Compiler returns the C++ compiler the harness will use, or an error saying
+// none was found. $KGEN_MSLCPU_CXX overrides the search.
+func Compiler() (string, error) {
+	if cxx := os.Getenv("KGEN_MSLCPU_CXX"); cxx != "" {
+		path, err := exec.LookPath(cxx)
+		if err != nil {
+			return "", fmt.Errorf("mslcpu: $KGEN_MSLCPU_CXX=%s: %v", cxx, err)
+		}
+		return path, nil
+	}
+	for _, name := range clangCandidates {
+		path, err := exec.LookPath(name)
+		if err != nil {
+			continue
+		}
+		if v, err := compilerVersion(path); err == nil && clangMajor(v) >= 17 {
+			return path, nil
+		}
+	}
+	if _, err := exec.LookPath("g++"); err == nil {
+		return "", errors.New("mslcpu: only g++ found; the MSL shim needs clang >= 17 (ext_vector_type swizzles, __bf16 arithmetic): install clang-19")
+	}
+	return "", errors.New("mslcpu: no C++ compiler found: install clang-19 (or set $KGEN_MSLCPU_CXX)")
+}
+
+func clangMajor(version string) int {
+	m := versionRe.FindStringSubmatch(version)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+var versions sync.Map // compiler path -> version text
+
+// compilerVersion returns `cxx --version`, memoised: it is part of every
+// cache key, so that a compiler upgrade never reuses old binaries.
+func compilerVersion(cxx string) (string, error) {
+	if v, ok := versions.Load(cxx); ok {
+		return v.(string), nil
+	}
+	out, err := exec.Command(cxx, "--version").Output()
+	if err != nil {
+		return "", fmt.Errorf("mslcpu: %s --version: %v", cxx, err)
+	}
+	versions.Store(cxx, string(out))
+	return string(out), nil
+}
+
+// toolchain is a compiler with its cache directory and unpacked shim.
+type toolchain struct {
+	cxx, version, cache, shim string
+}
+
+func newToolchain() (*toolchain, error) {
+	cxx, err := Compiler()
+	if err != nil {
+		return nil, err
+	}
+	version, err := compilerVersion(cxx)
+	if err != nil {
+		return nil, err
+	}
+	cache, err := cacheDir()
+	if err != nil {
+		return nil, err
+	}
+	shim, err := unpackShim(cache)
+	if err != nil {
+		return nil, err
+	}
+	return &toolchain{cxx: cxx, version: version, cache: cache, shim: shim}, nil
+}
+
+// cacheDir is $KGEN_MSLCPU_CACHE, else <user cache dir>/kgen/mslcpu.
+func cacheDir() (string, error) {
+	dir := os.Getenv("KGEN_MSLCPU_CACHE")
+	if dir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			base = os.TempDir()
+		}
+		dir = filepath.Join(base, "kgen", "mslcpu")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("mslcpu: cache directory: %v", err)
+	}
+	return dir, nil
+}
+
+// shimHash covers every embedded shim file.
+var shimHash = sync.OnceValue(func() string {
+	h := sha256.New()
+	for _, name := range []string{"shim/metal_stdlib", "shim/runtime.cc"} {
+		data, _ := shimFS.ReadFile(name)
+		fmt.Fprintf(h, "%s %d\n", name, len(data))
+		h.Write(data)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+})
+
+// unpackShim writes the shim into a content-addressed directory once.
+func unpackShim(cache string) (string, error) {
+	dir := filepath.Join(cache, "shim-"+shimHash()[:16])
+	for _, name := range []string{"metal_stdlib", "runtime.cc"} {
+		path := filepath.Join(dir, name)
+		if _, err := os.Stat(path); err == nil {
+			continue
+		}
+		data, _ := shimFS.ReadFile("shim/" + name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", err
+		}
+		if err := writeAtomic(path, data, 0o644); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+// key hashes everything that shapes a build product.
+func (tc *toolchain) key(kind string, flags []string, parts ...string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%q\x00", cacheVersion, kind, tc.cxx, tc.version, flags)
+	h.Write([]byte(shimHash()))
+	for _, p := range parts {
+		fmt.Fprintf(h, "\x00%d\x00", len(p))
+		h.Write([]byte(p))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// runtimeObject compiles shim/runtime.cc once per compiler and shim.
+func (tc *toolchain) runtimeObject(ctx context.Context) (string, error) {
+	out := filepath.Join(tc.cache, "rt-"+tc.key("runtime", baseFlags)+".o")
+	return cached(out, func(tmp string) error {
+		args := append(append([]string{}, baseFlags...), "-I", tc.shim, "-c", filepath.Join(tc.shim, "runtime.cc"), "-o", tmp)
+		return tc.compile(ctx, args, nil)
+	})
+}
+
+// binary builds (or finds) the executable for one program.
+func (tc *toolchain) binary(ctx context.Context, p *program) (string, error) {
+	rt, err := tc.runtimeObject(ctx)
+	if err != nil {
+		return "", err
+	}
+	tu := translationUnit(p)
+	base := filepath.Join(tc.cache, "k-"+tc.key("kernel", baseFlags, tu))
+	return cached(base, func(tmp string) error {
+		// Keep the translation unit next to the binary: it is the best
+		// starting point when a driver or shim problem needs debugging.
+		if err := writeAtomic(base+".cc", []byte(tu), 0o644); err != nil {
+			return err
+		}
+		args := append(append([]string{}, baseFlags...), "-I", tc.shim, "-x", "c++", base+".cc", "-x", "none", rt, "-o", tmp, "-lm")
+		return tc.compile(ctx, args, nil)
+	})
+}
+
+func (tc *toolchain) compile(ctx context.Context, args []string, stdin []byte) error {
+	cmd := exec.CommandContext(ctx, tc.cxx, args...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil {
+		return &CompileError{Diagnostics: string(out)}
+	}
+	return nil
+}
+
+var flights sync.Map // output path -> *flight
+
+type flight struct {
+	once sync.Once
+	err  error
+}
+
+// cached returns out, building it with build(tmp) first unless it exists.
+// Builds of one path within this process run once; across processes the
+// atomic rename makes concurrent builds harmless.
+func cached(out string, build func(tmp string) error) (string, error) {
+	if _, err := os.Stat(out); err == nil {
+		return out, nil
+	}
+	v, _ := flights.LoadOrStore(out, &flight{})
+	f := v.(*flight)
+	f.once.Do(func() {
+		tmp := fmt.Sprintf("%s.tmp%d", out, os.Getpid())
+		defer os.Remove(tmp)
+		if f.err = build(tmp); f.err == nil {
+			f.err = os.Rename(tmp, out)
+		}
+	})
+	if f.err != nil {
+		flights.Delete(out) // let a later call retry (e.g. after a cancelled context)
+		return "", f.err
+	}
+	return out, nil
+}
+
+func writeAtomic(path string, data []byte, mode os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), mode); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,52 @@
+// Package mslcpu runs kgen-generated Metal Shading Language kernels on a
+// Linux CPU, so that Metal kernels get CI without a Mac.
+//
+// MSL is C++ with a few keywords and a standard library of its own. The
+// harness compiles the unmodified .metal text as C++20 with clang (>= 17)
+// against a stand-in <metal_stdlib> (shim/metal_stdlib, embedded), after a
+// line-preserving pre-pass for the constructs clang rejects: explicit
+// instantiations carrying [[host_name]], `threadgroup T*` pointer
+// qualifiers, and vec<T,N>(...) constructors. A driver generated from the
+// kernel signatures (driver.go) binds [[buffer(i)]] parameters to Launch
+// buffers and position attributes ([[thread_position_in_grid]] and the
+// other uint/uint3 positions) to each thread's coordinates. A small runtime
+// (shim/runtime.cc) runs the grid group by group: kernels without barriers
+// or simd functions as a plain loop over each group's lanes; kernels with
+// them as fibers (one stack per lane, switching only at
+// threadgroup_barrier, simdgroup_barrier and simd_*), with 32-lane
+// simdgroups. Builds are cached by a hash of everything that shapes them.
+//
+// Built-in checks: threadgroup memory is filled with 0xFF bytes (NaN for
+// float, half and bfloat) before each group, so reads of memory no lane
+// wrote show up; each buffer ends just before an inaccessible page, so
+// overruns of more than the 16-byte alignment slack crash with a message
+// naming the buffer; lanes that wait at different barriers or simd calls,
+// or that return while others wait at a barrier, are reported as errors;
+// Launch.Order runs lanes in reverse or shuffled order to expose races
+// inside a group; `double`, erf, log1p, expm1, printf and friends are
+// poisoned. CheckSyntax adds clang address spaces so that device /
+// constant / threadgroup / thread pointer mix-ups are compile errors.
+//
+// Where fidelity ends (tolerances and other tests must cover these):
+//   - Fast math, Metal's default, is not modelled: metal::fast:: functions
+//     are the precise ones here, and nothing is reassociated or assumed
+//     finite. Precise functions are glibc's (typically < 1 ulp), which may
+//     be more accurate than Apple's.
+//   - No FMA contraction (-ffp-contract=off): Metal may contract a*b+c,
+//     which changes results by several ulps; explicit fma() is exact here.
+//   - Denormals are kept; Apple GPUs may flush float denormals to zero.
+//   - Groups run one after another, so races between threadgroups, device
+//     memory ordering and atomics are not exercised.
+//   - No lockstep SIMT: lanes run one at a time between synchronisation
+//     points; a simd function in divergent control flow reduces over the
+//     lanes that reach it, and the reduction order is the harness's
+//     (lane order, sequential), not Apple's tree.
+//   - Metal's boolN is modelled as intN (clang vector comparisons yield
+//     int vectors), so bool vectors have the wrong size in buffers.
+//   - Not supported: textures, samplers, atomics, [[threadgroup(n)]]
+//     buffers (use kernel-scope threadgroup arrays), quad_* functions,
+//     simdgroup_matrix, packed_* vector types, `1.0h` literals. Threadgroup
+//     memory (32 KB) and pipeline thread limits are not enforced beyond
+//     1024 threads per group.
+//   - g++ is not supported: the shim relies on clang's ext_vector_type.
+package mslcpu

@@ -1,0 +1,174 @@
+package mslcpu
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+)
+
+// LaneOrder is the order in which the lanes of a threadgroup run between
+// synchronisation points. A kernel whose result depends on it has a race
+// (typically a missing threadgroup_barrier); run it in more than one order.
+type LaneOrder uint32
+
+const (
+	Forward  LaneOrder = iota // lane 0 first
+	Reverse                   // last lane first
+	Shuffled                  // a fixed pseudo-random permutation per group
+)
+
+// Launch is one dispatchThreads call of one host-named kernel.
+type Launch struct {
+	Source      []byte    // the whole .metal file as kgen generates it
+	HostName    string    // e.g. "gelu_tanh_bf16"
+	Buffers     [][]byte  // indexed by [[buffer(i)]]; device buffers and the bytes of `constant S&` structs alike
+	Grid        [3]uint32 // total threads per axis (Metal dispatchThreads semantics)
+	Threadgroup [3]uint32
+	Order       LaneOrder // lane order within each group; Forward if unset
+}
+
+// RunError reports a kernel that compiled but failed while running: a
+// diagnostic from the runtime (barrier divergence, out-of-bounds access,
+// unbound buffer) or a crash.
+type RunError struct {
+	HostName string
+	Message  string
+}
+
+func (e *RunError) Error() string { return "mslcpu: " + e.HostName + ": " + e.Message }
+
+// maxThreadgroup is Metal's limit on threads per threadgroup.
+const maxThreadgroup = 1024
+
+// Run compiles (cached by sha256 of source+shim+flags+driver under
+// os.UserCacheDir()/kgen/mslcpu, or $KGEN_MSLCPU_CACHE if set) and runs the
+// launch, returning every buffer after the run (outputs filled in). Threads
+// whose position is outside Grid are not run (dispatchThreads semantics);
+// partial threadgroups are allowed. The input buffers are not modified.
+func Run(ctx context.Context, l Launch) ([][]byte, error) {
+	p, err := parseProgram(l.Source)
+	if err != nil {
+		return nil, fmt.Errorf("mslcpu: %s: %w", kernelFile, err)
+	}
+	in, err := p.instance(l.HostName)
+	if err != nil {
+		return nil, fmt.Errorf("mslcpu: %w", err)
+	}
+	if err := checkLaunch(l, in.kernel); err != nil {
+		return nil, fmt.Errorf("mslcpu: %s: %w", l.HostName, err)
+	}
+	tc, err := newToolchain()
+	if err != nil {
+		return nil, err
+	}
+	bin, err := tc.binary(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if l.Grid[0] == 0 || l.Grid[1] == 0 || l.Grid[2] == 0 {
+		return copyBuffers(l.Buffers), nil // an empty grid runs no thread
+	}
+	return execute(ctx, bin, l)
+}
+
+// checkLaunch rejects launches Metal would reject, before any compile.
+func checkLaunch(l Launch, k *kernelSig) error {
+	lanes := uint64(1)
+	for a, n := range l.Threadgroup {
+		if n == 0 {
+			return fmt.Errorf("Threadgroup[%d] is 0", a)
+		}
+		lanes *= uint64(n)
+	}
+	if lanes > maxThreadgroup {
+		return fmt.Errorf("threadgroup of %d threads exceeds Metal's %d", lanes, maxThreadgroup)
+	}
+	if hi := k.maxBuffer(); hi >= len(l.Buffers) {
+		return fmt.Errorf("kernel %s binds buffer(%d) but the launch has %d buffers", k.name, hi, len(l.Buffers))
+	}
+	if l.Order > Shuffled {
+		return fmt.Errorf("unknown lane order %d", l.Order)
+	}
+	return nil
+}
+
+// execute runs the built binary: the launch goes in on stdin, the buffers
+// come back on stdout (see read_request / write_response in runtime.cc).
+func execute(ctx context.Context, bin string, l Launch) ([][]byte, error) {
+	cmd := exec.CommandContext(ctx, bin)
+	cmd.Stdin = bytes.NewReader(encodeRequest(l))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if err != nil {
+		msg := strings.TrimSpace(strings.ReplaceAll(stderr.String(), "mslcpu: ", ""))
+		var exit *exec.ExitError
+		if errors.As(err, &exit) && !exit.Exited() {
+			msg = strings.TrimSpace(exit.String() + "\n" + msg)
+		}
+		if msg == "" {
+			msg = err.Error()
+		}
+		return nil, &RunError{HostName: l.HostName, Message: msg}
+	}
+	return decodeResponse(stdout.Bytes(), len(l.Buffers))
+}
+
+func encodeRequest(l Launch) []byte {
+	var b bytes.Buffer
+	le := binary.LittleEndian
+	b.WriteString("KGENRUN1")
+	b.Write(le.AppendUint32(nil, uint32(len(l.HostName))))
+	b.WriteString(l.HostName)
+	for _, v := range l.Grid {
+		b.Write(le.AppendUint32(nil, v))
+	}
+	for _, v := range l.Threadgroup {
+		b.Write(le.AppendUint32(nil, v))
+	}
+	b.Write(le.AppendUint32(nil, uint32(l.Order)))
+	b.Write(le.AppendUint32(nil, uint32(len(l.Buffers))))
+	for _, buf := range l.Buffers {
+		b.Write(le.AppendUint64(nil, uint64(len(buf))))
+		b.Write(buf)
+	}
+	return b.Bytes()
+}
+
+func decodeResponse(out []byte, want int) ([][]byte, error) {
+	le := binary.LittleEndian
+	bad := errors.New("mslcpu: malformed response from the kernel binary")
+	if len(out) < 12 || string(out[:8]) != "KGENOUT1" || int(le.Uint32(out[8:])) != want {
+		return nil, bad
+	}
+	out = out[12:]
+	bufs := make([][]byte, want)
+	for i := range bufs {
+		if len(out) < 8 {
+			return nil, bad
+		}
+		n := le.Uint64(out)
+		out = out[8:]
+		if uint64(len(out)) < n {
+			return nil, bad
+		}
+		bufs[i] = append([]byte{}, out[:n]...)
+		out = out[n:]
+	}
+	return bufs, nil
+}
+
+func copyBuffers(in [][]byte) [][]byte {
+	out := make([][]byte, len(in))
+	for i, b := range in {
+		out[i] = append([]byte{}, b...)
+	}
+	return out
+}

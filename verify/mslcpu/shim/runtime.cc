@@ -1,0 +1,499 @@
+// runtime.cc: the host side of verify/mslcpu. It reads one launch from stdin,
+// runs the named kernel over the grid group by group, and writes every buffer
+// back to stdout. Kernels that synchronise (barriers, simd ops) run their
+// lanes as fibers on one OS thread, switching only at those calls; others run
+// as a plain loop. Failures print "mslcpu: ..." on stderr and exit 3.
+#include <csignal>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#define KGEN_RUNTIME 1
+#include <metal_stdlib>
+
+#if defined(__x86_64__) && !defined(KGEN_UCONTEXT)
+#define KGEN_FAST_SWITCH 1
+// kgen_switch(save, next) saves the callee-saved state on the current stack,
+// stores the stack pointer in *save, and resumes the stack at next.
+extern "C" void kgen_switch(void** save, void* next);
+__asm__(R"(
+  .text
+  .globl kgen_switch
+  .type kgen_switch, @function
+kgen_switch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  subq $8, %rsp
+  stmxcsr (%rsp)
+  fnstcw 4(%rsp)
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  ldmxcsr (%rsp)
+  fldcw 4(%rsp)
+  addq $8, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+  .size kgen_switch, .-kgen_switch
+)");
+#else
+#define KGEN_FAST_SWITCH 0
+#endif
+
+extern const kgen_rt::Entry kgen_entries[];
+extern const int kgen_nentries;
+extern const int kgen_sync;
+extern char __start_kgen_tg[] __attribute__((weak));
+extern char __stop_kgen_tg[] __attribute__((weak));
+
+// Debian's libgcc 12 lacks the float -> bfloat16 conversion that clang calls;
+// this one rounds to nearest even and keeps NaNs quiet.
+extern "C" __bf16 __truncsfbf2(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  uint16_t h;
+  if ((u & 0x7fffffffu) > 0x7f800000u) {
+    h = uint16_t((u >> 16) | 0x40u);
+  } else {
+    h = uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+  }
+  __bf16 r;
+  memcpy(&r, &h, 2);
+  return r;
+}
+
+namespace {
+
+enum State { kReady, kBarrier, kSimd, kDone };
+enum Order { kForward, kReverse, kShuffled };
+
+struct Buffer {
+  unsigned char* data;
+  uint64_t len;
+};
+
+struct Fiber {
+#if KGEN_FAST_SWITCH
+  void* sp;
+#else
+  ucontext_t ctx;
+#endif
+  State state;
+  int line;
+  unsigned size;
+  kgen_rt::Lane lane;
+};
+
+struct SimdGroup {
+  unsigned gen;
+  unsigned mask[2];
+  alignas(64) unsigned char data[2][kgen_rt::simd_width * 64];
+};
+
+const size_t kStack = 256 * 1024;
+const uint32_t kMaxLanes = 1024;
+
+const kgen_rt::Entry* g_entry;
+Buffer* g_bufs;
+void** g_ptrs;
+uint32_t g_nbuf;
+Fiber* g_fibers;
+SimdGroup* g_simd;
+unsigned char* g_stacks;
+int g_cur = -1;
+#if KGEN_FAST_SWITCH
+void* g_sched_sp;
+#else
+ucontext_t g_sched;
+#endif
+const kgen_rt::Lane* g_running;  // the lane being run, for reports
+const uint32_t* g_group;         // the group being scheduled, for reports
+
+[[noreturn]] void die(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+void die(const char* fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "mslcpu: %s\n", msg);
+  if (g_running) {
+    const kgen_rt::Lane& l = *g_running;
+    fprintf(stderr, "mslcpu: in %s, threadgroup (%u,%u,%u), thread (%u,%u,%u)\n", g_entry->host,
+            l.tg_id.x, l.tg_id.y, l.tg_id.z, l.tid_tg.x, l.tid_tg.y, l.tid_tg.z);
+  } else if (g_group) {
+    fprintf(stderr, "mslcpu: in %s, threadgroup (%u,%u,%u)\n", g_entry->host, g_group[0], g_group[1], g_group[2]);
+  }
+  fflush(stderr);
+  _exit(3);
+}
+
+void read_exact(void* p, size_t n) {
+  if (fread(p, 1, n, stdin) != n) die("short read on the launch request");
+}
+uint32_t read_u32() {
+  uint32_t v;
+  read_exact(&v, 4);
+  return v;
+}
+uint64_t read_u64() {
+  uint64_t v;
+  read_exact(&v, 8);
+  return v;
+}
+
+// alloc_buffer places len bytes so that they end (rounded up to 16 for
+// vector alignment) just before a PROT_NONE page: reads or writes past the
+// end fault and are reported with the buffer's index.
+unsigned char* alloc_buffer(uint64_t len) {
+  size_t page = size_t(sysconf(_SC_PAGESIZE));
+  size_t body = (len + 15) / 16 * 16;
+  size_t span = (body + page - 1) / page * page;
+  unsigned char* base = static_cast<unsigned char*>(
+      mmap(nullptr, span + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  if (base == MAP_FAILED) die("cannot map a buffer of %llu bytes", (unsigned long long)len);
+  mprotect(base + span, page, PROT_NONE);
+  return base + span - body;
+}
+
+void on_signal(int sig, siginfo_t* info, void*) {
+  const char* what = sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : sig == SIGFPE ? "SIGFPE" : "signal";
+  char* addr = static_cast<char*>(info->si_addr);
+  for (uint32_t i = 0; i < g_nbuf && g_bufs; ++i) {
+    char* end = reinterpret_cast<char*>(g_bufs[i].data) + (g_bufs[i].len + 15) / 16 * 16;
+    if (addr >= end && addr < end + 65536)
+      die("%s: access past the end of buffer(%u) (%llu bytes), at byte %lld", what, i,
+          (unsigned long long)g_bufs[i].len, (long long)(addr - reinterpret_cast<char*>(g_bufs[i].data)));
+  }
+  die("%s at address %p (out-of-bounds access or fiber stack overflow?)", what, info->si_addr);
+}
+
+void install_handlers() {
+  static char altstack[64 * 1024];
+  stack_t ss = {};
+  ss.ss_sp = altstack;
+  ss.ss_size = sizeof altstack;
+  sigaltstack(&ss, nullptr);
+  struct sigaction sa = {};
+  sa.sa_sigaction = on_signal;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigaction(SIGSEGV, &sa, nullptr);
+  sigaction(SIGBUS, &sa, nullptr);
+  sigaction(SIGFPE, &sa, nullptr);
+}
+
+// order_lanes fills perm with 0..n-1 in the requested order; shuffles are
+// seeded by the group so that runs are reproducible.
+void order_lanes(uint32_t* perm, uint32_t n, uint32_t order, uint32_t seed) {
+  for (uint32_t i = 0; i < n; ++i) perm[i] = order == kReverse ? n - 1 - i : i;
+  if (order != kShuffled) return;
+  uint64_t s = 0x9e3779b97f4a7c15ull ^ seed;
+  for (uint32_t i = n; i > 1; --i) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    uint32_t j = uint32_t(s % i);
+    uint32_t t = perm[i - 1];
+    perm[i - 1] = perm[j];
+    perm[j] = t;
+  }
+}
+
+void fiber_main(int idx) {
+  Fiber& f = g_fibers[idx];
+  g_entry->fn(g_ptrs, f.lane);
+  f.state = kDone;
+}
+
+#if KGEN_FAST_SWITCH
+// ctx_enter/ctx_leave switch stacks with kgen_switch (below): swapcontext
+// would make two sigprocmask system calls per switch, which dominated the
+// run time of reductions.
+void ctx_enter(Fiber& f) { kgen_switch(&g_sched_sp, f.sp); }
+void ctx_leave(Fiber& f) { kgen_switch(&f.sp, g_sched_sp); }
+
+extern "C" void kgen_fiber_entry() {
+  int idx = g_cur;
+  fiber_main(idx);
+  ctx_leave(g_fibers[idx]);
+  __builtin_unreachable();
+}
+
+// ctx_init lays out a stack that kgen_switch "returns" into
+// kgen_fiber_entry from: saved MXCSR and x87 control word, six callee-saved
+// registers, the entry address, and alignment as if entered by a call.
+void ctx_init(Fiber& f, unsigned char* stack, size_t size) {
+  uintptr_t top = (reinterpret_cast<uintptr_t>(stack) + size) & ~uintptr_t(15);
+  uint64_t* sp = reinterpret_cast<uint64_t*>(top - 16);
+  sp[0] = reinterpret_cast<uint64_t>(&kgen_fiber_entry);
+  sp -= 6;
+  for (int i = 0; i < 6; ++i) sp[i] = 0;
+  sp -= 1;
+  uint32_t mxcsr;
+  uint16_t fpucw;
+  __asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
+  __asm__ volatile("fnstcw %0" : "=m"(fpucw));
+  memcpy(reinterpret_cast<char*>(sp), &mxcsr, 4);
+  memcpy(reinterpret_cast<char*>(sp) + 4, &fpucw, 2);
+  f.sp = sp;
+}
+#else
+void ctx_enter(Fiber& f) { swapcontext(&g_sched, &f.ctx); }
+void ctx_leave(Fiber& f) { swapcontext(&f.ctx, &g_sched); }
+
+void ctx_init(Fiber& f, unsigned char* stack, size_t size) {
+  getcontext(&f.ctx);
+  f.ctx.uc_stack.ss_sp = stack;
+  f.ctx.uc_stack.ss_size = size;
+  f.ctx.uc_link = &g_sched;
+  makecontext(&f.ctx, reinterpret_cast<void (*)()>(fiber_main), 1, int(&f - g_fibers));
+}
+#endif
+
+// yield returns control to the scheduler; the lane resumes once released.
+void yield(State st, int line, unsigned size) {
+  if (g_cur < 0) die("threadgroup_barrier or simd_* called by a kernel run without fibers");
+  Fiber& f = g_fibers[g_cur];
+  f.state = st;
+  f.line = line;
+  f.size = size;
+  ctx_leave(f);
+}
+
+// complete_simd releases the simdgroups whose live lanes all wait in an
+// exchange; it reports lanes that wait at different call sites.
+bool complete_simd(uint32_t n) {
+  bool progressed = false;
+  for (uint32_t s = 0; s * kgen_rt::simd_width < n; ++s) {
+    uint32_t lo = s * kgen_rt::simd_width, hi = lo + kgen_rt::simd_width < n ? lo + kgen_rt::simd_width : n;
+    unsigned mask = 0;
+    int line = -1, waiting = 0, other = 0;
+    for (uint32_t i = lo; i < hi; ++i) {
+      Fiber& f = g_fibers[i];
+      if (f.state == kSimd) {
+        if (line >= 0 && (f.line != line || f.size != g_fibers[lo + __builtin_ctz(mask)].size))
+          die("simdgroup %u: lanes wait at different simd calls (lines %d and %d)", s, line, f.line);
+        line = f.line;
+        mask |= 1u << (i - lo);
+        ++waiting;
+      } else if (f.state == kBarrier) {
+        ++other;
+      }
+    }
+    if (waiting == 0) continue;
+    if (other) die("simdgroup %u: some lanes wait at a simd call (line %d), others at a barrier", s, line);
+    SimdGroup& sg = g_simd[s];
+    sg.mask[sg.gen & 1] = mask;
+    ++sg.gen;
+    for (uint32_t i = lo; i < hi; ++i)
+      if (g_fibers[i].state == kSimd) g_fibers[i].state = kReady;
+    progressed = true;
+  }
+  return progressed;
+}
+
+// release_barrier lets a group pass a barrier once every lane waits at it.
+void release_barrier(uint32_t n) {
+  int line = -1;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (g_fibers[i].state != kBarrier) continue;
+    if (line >= 0 && g_fibers[i].line != line)
+      die("lanes wait at different threadgroup_barrier calls (lines %d and %d)", line, g_fibers[i].line);
+    line = g_fibers[i].line;
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    if (g_fibers[i].state == kDone) {
+      g_running = &g_fibers[i].lane;
+      die("this lane returned while others wait at the threadgroup_barrier on line %d", line);
+    }
+  }
+  for (uint32_t i = 0; i < n; ++i) g_fibers[i].state = kReady;
+}
+
+void run_fibers(uint32_t n, const uint32_t* perm) {
+  for (uint32_t i = 0; i < n; ++i) {
+    Fiber& f = g_fibers[i];
+    f.state = kReady;
+    ctx_init(f, g_stacks + size_t(i) * kStack + 4096, kStack - 4096);
+  }
+  for (uint32_t s = 0; s * kgen_rt::simd_width < n; ++s) g_simd[s].gen = 0;
+  for (;;) {
+    bool live = false;
+    for (uint32_t k = 0; k < n; ++k) {
+      Fiber& f = g_fibers[perm[k]];
+      if (f.state != kReady) continue;
+      g_cur = int(perm[k]);
+      g_running = &f.lane;
+      ctx_enter(f);
+      g_cur = -1;
+      g_running = nullptr;
+    }
+    for (uint32_t i = 0; i < n; ++i) live = live || g_fibers[i].state != kDone;
+    if (!live) return;
+    if (!complete_simd(n)) release_barrier(n);
+  }
+}
+
+void setup_fibers() {
+  g_fibers = static_cast<Fiber*>(calloc(kMaxLanes, sizeof(Fiber)));
+  g_simd = static_cast<SimdGroup*>(aligned_alloc(64, kMaxLanes / kgen_rt::simd_width * sizeof(SimdGroup)));
+  size_t total = kStack * kMaxLanes;
+  g_stacks = static_cast<unsigned char*>(
+      mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
+  if (g_stacks == MAP_FAILED || !g_fibers || !g_simd) die("cannot allocate fiber stacks");
+  for (uint32_t i = 0; i < kMaxLanes; ++i) mprotect(g_stacks + size_t(i) * kStack, 4096, PROT_NONE);
+}
+
+struct Launch {
+  uint32_t grid[3], tg[3], order;
+};
+
+// run_group runs one (possibly partial) threadgroup.
+void run_group(const Launch& L, const uint32_t g[3], uint32_t* perm) {
+  uint32_t ngroups[3], size[3];
+  for (int a = 0; a < 3; ++a) {
+    ngroups[a] = (L.grid[a] + L.tg[a] - 1) / L.tg[a];
+    uint32_t rest = L.grid[a] - g[a] * L.tg[a];
+    size[a] = rest < L.tg[a] ? rest : L.tg[a];
+  }
+  uint32_t n = size[0] * size[1] * size[2];
+  static kgen_rt::Lane lanes[kMaxLanes];
+  for (uint32_t i = 0; i < n; ++i) {
+    kgen_rt::Lane& l = kgen_sync ? g_fibers[i].lane : lanes[i];
+    uint32_t x = i % size[0], y = i / size[0] % size[1], z = i / (size[0] * size[1]);
+    l.tid_tg = uint3{x, y, z};
+    l.tg_id = uint3{g[0], g[1], g[2]};
+    l.tid_grid = uint3{g[0] * L.tg[0] + x, g[1] * L.tg[1] + y, g[2] * L.tg[2] + z};
+    l.tg_size = uint3{size[0], size[1], size[2]};
+    l.grid_size = uint3{L.grid[0], L.grid[1], L.grid[2]};
+    l.ngroups = uint3{ngroups[0], ngroups[1], ngroups[2]};
+    l.dispatch_tg = uint3{L.tg[0], L.tg[1], L.tg[2]};
+    l.index_tg = i;
+    l.simd_lane = i % kgen_rt::simd_width;
+    l.simd_id = i / kgen_rt::simd_width;
+    l.nsimd = (n + kgen_rt::simd_width - 1) / kgen_rt::simd_width;
+  }
+  if (__start_kgen_tg != __stop_kgen_tg) memset(__start_kgen_tg, 0xff, size_t(__stop_kgen_tg - __start_kgen_tg));
+  order_lanes(perm, n, L.order, g[0] * 7919u + g[1] * 104729u + g[2] * 1299709u);
+  g_group = g;
+  if (kgen_sync) {
+    run_fibers(n, perm);
+    return;
+  }
+  for (uint32_t k = 0; k < n; ++k) {
+    g_running = &lanes[perm[k]];
+    g_entry->fn(g_ptrs, lanes[perm[k]]);
+  }
+}
+
+void run(const Launch& L) {
+  uint32_t ng[3];
+  for (int a = 0; a < 3; ++a) ng[a] = (L.grid[a] + L.tg[a] - 1) / L.tg[a];
+  static uint32_t perm[kMaxLanes];
+  if (kgen_sync) setup_fibers();
+  uint32_t g[3];
+  for (g[2] = 0; g[2] < ng[2]; ++g[2])
+    for (g[1] = 0; g[1] < ng[1]; ++g[1])
+      for (g[0] = 0; g[0] < ng[0]; ++g[0]) run_group(L, g, perm);
+  g_running = nullptr;
+  g_group = nullptr;
+}
+
+const kgen_rt::Entry* find_entry(const char* host) {
+  for (int i = 0; i < kgen_nentries; ++i)
+    if (strcmp(kgen_entries[i].host, host) == 0) return &kgen_entries[i];
+  die("no kernel with host name \"%s\" in this source", host);
+}
+
+void read_request(Launch& L) {
+  char magic[8];
+  read_exact(magic, 8);
+  if (memcmp(magic, "KGENRUN1", 8) != 0) die("bad launch request header");
+  uint32_t hlen = read_u32();
+  if (hlen > 4096) die("host name too long");
+  char host[4097];
+  read_exact(host, hlen);
+  host[hlen] = 0;
+  g_entry = find_entry(host);
+  for (int a = 0; a < 3; ++a) L.grid[a] = read_u32();
+  for (int a = 0; a < 3; ++a) L.tg[a] = read_u32();
+  L.order = read_u32();
+  g_nbuf = read_u32();
+  g_bufs = static_cast<Buffer*>(calloc(g_nbuf + 1, sizeof(Buffer)));
+  g_ptrs = static_cast<void**>(calloc(g_nbuf + 1, sizeof(void*)));
+  for (uint32_t i = 0; i < g_nbuf; ++i) {
+    g_bufs[i].len = read_u64();
+    g_bufs[i].data = alloc_buffer(g_bufs[i].len);
+    read_exact(g_bufs[i].data, g_bufs[i].len);
+    g_ptrs[i] = g_bufs[i].data;
+  }
+}
+
+void check_request(const Launch& L) {
+  for (int i = 0; i < g_entry->nreqs; ++i) {
+    const kgen_rt::BufReq& r = g_entry->reqs[i];
+    if (uint32_t(r.index) >= g_nbuf) die("%s: buffer(%d) is not bound", g_entry->host, r.index);
+    if (g_bufs[r.index].len < r.min_bytes)
+      die("%s: buffer(%d) holds %llu bytes, the kernel reads a %lu-byte struct from it", g_entry->host,
+          r.index, (unsigned long long)g_bufs[r.index].len, r.min_bytes);
+  }
+  uint64_t lanes = uint64_t(L.tg[0]) * L.tg[1] * L.tg[2];
+  if (lanes == 0 || lanes > kMaxLanes) die("threadgroup size %llu is outside 1..1024", (unsigned long long)lanes);
+}
+
+void write_response() {
+  fwrite("KGENOUT1", 1, 8, stdout);
+  fwrite(&g_nbuf, 4, 1, stdout);
+  for (uint32_t i = 0; i < g_nbuf; ++i) {
+    fwrite(&g_bufs[i].len, 8, 1, stdout);
+    fwrite(g_bufs[i].data, 1, g_bufs[i].len, stdout);
+  }
+  if (fflush(stdout) != 0) die("cannot write the result");
+}
+
+} // namespace
+
+namespace kgen_rt {
+void barrier(int line) { yield(kBarrier, line, 0); }
+
+const void* exchange(const void* v, unsigned size, int line, unsigned* mask) {
+  if (g_cur < 0) die("simd_* called by a kernel run without fibers");
+  Fiber& f = g_fibers[g_cur];
+  SimdGroup& sg = g_simd[f.lane.simd_id];
+  unsigned gen = sg.gen & 1;
+  if (size) memcpy(sg.data[gen] + f.lane.simd_lane * size, v, size);
+  yield(kSimd, line, size);
+  *mask = sg.mask[gen];
+  return sg.data[gen];
+}
+
+unsigned lane_id() {
+  if (g_cur < 0) die("simd lane queried by a kernel run without fibers");
+  return g_fibers[g_cur].lane.simd_lane;
+}
+} // namespace kgen_rt
+
+int main() {
+  static char outbuf[1 << 16];
+  setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
+  install_handlers();
+  Launch L;
+  read_request(L);
+  check_request(L);
+  run(L);
+  write_response();
+  return 0;
+}

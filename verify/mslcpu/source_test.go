@@ -1,0 +1,118 @@
+package mslcpu
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestParseProgram(t *testing.T) {
+	p, err := parseProgram([]byte(clampmulSource))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := bytes.Count(p.text, []byte("\n")), strings.Count(clampmulSource, "\n"); got != want {
+		t.Errorf("pre-pass changed the line count: %d, want %d", got, want)
+	}
+	if bytes.Contains(p.text, []byte("[[host_name")) {
+		t.Errorf("host_name lines survived the pre-pass:\n%s", p.text)
+	}
+	var hosts []string
+	for _, in := range p.instances {
+		hosts = append(hosts, in.host+"="+in.expr)
+	}
+	if got, want := strings.Join(hosts, " "), "clampmul_f32=clampmul<float> clampmul_f16=clampmul<half> clampmul_bf16=clampmul<bfloat>"; got != want {
+		t.Errorf("instances %q, want %q", got, want)
+	}
+	k := p.kernels["clampmul"]
+	if k == nil || !k.template || len(k.params) != 5 {
+		t.Fatalf("kernel clampmul parsed as %+v", k)
+	}
+	wantParams := []param{
+		{name: "x", kind: paramBuffer, index: 0, attr: "buffer"},
+		{name: "w", kind: paramBuffer, index: 1, attr: "buffer"},
+		{name: "y", kind: paramBuffer, index: 2, attr: "buffer"},
+		{name: "args", kind: paramBuffer, index: 3, attr: "buffer"},
+		{name: "gid", kind: paramPosition, attr: "thread_position_in_grid"},
+	}
+	for i, w := range wantParams {
+		if k.params[i] != w {
+			t.Errorf("param %d = %+v, want %+v", i, k.params[i], w)
+		}
+	}
+	if p.sync {
+		t.Error("clampmul marked as synchronising")
+	}
+	if !bytes.Contains(p.text, []byte("::kgen::make<::metal::vec<T, 4>>(r)")) {
+		t.Errorf("vec<T, 4>(r) not rewritten:\n%s", p.text)
+	}
+}
+
+func TestPrepassRewrites(t *testing.T) {
+	src := `// kernel void commented_out(device float* x [[buffer(0)]]) {}
+/* template [[host_name("nope")]] */
+kernel void k(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    threadgroup float buf[32];
+    threadgroup float* p = buf;
+    threadgroup const float4 &r = *reinterpret_cast<threadgroup float4*>(buf);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    x[i] = p[i] + r.x + metal::vec<float, 2>(1.0f).x;
+}
+`
+	p, err := parseProgram([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(p.text)
+	for _, want := range []string{
+		"    threadgroup float buf[32];",
+		"    KGEN_TG_PTR float* p = buf;",
+		"    KGEN_TG_PTR const float4 &r = *reinterpret_cast<KGEN_TG_PTR float4*>(buf);",
+		"    threadgroup_barrier(",
+		"::kgen::make<::metal::vec<float, 2>>(1.0f)",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("rewritten text lacks %q:\n%s", want, text)
+		}
+	}
+	if len(p.instances) != 1 || p.instances[0].host != "k" || !p.sync {
+		t.Errorf("instances %+v sync %v; want the plain kernel k, synchronising", p.instances, p.sync)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	cases := []struct{ src, want string }{
+		{"template [[host_name(\"a\")]] [[kernel]] void f<float>(device float*);\n", "unsupported host_name form"},
+		{"template [[host_name(\"a\")]] [[kernel]] decltype(f<float>) g<float>;\n", "does not name"},
+		{"template [[host_name(\"a\")]] [[kernel]] decltype(f<float>) f<float>;\n", "no kernel f is defined"},
+		{"kernel void k(device float* x [[buffer(0)]], texture2d<float> t [[texture(0)]]) {}\n", "[[texture(0)]] is not supported"},
+		{"kernel void k(device float* x) {}\n", "has no [[attribute]]"},
+		{"kernel void k(device float* x [[buffer(31)]]) {}\n", "bad buffer index"},
+	}
+	for _, c := range cases {
+		_, err := parseProgram([]byte(c.src))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want an error mentioning %q", c.src, err, c.want)
+		}
+	}
+}
+
+func TestDriverNamesEveryEntry(t *testing.T) {
+	p, err := parseProgram([]byte(clampmulSource))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tu := translationUnit(p)
+	for _, want := range []string{
+		`#line 1 "kernel.metal"`,
+		`{"clampmul_bf16", kgen_lane_2, kgen_reqs_2, 4}`,
+		"kgen_rt::pos_arg<kgen_rt::arg_t<decltype(kgen_host_0), 4>>(l.tid_grid)",
+		"kgen_rt::min_bytes<kgen_rt::arg_t<decltype(kgen_host_1), 3>>()",
+		"extern const int kgen_nentries = 3;",
+		"extern const int kgen_sync = 0;",
+	} {
+		if !strings.Contains(tu, want) {
+			t.Errorf("translation unit lacks %q", want)
+		}
+	}
+}

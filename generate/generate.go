@@ -52,6 +52,7 @@ func Run(cfg *config.Config) (*Result, error) {
 // Emit renders the outputs of already-built kernels, setting their keys.
 func Emit(cfg *config.Config, kernels []*ir.Kernel) (*Result, error) {
 	res := &Result{Config: cfg, Kernels: kernels}
+	sources := map[*ir.Kernel][]byte{}
 	for _, k := range kernels {
 		src, err := msl.Emit(k, msl.Options{Header: Header(cfg, k.SpecPath)})
 		if err != nil {
@@ -59,12 +60,14 @@ func Emit(cfg *config.Config, kernels []*ir.Kernel) (*Result, error) {
 		}
 		src = output.Stamp(src)
 		k.SetKeys(src)
+		sources[k] = src
 		res.Files = append(res.Files, File{Path: MSLPath(cfg, k), Data: src})
 	}
 	goFiles, err := golang.Emit(kernels, golang.Options{
-		Package: cfg.GoPackage,
-		Header:  func(from string) string { return Header(cfg, from) },
-		MSLPath: func(k *ir.Kernel) string { return MSLPath(cfg, k) },
+		Package:   cfg.GoPackage,
+		Header:    func(from string) string { return Header(cfg, from) },
+		MSLPath:   func(k *ir.Kernel) string { return MSLPath(cfg, k) },
+		MSLSource: func(k *ir.Kernel) []byte { return sources[k] },
 	})
 	if err != nil {
 		return nil, err

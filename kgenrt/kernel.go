@@ -24,6 +24,14 @@ type Kernel struct {
 	ElemsPerThread int       // elements each thread handles
 	Grid           [3]string // dispatchThreads grid, as expressions over the size fields
 	Threadgroup    [3]int    // threads per threadgroup
+
+	// CPU and CPU64 are the kernel's generated CPU reference and float64
+	// evaluation in generic form, set by the generated package's init, for
+	// callers that handle kernels by descriptor (parity harnesses,
+	// benchmarks); call them through RunCPU and RunCPU64, which check the
+	// argument counts. K.Reference and K.Reference64 are the typed forms.
+	CPU   func(tensors []*Tensor, params []float64) error
+	CPU64 func(inputs [][]float64, params []float64) ([][]float64, error)
 }
 
 // Variant is one storage dtype's instantiation of a kernel.
@@ -101,6 +109,61 @@ func (k *Kernel) Tensors() []Binding {
 		}
 	}
 	return out
+}
+
+// Params returns the args struct's runtime params (its non-size fields).
+func (k *Kernel) Params() []Field {
+	var out []Field
+	for _, f := range k.ArgsBinding().Fields {
+		if !f.Size {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Inputs returns the input bindings.
+func (k *Kernel) Inputs() []Binding { return k.ofRole(Input) }
+
+// Outputs returns the output bindings.
+func (k *Kernel) Outputs() []Binding { return k.ofRole(Output) }
+
+func (k *Kernel) ofRole(r Role) []Binding {
+	var out []Binding
+	for _, b := range k.Bindings {
+		if b.Role == r {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// RunCPU runs the CPU reference on tensors in binding order (inputs then
+// outputs) with the params in order, each converted to its field's type.
+func (k *Kernel) RunCPU(tensors []*Tensor, params ...float64) error {
+	if err := k.counts("RunCPU", len(tensors), len(k.Tensors()), len(params), k.CPU == nil); err != nil {
+		return err
+	}
+	return k.CPU(tensors, params)
+}
+
+// RunCPU64 evaluates the formulas in float64 on inputs in binding order and
+// returns the outputs in binding order.
+func (k *Kernel) RunCPU64(inputs [][]float64, params ...float64) ([][]float64, error) {
+	if err := k.counts("RunCPU64", len(inputs), len(k.Inputs()), len(params), k.CPU64 == nil); err != nil {
+		return nil, err
+	}
+	return k.CPU64(inputs, params)
+}
+
+func (k *Kernel) counts(what string, got, want, params int, missing bool) error {
+	switch {
+	case missing:
+		return fmt.Errorf("kgenrt: kernel %s: %s: the generated package did not register its CPU reference", k.Name, what)
+	case got != want || params != len(k.Params()):
+		return fmt.Errorf("kgenrt: kernel %s: %s takes %d tensors and %d params, got %d and %d", k.Name, what, want, len(k.Params()), got, params)
+	}
+	return nil
 }
 
 // ArgsBinding returns the args struct binding.

@@ -34,7 +34,7 @@ func FuzzParse(f *testing.F) {
 		if s != nil {
 			ir.Build([]*spec.Spec{s}, &diags)
 		}
-		// Line breaks as YAML counts them: \n, \r\n, or a lone \r.
+		// Line breaks as YAML counts them: \r\n, \n, or a lone \r.
 		lines := bytes.Count(bytes.ReplaceAll(src, []byte("\r\n"), []byte("\n")), []byte("\n")) +
 			bytes.Count(bytes.ReplaceAll(src, []byte("\r\n"), nil), []byte("\r")) + 1
 		for _, d := range diags.Sorted() {

@@ -12,7 +12,8 @@ const minBadCases = 45
 
 // TestBadSpecs runs `kgen gen` on every testdata/bad case: it must exit 1,
 // print exactly stderr.txt (every diagnostic, sorted, then the count), and
-// create, change or remove nothing.
+// create, change or remove nothing. verify and list must fail with the same
+// diagnostics.
 func TestBadSpecs(t *testing.T) {
 	root := filepath.Join("..", "testdata", "bad")
 	cases := caseDirs(t, root)
@@ -55,5 +56,20 @@ func checkFailure(t *testing.T, dir string) {
 		t.Errorf("stderr does not end with the \"nothing written\" line:\n%s", stderr)
 	}
 	checkText(t, filepath.Join(dir, "stderr.txt"), stderr)
+
+	// verify and list report the same diagnostics and write nothing either.
+	diags := stderr[:strings.LastIndex(strings.TrimSuffix(stderr, "\n"), "\n")+1]
+	for _, args := range [][]string{{"verify"}, {"verify", "--format", "github"}, {"list", "--json"}} {
+		code, stdout, stderr := kgen(work, args...)
+		if code != 1 {
+			t.Errorf("kgen %s exited %d; want 1", strings.Join(args, " "), code)
+		}
+		if args[len(args)-1] == "github" {
+			continue // same findings, other syntax: the scripts check it
+		}
+		if !strings.Contains(stdout+stderr, diags) {
+			t.Errorf("kgen %s does not report the same diagnostics:\n%s%s\nwant:\n%s", strings.Join(args, " "), stdout, stderr, diags)
+		}
+	}
 	compareSnapshots(t, before, snapshot(t, work))
 }

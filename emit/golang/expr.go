@@ -80,7 +80,7 @@ func (w *exprWriter) expr(e *ir.Expr, feedsAdd bool) value {
 		return value{code: jen.Id(w.names.local(e.Name)), prec: precPrimary}
 	case ir.OpUnary:
 		x := w.expr(e.Args[0], e.Operator == "-")
-		return value{code: jen.Op(e.Operator).Add(paren(x, precPrimary)), prec: precUnary, konst: x.konst}
+		return value{code: jen.Op(e.Operator).Add(paren(x, precUnary+1)), prec: precUnary, konst: x.konst}
 	case ir.OpBinary:
 		return w.binary(e, feedsAdd)
 	case ir.OpCall:
@@ -127,10 +127,9 @@ func (w *exprWriter) round(code *jen.Statement) value {
 	return value{code: rt(fn).Call(code), prec: precPrimary}
 }
 
-// paren parenthesizes v when it binds looser than min, and always around a
-// unary operand (so that "- -x" can never become "--x").
+// paren parenthesizes v when it binds looser than min.
 func paren(v value, min int) *jen.Statement {
-	if v.prec < min || v.prec == precUnary {
+	if v.prec < min {
 		return jen.Parens(v.code)
 	}
 	return v.code

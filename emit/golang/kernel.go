@@ -100,29 +100,37 @@ func descriptor(f *jen.File, k *ir.Kernel, n *names, opts Options) {
 	for i := range grid {
 		grid[i], tg[i] = jen.Lit(k.Dispatch.Grid[i]), jen.Lit(k.Dispatch.Threadgroup[i])
 	}
-	f.Var().Id(n.desc).Op("=").Add(rt("Kernel")).Values(
-		jen.Line().Id("Name").Op(":").Lit(k.Name),
-		jen.Line().Id("Spec").Op(":").Lit(k.SpecPath),
-		jen.Line().Id("Kind").Op(":").Lit(string(k.Kind)),
-		jen.Line().Id("Math").Op(":").Lit(k.Math),
-		jen.Line().Id("Source").Op(":").Id(n.source),
-		jen.Line().Id("Fallback").Op(":").Lit(opts.Package+"."+n.exported+".Reference"),
-		jen.Line().Id("Variants").Op(":").Index().Add(rt("Variant")).ValuesFunc(lines(variants)),
-		jen.Line().Id("Bindings").Op(":").Index().Add(rt("Binding")).ValuesFunc(lines(bindings)),
-		jen.Line().Id("ElemsPerThread").Op(":").Lit(k.ElemsPerThread),
-		jen.Line().Id("Grid").Op(":").Index(jen.Lit(3)).String().Values(grid...),
-		jen.Line().Id("Threadgroup").Op(":").Index(jen.Lit(3)).Int().Values(tg...).Op(",").Line(),
-	)
+	f.Var().Id(n.desc).Op("=").Add(rt("Kernel")).Add(block(
+		item(field("Name", jen.Lit(k.Name))),
+		item(field("Spec", jen.Lit(k.SpecPath))),
+		item(field("Kind", jen.Lit(string(k.Kind)))),
+		item(field("Math", jen.Lit(k.Math))),
+		item(field("Source", jen.Id(n.source))),
+		item(field("Fallback", jen.Lit(opts.Package+"."+n.exported+".Reference"))),
+		item(field("Variants", jen.Index().Add(rt("Variant")).Add(block(items(variants)...)))),
+		item(field("Bindings", jen.Index().Add(rt("Binding")).Add(block(items(bindings)...)))),
+		item(field("ElemsPerThread", jen.Lit(k.ElemsPerThread))),
+		item(field("Grid", jen.Index(jen.Lit(3)).String().Values(grid...))),
+		item(field("Threadgroup", jen.Index(jen.Lit(3)).Int().Values(tg...))),
+	))
 }
 
-// lines lays out composite-literal elements one per line.
-func lines(elems []jen.Code) func(*jen.Group) {
-	return func(g *jen.Group) {
-		for _, e := range elems {
-			g.Line().Add(e)
-		}
-		g.Line()
+// block is a composite literal's braces with one element per line; each
+// element carries its own comma (see item), so a trailing comment can
+// follow it.
+func block(elems ...jen.Code) *jen.Statement {
+	return jen.Custom(jen.Options{Open: "{", Close: "}", Multi: true}, elems...)
+}
+
+// item is one element of a block, with its comma.
+func item(c jen.Code) *jen.Statement { return jen.Add(c).Op(",") }
+
+func items(cs []jen.Code) []jen.Code {
+	out := make([]jen.Code, len(cs))
+	for i, c := range cs {
+		out[i] = item(c)
 	}
+	return out
 }
 
 func bindingValue(b ir.Binding) jen.Code {
@@ -139,7 +147,7 @@ func bindingValue(b ir.Binding) jen.Code {
 		}
 		fields = append(fields, jen.Values(fd...))
 	}
-	return jen.Values(append(d, field("Fields", jen.Index().Add(rt("Field")).ValuesFunc(lines(fields))))...)
+	return jen.Values(append(d, field("Fields", jen.Index().Add(rt("Field")).Add(block(items(fields)...))))...)
 }
 
 // field is one "Name: value" element of a keyed composite literal, kept in
@@ -158,22 +166,17 @@ func portTable(f *jen.File, k *ir.Kernel, n *names) error {
 	for b := spec.Backend(0); b < spec.NumBackends; b++ {
 		switch {
 		case !k.Ports[b]:
-			slots = append(slots, jen.Nil().Op(",").Comment(b.String()+": null, callers take their fallback path"))
+			slots = append(slots, item(jen.Nil()).Comment(b.String()+": null, callers take their fallback path"))
 		case b == spec.Metal:
-			slots = append(slots, rt("MetalPort").Call(jen.Op("&").Id(n.desc)).Op(",").Comment("metal: generated"))
+			slots = append(slots, item(rt("MetalPort").Call(jen.Op("&").Id(n.desc))).Comment("metal: generated"))
 		default:
 			return fmt.Errorf("the Go emitter cannot generate a %s port", b)
 		}
 	}
-	f.Var().Id(n.ports).Op("=").Add(rt("PortTable")).Values(
-		jen.Line().Id("Kernel").Op(":").Op("&").Id(n.desc),
-		jen.Line().Id("Ports").Op(":").Index(jen.Op("...")).Add(rt("Port")).ValuesFunc(func(g *jen.Group) {
-			for _, s := range slots {
-				g.Line().Add(s)
-			}
-			g.Line()
-		}).Op(",").Line(),
-	)
+	f.Var().Id(n.ports).Op("=").Add(rt("PortTable")).Add(block(
+		item(field("Kernel", jen.Op("&").Id(n.desc))),
+		item(field("Ports", jen.Index(jen.Op("...")).Add(rt("Port")).Add(block(slots...)))),
+	))
 	return nil
 }
 

@@ -11,28 +11,35 @@ import (
 )
 
 // launchParams are a launcher's parameters: the input tensors, the output
-// tensors, then the params with their Go types, consecutive equal types
-// grouped ("x, y *kgenrt.Tensor, slope float32").
+// tensors, then the params with their Go types ("x, y *kgenrt.Tensor, slope
+// float32").
 func launchParams(k *ir.Kernel, n *names) []jen.Code {
-	type param struct {
-		name string
-		typ  func() *jen.Statement
-	}
 	var ps []param
 	for _, b := range k.Bindings {
 		if b.Role != ir.Args {
-			ps = append(ps, param{n.local(b.Name), func() *jen.Statement { return jen.Op("*").Add(rt("Tensor")) }})
+			ps = append(ps, param{n.local(b.Name), jen.Op("*").Add(rt("Tensor"))})
 		}
 	}
 	for _, p := range k.Params() {
-		t := p.Type
-		ps = append(ps, param{n.local(p.Name), func() *jen.Statement { return goParamType(t) }})
+		ps = append(ps, param{n.local(p.Name), goParamType(p.Type)})
 	}
+	return grouped(ps)
+}
+
+// param is a named parameter or result.
+type param struct {
+	name string
+	typ  *jen.Statement
+}
+
+// grouped writes parameters with consecutive equal types grouped, as gofmt'd
+// Go reads best: "x, h, gain []float64".
+func grouped(ps []param) []jen.Code {
 	out := make([]jen.Code, len(ps))
 	for i, p := range ps {
 		id := jen.Id(p.name)
-		if i == len(ps)-1 || fmt.Sprintf("%#v", p.typ()) != fmt.Sprintf("%#v", ps[i+1].typ()) {
-			id.Add(p.typ())
+		if i == len(ps)-1 || fmt.Sprintf("%#v", p.typ) != fmt.Sprintf("%#v", ps[i+1].typ) {
+			id.Add(p.typ)
 		}
 		out[i] = id
 	}
@@ -148,18 +155,19 @@ func callBuilder(f *jen.File, k *ir.Kernel, n *names) error {
 			jen.Id("args").Index(jen.Lit(fl.Offset).Op(":")), fieldBits(fl, n)).
 			Commentf("%s: %s at offset %d", fl.Name, fl.Type, fl.Offset))
 	}
-	body = append(body, jen.Return(jen.Op("&").Add(rt("Call")).Values(
-		jen.Line().Add(field("Kernel", jen.Op("&").Id(n.desc))),
-		jen.Line().Add(field("Variant", jen.Id("v"))),
-		jen.Line().Add(field("Tensors", jen.Index().Op("*").Add(rt("Tensor")).Values(tensorArgs(k, n)...))),
-		jen.Line().Add(field("Args", jen.Id("args"))),
-		jen.Line().Add(field("Grid", jen.Index(jen.Lit(3)).Int().Values(grid...))).Op(",").Comment(strings.Join(k.Dispatch.Grid[:], ", ")),
-		jen.Line().Add(field("Threadgroup", jen.Index(jen.Lit(3)).Int().Values(tg...))).Op(",").Line(),
-	), jen.Nil()))
+	body = append(body, jen.Return(jen.Op("&").Add(rt("Call")).Add(block(
+		item(field("Kernel", jen.Op("&").Id(n.desc))),
+		item(field("Variant", jen.Id("v"))),
+		item(field("Tensors", jen.Index().Op("*").Add(rt("Tensor")).Values(tensorArgs(k, n)...))),
+		item(field("Args", jen.Id("args"))),
+		item(field("Grid", jen.Index(jen.Lit(3)).Int().Values(grid...))).Comment(strings.Join(k.Dispatch.Grid[:], ", ")),
+		item(field("Threadgroup", jen.Index(jen.Lit(3)).Int().Values(tg...))),
+	)), jen.Nil()))
 	f.Add(comment(
 		fmt.Sprintf("%s checks the tensors of a %s launch against its binding table and lays", n.call, k.Name),
 		"out the launch: the args struct little-endian at the IR's offsets, and dispatchThreads",
-		fmt.Sprintf("with grid (%s) and threadgroup %v.", strings.Join(k.Dispatch.Grid[:], ", "), k.Dispatch.Threadgroup),
+		fmt.Sprintf("with grid (%s) and threadgroup (%d, %d, %d).", strings.Join(k.Dispatch.Grid[:], ", "),
+			k.Dispatch.Threadgroup[0], k.Dispatch.Threadgroup[1], k.Dispatch.Threadgroup[2]),
 	))
 	f.Func().Id(n.call).Params(launchParams(k, n)...).Params(jen.Op("*").Add(rt("Call")), jen.Error()).Block(body...)
 	return nil

@@ -63,7 +63,7 @@ var reservedLocals = map[string]bool{
 	"len": true, "make": true, "nil": true, "error": true, "true": true, "false": true,
 	"math": true, "binary": true, "fmt": true, "kgenrt": true,
 	"b": true, "cb": true, "call": true, "port": true, "err": true, "v": true, "n": true,
-	"i": true, "args": true,
+	"i": true, "args": true, "ts": true, "ps": true, "ins": true,
 }
 
 // localNames maps each spec name (inputs, outputs, params, constants, lets)

@@ -3,7 +3,6 @@ package golang
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -35,6 +34,7 @@ func rtType(t dtype.DType) *jen.Statement {
 
 func referenceFile(k *ir.Kernel, n *names, opts Options) (*jen.File, error) {
 	f := newFile(opts, k.SpecPath)
+	registerCPU(f, k, n)
 	referenceMethod(f, k, n)
 	reference64Method(f, k, n)
 	for _, c := range evalTypes(k) {
@@ -48,6 +48,34 @@ func referenceFile(k *ir.Kernel, n *names, opts Options) (*jen.File, error) {
 	return f, nil
 }
 
+// registerCPU writes the init that gives the descriptor generic forms of
+// Reference and Reference64 (set in init: a descriptor field whose value
+// refers back to the descriptor would be an initialization cycle).
+func registerCPU(f *jen.File, k *ir.Kernel, n *names) {
+	var tensors, params, inputs, vals []jen.Code
+	for i := range tensorArgs(k, n) {
+		tensors = append(tensors, jen.Id("ts").Index(jen.Lit(i)))
+	}
+	for i, p := range k.Params() {
+		params = append(params, goParamType(p.Type).Call(jen.Id("ps").Index(jen.Lit(i))))
+	}
+	for i := range k.BindingsOf(ir.Input) {
+		inputs = append(inputs, jen.Id("ins").Index(jen.Lit(i)))
+	}
+	for i := range k.BindingsOf(ir.Output) {
+		vals = append(vals, jen.Id(fmt.Sprintf("val%d", i)))
+	}
+	f.Add(comment(fmt.Sprintf("init registers %s's CPU reference with its descriptor, for RunCPU and RunCPU64.", k.Name)))
+	f.Func().Id("init").Params().Block(
+		jen.Id(n.desc).Dot("CPU").Op("=").Func().Params(jen.Id("ts").Index().Op("*").Add(rt("Tensor")), jen.Id("ps").Index().Float64()).Error().Block(
+			jen.Return(jen.Id(n.exported).Dot("Reference").Call(append(tensors, params...)...))),
+		jen.Id(n.desc).Dot("CPU64").Op("=").Func().Params(jen.Id("ins").Index().Index().Float64(), jen.Id("ps").Index().Float64()).
+			Params(jen.Index().Index().Float64(), jen.Error()).Block(
+			jen.List(append(vals, jen.Err())...).Op(":=").Id(n.exported).Dot("Reference64").Call(append(inputs, params...)...),
+			jen.Return(jen.Index().Index().Float64().Values(vals...), jen.Err())),
+	)
+}
+
 // referenceMethod writes K.Reference, the CPU backend on kgenrt tensors.
 func referenceMethod(f *jen.File, k *ir.Kernel, n *names) {
 	c := k.Compute.String()
@@ -57,9 +85,9 @@ func referenceMethod(f *jen.File, k *ir.Kernel, n *names) {
 	f.Add(comment(
 		fmt.Sprintf("Reference computes %s on the CPU: the fallback path where Select refuses, and the", k.Name),
 		"oracle of parity tests. It checks the tensors exactly as Run does, converts inputs to the",
-		fmt.Sprintf("compute type (%s) on load, evaluates the formulas per element in it, every", c),
-		"operation rounded to the compute type"+functionNote(k)+",",
-		"and stores each output rounded to nearest even in its storage dtype.",
+		fmt.Sprintf("compute type (%s) on load, evaluates the formulas per element in it with every", c),
+		"operation rounded to the compute type, and stores each output rounded to nearest even in",
+		"its storage dtype."+functionNote(k),
 	))
 	first := jen.Id("v")
 	if len(evalTypes(k)) == 1 {
@@ -103,7 +131,7 @@ func functionNote(k *ir.Kernel) string {
 		fs = append(fs, f)
 	}
 	sort.Strings(fs)
-	return " (" + strings.Join(fs, ", ") + " evaluated in float64, rounded to float32, then to the compute type)"
+	return " Functions (" + strings.Join(fs, ", ") + ") are evaluated in float64, rounded to float32,\n// then to the compute type."
 }
 
 // referenceSwitch picks the evaluation of the variant's storage dtype.
@@ -195,28 +223,27 @@ func reference64Method(f *jen.File, k *ir.Kernel, n *names) {
 		"anywhere (literals and constants are the nearest float64 of their text): the ideal values",
 		"that parity tolerances are measured against. Inputs must have equal lengths.",
 	))
-	var params, results, outs, inArgs []jen.Code
-	var lens []jen.Code
+	var params, results []param
+	var outs, inArgs, lens, nils, makes, rets []jen.Code
 	for _, b := range k.BindingsOf(ir.Input) {
 		id := n.local(b.Name)
-		params = append(params, jen.Id(id).Index().Float64())
+		params = append(params, param{id, jen.Index().Float64()})
 		lens = append(lens, jen.Len(jen.Id(id)))
 		inArgs = append(inArgs, jen.Id(id).Index(jen.Id("i")))
 	}
 	for _, p := range k.Params() {
-		params = append(params, jen.Id(n.local(p.Name)).Add(goParamType(p.Type)))
+		params = append(params, param{n.local(p.Name), goParamType(p.Type)})
 		inArgs = append(inArgs, jen.Float64().Call(jen.Id(n.local(p.Name))))
 	}
-	var nils []jen.Code
-	var makes []jen.Code
 	for _, b := range k.BindingsOf(ir.Output) {
 		id := n.local(b.Name)
-		results = append(results, jen.Id(id).Index().Float64())
+		results = append(results, param{id, jen.Index().Float64()})
 		outs = append(outs, jen.Id(id).Index(jen.Id("i")))
 		nils = append(nils, jen.Nil())
+		rets = append(rets, jen.Id(id))
 		makes = append(makes, jen.Id(id).Op("=").Make(jen.Index().Float64(), jen.Id("n")))
 	}
-	results = append(results, jen.Err().Error())
+	results = append(results, param{"err", jen.Error()})
 	body := []jen.Code{
 		jen.List(jen.Id("n"), jen.Err()).Op(":=").Id(n.desc).Dot("SameLen").Call(lens...),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(append(nils, jen.Err())...)),
@@ -225,18 +252,18 @@ func reference64Method(f *jen.File, k *ir.Kernel, n *names) {
 	body = append(body,
 		jen.For(jen.Id("i").Op(":=").Lit(0), jen.Id("i").Op("<").Id("n"), jen.Id("i").Op("++")).Block(
 			jen.List(outs...).Op("=").Id(n.eval64).Call(inArgs...)),
-		jen.Return(),
+		jen.Return(append(rets, jen.Nil())...),
 	)
-	f.Func().Params(jen.Id(n.typ)).Id("Reference64").Params(params...).Params(results...).Block(body...)
+	f.Func().Params(jen.Id(n.typ)).Id("Reference64").Params(grouped(params)...).Params(grouped(results)...).Block(body...)
 }
 
 // evalFunc writes the per-element evaluation in compute type c, or in
 // float64 when c is Invalid.
 func evalFunc(f *jen.File, k *ir.Kernel, n *names, c dtype.DType) error {
 	w := &exprWriter{mode: c, names: n}
-	name, what := n.eval64, "in float64 with no rounding"
+	name, what := n.eval64, "in float64, with no rounding."
 	if c != dtype.Invalid {
-		name, what = n.eval(c.String()), "in compute type "+c.String()+" (inputs and params already converted to it)"
+		name, what = n.eval(c.String()), "in compute type "+c.String()+"; its inputs\n// and params are already converted to it."
 	}
 	var params, results []jen.Code
 	for _, b := range k.BindingsOf(ir.Input) {
@@ -260,7 +287,7 @@ func evalFunc(f *jen.File, k *ir.Kernel, n *names, c dtype.DType) error {
 		return w.err
 	}
 	body = append(body, jen.Return(outs...))
-	f.Add(comment(fmt.Sprintf("%s computes one element of %s %s.", name, k.Name, what)))
+	f.Add(comment(fmt.Sprintf("%s computes one element of %s %s", name, k.Name, what)))
 	f.Func().Id(name).Params(params...).Params(results...).Block(body...)
 	return nil
 }
@@ -282,7 +309,7 @@ func constantLines(k *ir.Kernel, n *names, w *exprWriter) []jen.Code {
 }
 
 // stepLines computes one let (a new variable) or output (a named result),
-// echoing the formula as written when the Go spelling differs.
+// under the formula as the spec writes it.
 func stepLines(s ir.Step, n *names, w *exprWriter) []jen.Code {
 	v := w.expr(s.Expr, !s.Output)
 	code := v.code
@@ -293,10 +320,9 @@ func stepLines(s ir.Step, n *names, w *exprWriter) []jen.Code {
 	if s.Output {
 		op = "="
 	}
-	lines := w.hoisted
+	lines := append([]jen.Code{jen.Comment(s.Name + " = " + s.Source)}, w.hoisted...)
 	w.hoisted = nil
-	line := jen.Id(n.local(s.Name)).Op(op).Add(code)
-	return append(lines, line.Comment(s.Name+" = "+s.Source))
+	return append(lines, jen.Id(n.local(s.Name)).Op(op).Add(code))
 }
 
 // goParamType is the Go type of a runtime param.
@@ -309,6 +335,3 @@ func goParamType(t dtype.DType) *jen.Statement {
 	}
 	return jen.Float32()
 }
-
-// quoteFloat is used in doc text: the shortest float32 decimal of v.
-func quoteFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 32) }

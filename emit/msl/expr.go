@@ -97,10 +97,12 @@ func (r renderer) binary(e *ir.Expr) string {
 	}
 	p := cPrec(e)
 	xs, ys := r.expr(x), r.expr(y)
-	if cPrec(x) < p {
+	// && inside || is parenthesized although C would not need it: compilers
+	// warn about the mix, and readers should not have to remember.
+	if cPrec(x) < p || (e.Operator == "||" && x.Operator == "&&" && x.Op == ir.OpBinary) {
 		xs = "(" + xs + ")"
 	}
-	if cPrec(y) <= p {
+	if cPrec(y) <= p || (e.Operator == "||" && y.Operator == "&&" && y.Op == ir.OpBinary) {
 		ys = "(" + ys + ")"
 	}
 	return xs + " " + e.Operator + " " + ys

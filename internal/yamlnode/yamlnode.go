@@ -25,7 +25,9 @@ type Doc struct {
 // Parse parses src. Syntax errors are returned as diagnostics. Duplicate keys
 // are left to Fields, which reports them all instead of just the first.
 func Parse(path string, src []byte, diags *diag.List) (*Doc, bool) {
-	doc := &Doc{Path: path, Lines: strings.Split(string(src), "\n")}
+	// Line breaks as YAML (and goccy) count them: \r\n, \n, or a lone \r.
+	lines := strings.Split(strings.ReplaceAll(strings.ReplaceAll(string(src), "\r\n", "\n"), "\r", "\n"), "\n")
+	doc := &Doc{Path: path, Lines: lines}
 	file, err := parser.ParseBytes(src, 0, parser.AllowDuplicateMapKey())
 	if err != nil {
 		diags.Addf(doc.errPos(err), "invalid YAML: %s", yamlMessage(err))
@@ -67,7 +69,11 @@ func (d *Doc) tokenPos(tk *token.Token) diag.Pos {
 	if tk == nil || tk.Position == nil {
 		return diag.Pos{Path: d.Path, Line: 1, Col: 1}
 	}
-	return diag.Pos{Path: d.Path, Line: tk.Position.Line, Col: tk.Position.Column}
+	// goccy counts a lone \r, and a \r\n inside quotes, as two line breaks
+	// where this file has one: keep positions inside the file.
+	line := min(max(tk.Position.Line, 1), len(d.Lines))
+	col := min(max(tk.Position.Column, 1), len(d.line(line))+1)
+	return diag.Pos{Path: d.Path, Line: line, Col: col}
 }
 
 // Pos is the position of a node's first token.

@@ -49,4 +49,6 @@
 //     memory (32 KB) and pipeline thread limits are not enforced beyond
 //     1024 threads per group.
 //   - g++ is not supported: the shim relies on clang's ext_vector_type.
+//     The runtime is written for Linux (ELF section symbols, mmap guard
+//     pages); on macOS use Apple's Metal compiler instead.
 package mslcpu

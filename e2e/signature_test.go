@@ -1,0 +1,209 @@
+package e2e
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kgen-dev/kgen/config"
+	"github.com/kgen-dev/kgen/emit/inventory"
+	"github.com/kgen-dev/kgen/gen/kernels"
+	"github.com/kgen-dev/kgen/generate"
+	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/kgenrt"
+)
+
+// binding is one buffer as any of the three sources describes it.
+type binding struct {
+	Index int
+	Name  string
+	Role  string
+	DType string // "T", "f32", …; "" for args
+}
+
+var (
+	kernelRE   = regexp.MustCompile(`(?s)kernel void (\w+)\((.*?)\)\s*\{`)
+	deviceRE   = regexp.MustCompile(`^device (const )?(\w+)\* (\w+) \[\[buffer\((\d+)\)\]\]$`)
+	constantRE = regexp.MustCompile(`^constant (\w+)_args& (\w+) \[\[buffer\((\d+)\)\]\]$`)
+	structRE   = regexp.MustCompile(`(?s)struct (\w+)_args \{(.*?)\};`)
+	hostRE     = regexp.MustCompile(`template \[\[host_name\("(\w+)"\)\]\] \[\[kernel\]\] decltype\(\w+<(\w+)>\)`)
+)
+
+var mslTypes = map[string]string{"T": "T", "float": "f32", "half": "f16", "bfloat": "bf16", "uint": "u32", "int": "i32"}
+
+// mslSignature parses a .metal file's kernel parameters, args struct fields
+// and host-name instantiations.
+func mslSignature(t *testing.T, src string) (name string, bs []binding, fields []string, hosts map[string]string) {
+	t.Helper()
+	m := kernelRE.FindStringSubmatch(src)
+	if m == nil {
+		t.Fatal("no kernel signature")
+	}
+	name = m[1]
+	for _, p := range strings.Split(m[2], ",") {
+		p = strings.TrimSpace(p)
+		if d := deviceRE.FindStringSubmatch(p); d != nil {
+			role := "output"
+			if d[1] != "" {
+				role = "input"
+			}
+			bs = append(bs, binding{atoi(t, d[4]), d[3], role, mslTypes[d[2]]})
+		} else if c := constantRE.FindStringSubmatch(p); c != nil {
+			bs = append(bs, binding{atoi(t, c[3]), c[2], "args", ""})
+		} else if !strings.HasSuffix(p, "[[thread_position_in_grid]]") {
+			t.Fatalf("kernel %s: unparsed parameter %q", name, p)
+		}
+	}
+	s := structRE.FindStringSubmatch(src)
+	for _, line := range strings.Split(s[2], ";") {
+		if f := strings.Fields(line); len(f) == 2 {
+			fields = append(fields, f[1]+":"+mslTypes[f[0]])
+		}
+	}
+	hosts = map[string]string{}
+	for _, h := range hostRE.FindAllStringSubmatch(src, -1) {
+		hosts[h[1]] = mslTypes[h[2]]
+	}
+	return name, bs, fields, hosts
+}
+
+func atoi(t *testing.T, s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// Every generated .metal signature agrees, binding for binding, with the Go
+// descriptor the launchers use, with the launcher's own argument order and
+// args offsets, and with the inventory; the embedded source is the file.
+func TestMSLSignaturesMatchGoAndInventory(t *testing.T) {
+	cfg, err := config.Load("../kgen.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := generate.Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv := map[string]inventory.Kernel{}
+	for _, k := range inventory.Build(res.Kernels, func(k *ir.Kernel) string { return generate.MSLPath(cfg, k) }).Kernels {
+		inv[k.Name] = k
+	}
+	metal, _ := filepath.Glob("../gen/msl/*.metal")
+	if len(metal) != len(kernels.Kernels()) || len(metal) != len(inv) || len(metal) == 0 {
+		t.Fatalf("%d .metal files, %d Go kernels, %d inventory kernels", len(metal), len(kernels.Kernels()), len(inv))
+	}
+	for _, k := range kernels.Kernels() {
+		t.Run(k.Name, func(t *testing.T) {
+			src, err := os.ReadFile(filepath.Join("..", inv[k.Name].MSL))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(src) != k.Source {
+				t.Fatal("the embedded source differs from the .metal file; run kgen gen")
+			}
+			if err := k.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			checkSignature(t, k, string(src), inv[k.Name])
+			checkLauncher(t, k)
+		})
+	}
+}
+
+func checkSignature(t *testing.T, k *kgenrt.Kernel, src string, ik inventory.Kernel) {
+	name, msl, fields, hosts := mslSignature(t, src)
+	if name != k.Name || len(msl) != len(k.Bindings) || len(msl) != len(ik.Bindings) {
+		t.Fatalf("kernel %s: %d MSL, %d Go, %d inventory bindings", name, len(msl), len(k.Bindings), len(ik.Bindings))
+	}
+	var goFields, invFields []string
+	for i, b := range k.Bindings {
+		g := binding{b.Index, b.Name, b.Role.String(), b.DType.String()}
+		in := binding{ik.Bindings[i].Index, ik.Bindings[i].Name, ik.Bindings[i].Role, ik.Bindings[i].DType}
+		if b.Role == kgenrt.Args {
+			g.DType = ""
+			for _, f := range b.Fields {
+				goFields = append(goFields, f.Name+":"+f.Type.String())
+				if f.Offset != 4*len(goFields)-4 {
+					t.Errorf("Go field %s at offset %d", f.Name, f.Offset)
+				}
+			}
+			for j, f := range ik.Bindings[i].Fields {
+				invFields = append(invFields, f.Name+":"+f.Type)
+				if f.Offset != b.Fields[j].Offset {
+					t.Errorf("inventory field %s at offset %d, Go at %d", f.Name, f.Offset, b.Fields[j].Offset)
+				}
+			}
+		}
+		if msl[i] != g || g != in {
+			t.Errorf("buffer %d: MSL %+v, Go %+v, inventory %+v", i, msl[i], g, in)
+		}
+	}
+	if strings.Join(fields, " ") != strings.Join(goFields, " ") || strings.Join(fields, " ") != strings.Join(invFields, " ") {
+		t.Errorf("args struct: MSL %v, Go %v, inventory %v", fields, goFields, invFields)
+	}
+	if len(hosts) != len(k.Variants) || len(ik.Variants) != len(k.Variants) {
+		t.Fatalf("%d MSL instantiations, %d Go variants, %d inventory variants", len(hosts), len(k.Variants), len(ik.Variants))
+	}
+	for i, v := range k.Variants {
+		iv := ik.Variants[i]
+		if hosts[v.HostName] != v.DType.String() || iv.HostName != v.HostName || iv.DType != v.DType.String() || iv.Key != v.Key {
+			t.Errorf("variant %s: MSL instantiates %q; inventory %+v; Go %+v", v.HostName, hosts[v.HostName], iv, v)
+		}
+	}
+	if ik.Dispatch.Grid != k.Grid || ik.Dispatch.Threadgroup != k.Threadgroup {
+		t.Errorf("dispatch: inventory %v, Go %v %v", ik.Dispatch, k.Grid, k.Threadgroup)
+	}
+}
+
+// checkLauncher reads the kernel's call builder: the tensors it passes, in
+// order, must be the tensor bindings, and its args writes must be at the
+// fields' offsets.
+func checkLauncher(t *testing.T, k *kgenrt.Kernel) {
+	f, err := parser.ParseFile(token.NewFileSet(), "../gen/kernels/"+k.Name+"_kernel.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tensors []string
+	var offsets []int
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch v := n.(type) {
+		case *ast.KeyValueExpr:
+			if id, ok := v.Key.(*ast.Ident); ok && id.Name == "Tensors" {
+				for _, e := range v.Value.(*ast.CompositeLit).Elts {
+					tensors = append(tensors, strings.TrimSuffix(e.(*ast.Ident).Name, "_"))
+				}
+			}
+		case *ast.CallExpr:
+			if sel, ok := v.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "PutUint32" {
+				lo := v.Args[0].(*ast.SliceExpr).Low.(*ast.BasicLit)
+				offsets = append(offsets, atoi(t, lo.Value))
+			}
+		}
+		return true
+	})
+	var want []string
+	for _, b := range k.Tensors() {
+		want = append(want, b.Name)
+	}
+	if strings.Join(tensors, ",") != strings.Join(want, ",") {
+		t.Errorf("launcher passes %v, bindings are %v", tensors, want)
+	}
+	args := k.ArgsBinding()
+	if len(offsets) != len(args.Fields) {
+		t.Fatalf("launcher writes %d args fields, the struct has %d", len(offsets), len(args.Fields))
+	}
+	for i, f := range args.Fields {
+		if offsets[i] != f.Offset {
+			t.Errorf("launcher writes field %s at %d, want %d", f.Name, offsets[i], f.Offset)
+		}
+	}
+}

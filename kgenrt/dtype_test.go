@@ -1,0 +1,82 @@
+package kgenrt
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/spec"
+)
+
+// The runtime's enums mirror the generator's; generated code relies on the
+// two agreeing name for name and in order.
+func TestEnumsMirrorTheGenerator(t *testing.T) {
+	for d := dtype.Invalid; d <= dtype.U32; d++ {
+		r := DType(d)
+		want := d.String()
+		if d == dtype.Invalid {
+			want = "T"
+		}
+		if r.String() != want || r.Size() != d.Size() || r.IsFloat() != d.IsFloat() {
+			t.Errorf("kgenrt %d = %s/%d, dtype %s/%d", d, r, r.Size(), d, d.Size())
+		}
+	}
+	if int(NumBackends) != int(spec.NumBackends) {
+		t.Fatalf("kgenrt.NumBackends = %d, spec.NumBackends = %d", NumBackends, spec.NumBackends)
+	}
+	for b := spec.Backend(0); b < spec.NumBackends; b++ {
+		if Backend(b).String() != b.String() {
+			t.Errorf("backend %d: kgenrt %s, spec %s", b, Backend(b), b)
+		}
+	}
+}
+
+func TestKeyOfMatchesTheGenerator(t *testing.T) {
+	for _, c := range []struct{ src, host, math string }{
+		{"kernel void f() {}", "f_f32", "precise"}, {"", "", ""}, {"x\x00y", "a_bf16", "fast"},
+	} {
+		if got, want := KeyOf(c.src, c.host, c.math), ir.Key([]byte(c.src), c.host, c.math); got != want {
+			t.Errorf("KeyOf(%q, %q, %q) = %s, ir.Key = %s", c.src, c.host, c.math, got, want)
+		}
+	}
+}
+
+// Every 16-bit pattern decodes like the generator, and encoding agrees on
+// special values and a million random float32s.
+func TestConversionsMatchTheGenerator(t *testing.T) {
+	for b := 0; b < 1<<16; b++ {
+		h, bf := F16Value(uint16(b)), BF16Value(uint16(b))
+		if !same32(h, dtype.F16Value(uint16(b))) || !same32(bf, dtype.BF16Value(uint16(b))) {
+			t.Fatalf("bits %#04x decode differently", b)
+		}
+	}
+	vals := []float32{0, float32(math.Copysign(0, -1)), 1, -1, 65504, 65520, 1e-8, 6e-8, float32(math.Inf(1)),
+		float32(math.Inf(-1)), float32(math.NaN()), math.MaxFloat32, math.SmallestNonzeroFloat32, 3.3895314e38}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 1_000_000 {
+		vals = append(vals, math.Float32frombits(r.Uint32()))
+	}
+	for _, v := range vals {
+		if F16Bits(v) != dtype.F16Bits(v) || BF16Bits(v) != dtype.BF16Bits(v) {
+			t.Fatalf("%g (%#08x) encodes differently", v, math.Float32bits(v))
+		}
+	}
+}
+
+func same32(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) || (a != a && b != b) }
+
+func TestRoundingIsNearestEven(t *testing.T) {
+	// 1 + 2^-8 is a bf16 tie between 1 and 1 + 2^-7: even (1) wins; f16 keeps it.
+	x := float32(1 + 1.0/256)
+	if RoundBF16(x) != 1 || RoundF16(x) != x {
+		t.Errorf("RoundBF16(%g) = %g, RoundF16 = %g", x, RoundBF16(x), RoundF16(x))
+	}
+	if y := float32(1 + 3.0/256); RoundBF16(y) != 1+4.0/256 {
+		t.Errorf("RoundBF16(%g) = %g, want the even neighbour", y, RoundBF16(y))
+	}
+	if RoundF16(70000) != float32(math.Inf(1)) {
+		t.Errorf("f16 overflow should round to +Inf")
+	}
+}

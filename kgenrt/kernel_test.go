@@ -1,0 +1,133 @@
+package kgenrt
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// testKernel is a descriptor shaped like a generated one: x (T), gain
+// (pinned f32) → y (T), args {n, slope}; variants f16 and bf16 only.
+func testKernel() *Kernel {
+	k := &Kernel{
+		Name: "scale_gain", Spec: "specs/scale_gain.yaml", Kind: "elementwise", Math: "precise",
+		Source: "// source\n", Fallback: "kernels.ScaleGain.Reference",
+		Bindings: []Binding{
+			{Index: 0, Name: "x", Role: Input, DType: T},
+			{Index: 1, Name: "gain", Role: Input, DType: F32},
+			{Index: 2, Name: "y", Role: Output, DType: T},
+			{Index: 3, Name: "args", Role: Args, Fields: []Field{
+				{Name: "n", Type: U32, Offset: 0, Size: true}, {Name: "slope", Type: F32, Offset: 4}}},
+		},
+		ElemsPerThread: 8, Grid: [3]string{"ceildiv(n, 8)", "1", "1"}, Threadgroup: [3]int{256, 1, 1},
+	}
+	for _, d := range []DType{F16, BF16} {
+		host := "scale_gain_" + d.String()
+		k.Variants = append(k.Variants, Variant{DType: d, HostName: host, Key: KeyOf(k.Source, host, k.Math)})
+	}
+	return k
+}
+
+func mk(t *testing.T, dt DType, shape ...int) *Tensor {
+	t.Helper()
+	tn, err := New(dt, shape...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tn
+}
+
+// view is a tensor over bytes of another allocation, as an unsafe wrapper
+// or a future view API could make.
+func view(dt DType, data []byte) *Tensor {
+	return &Tensor{dtype: dt, shape: []int{len(data) / dt.Size()}, data: data}
+}
+
+func TestCheckAcceptsAWellFormedLaunch(t *testing.T) {
+	k := testKernel()
+	x := mk(t, F16, 2, 3)
+	gain := mk(t, F32, 2, 3)
+	v, n, err := k.Check(x, gain, x) // in place: y = x
+	if err != nil || v.HostName != "scale_gain_f16" || n != 6 {
+		t.Fatalf("Check = %v, %d, %v", v, n, err)
+	}
+	if err := k.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCheckRefusals(t *testing.T) {
+	k := testKernel()
+	x16, y16, g32, x32 := mk(t, F16, 4), mk(t, F16, 4), mk(t, F32, 4), mk(t, F32, 4)
+	gBF, yBF, short := mk(t, BF16, 4), mk(t, BF16, 4), mk(t, F16, 3)
+	buf := make([]byte, 16)
+	cases := []struct {
+		name    string
+		tensors []*Tensor
+		is      error
+		want    string
+	}{
+		{"nil", []*Tensor{x16, nil, y16}, ErrTensor, "kgen: kernel scale_gain: input gain is nil"},
+		{"dtype not in the table", []*Tensor{x32, g32, y16}, ErrDType,
+			"kgen: kernel scale_gain has no f32 variant (tensor x); its dtype-key table has f16, bf16"},
+		{"pinned dtype", []*Tensor{x16, gBF, y16}, ErrDType, "tensor gain is bf16, want f32 (its fixed dtype)"},
+		{"variant dtype", []*Tensor{x16, g32, yBF}, ErrDType, "tensor y is bf16, want f16 (the variant's dtype)"},
+		{"shape", []*Tensor{x16, g32, short}, ErrTensor, "output y has shape [3], want [4]"},
+		{"count", []*Tensor{x16, g32}, nil, "takes 3 tensors, got 2"},
+		{"partial overlap", []*Tensor{view(F16, buf[0:8]), g32, view(F16, buf[4:12])}, ErrTensor, "output y overlaps input x"},
+		{"output in a pinned input", []*Tensor{x16, g32, view(F16, g32.data[:8])}, ErrTensor, "overlaps input gain"},
+	}
+	for _, c := range cases {
+		_, _, err := k.Check(c.tensors...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
+		}
+		if c.is != nil && !errors.Is(err, c.is) {
+			t.Errorf("%s: %v is not %v", c.name, err, c.is)
+		}
+	}
+	var te *TensorError
+	if _, _, err := k.Check(x16, nil, y16); !errors.As(err, &te) || te.Kernel != "scale_gain" || te.Tensor != "gain" {
+		t.Errorf("nil tensor: %#v", err)
+	}
+	var de *DTypeError
+	if _, _, err := k.Check(x32, g32, y16); !errors.As(err, &de) || de.Kernel != "scale_gain" || de.DType != F32 {
+		t.Errorf("unknown dtype: %#v", err)
+	}
+}
+
+func TestElementLimit(t *testing.T) {
+	k := testKernel()
+	if got := k.MaxElems(); got != 1<<32-8 {
+		t.Fatalf("MaxElems = %d", got)
+	}
+}
+
+func TestValidateCatchesAStaleKey(t *testing.T) {
+	k := testKernel()
+	k.Source += "// edited by hand\n"
+	err := k.Validate()
+	if err == nil || !strings.Contains(err.Error(), "embedded source hashes to") {
+		t.Fatalf("Validate = %v", err)
+	}
+	k = testKernel()
+	k.Bindings[1].Index = 5
+	if err := k.Validate(); err == nil {
+		t.Fatal("Validate accepted a binding out of order")
+	}
+	k = testKernel()
+	k.Variants[1].DType = F16
+	if err := k.Validate(); err == nil {
+		t.Fatal("Validate accepted a repeated dtype")
+	}
+}
+
+func TestSameLen(t *testing.T) {
+	k := testKernel()
+	if n, err := k.SameLen(3, 3); n != 3 || err != nil {
+		t.Fatalf("SameLen = %d, %v", n, err)
+	}
+	if _, err := k.SameLen(3, 2); err == nil || !strings.Contains(err.Error(), "input gain has 2 values, want 3") {
+		t.Fatalf("SameLen = %v", err)
+	}
+}

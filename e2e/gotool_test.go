@@ -27,7 +27,7 @@ func goRun(t *testing.T, dir string, env []string, args ...string) (string, erro
 	t.Helper()
 	cmd := exec.Command(goTool(t), args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), append([]string{"GOWORK=off", "GOFLAGS=-mod=mod"}, env...)...)
+	cmd.Env = append(os.Environ(), append([]string{"GOWORK=off", "GOFLAGS="}, env...)...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }

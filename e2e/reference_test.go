@@ -229,3 +229,29 @@ func TestTypedErrors(t *testing.T) {
 		t.Errorf("Run(Metal) = %v but Available(Metal) = %v", err, kernels.GeluTanh.Available(kgenrt.Metal))
 	}
 }
+
+// leaky_relu computes in the storage dtype: the slope is rounded to it, the
+// product is rounded to it, and the result is exact — bit for bit.
+func TestReferenceRoundsInTheComputeType(t *testing.T) {
+	xs := sweep()
+	for _, dt := range []kgenrt.DType{kgenrt.F16, kgenrt.BF16} {
+		round := kgenrt.RoundF16
+		if dt == kgenrt.BF16 {
+			round = kgenrt.RoundBF16
+		}
+		x, _ := kgenrt.FromFloat32(dt, xs)
+		y, _ := kgenrt.New(dt, len(xs))
+		if err := kernels.LeakyRelu.Reference(x, y, 0.1); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range x.Float32s() {
+			want := v
+			if !(v >= 0) {
+				want = round(round(0.1) * v)
+			}
+			if got := y.Float32At(i); math.Float32bits(got) != math.Float32bits(want) {
+				t.Errorf("%v leaky_relu(%g) = %g, want %g", dt, v, got, want)
+			}
+		}
+	}
+}

@@ -65,7 +65,9 @@ func TestConversionsMatchTheGenerator(t *testing.T) {
 	}
 }
 
-func same32(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) || (a != a && b != b) }
+func same32(a, b float32) bool {
+	return math.Float32bits(a) == math.Float32bits(b) || (a != a && b != b)
+}
 
 func TestRoundingIsNearestEven(t *testing.T) {
 	// 1 + 2^-8 is a bf16 tie between 1 and 1 + 2^-7: even (1) wins; f16 keeps it.

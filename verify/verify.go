@@ -4,7 +4,9 @@
 package verify
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"sort"
 
 	"github.com/kgen-dev/kgen/config"
@@ -27,6 +29,15 @@ type Report struct {
 	Files    int
 	Checks   []string // the checks that ran, in order
 	Findings []Finding
+	Notes    []string // checks skipped, and why
+}
+
+// Options select what verify runs.
+type Options struct {
+	OutDirs []string // the folders kgen owns
+	// Parity is "auto" (run where a C++ compiler exists), "on" (fail
+	// without one) or "off".
+	Parity string
 }
 
 // OK reports whether nothing failed.
@@ -38,11 +49,16 @@ func (r *Report) Summary() string {
 	if !r.OK() {
 		status = fmt.Sprintf("FAILED with %d finding(s)", len(r.Findings))
 	}
-	return fmt.Sprintf("kgen verify: %d kernel(s), %d file(s); checks: %v; %s", r.Kernels, r.Files, r.Checks, status)
+	notes := ""
+	for _, n := range r.Notes {
+		notes += "; " + n
+	}
+	return fmt.Sprintf("kgen verify: %d kernel(s), %d file(s); checks: %s%s; %s",
+		r.Kernels, r.Files, strings.Join(r.Checks, ", "), notes, status)
 }
 
 // Run verifies the project of cfg.
-func Run(cfg *config.Config, outDirs []string) (*Report, error) {
+func Run(ctx context.Context, cfg *config.Config, opts Options) (*Report, error) {
 	r := &Report{}
 	res, err := generate.Run(cfg)
 	if err != nil {
@@ -58,10 +74,13 @@ func Run(cfg *config.Config, outDirs []string) (*Report, error) {
 	}
 	r.Kernels, r.Files = len(res.Kernels), len(res.Files)
 	r.Checks = []string{"spec", "drift", "keys"}
-	if err := r.drift(cfg, outDirs, res.Files); err != nil {
+	if err := r.drift(cfg, opts.OutDirs, res.Files); err != nil {
 		return nil, err
 	}
 	r.keys(res.Kernels)
+	if err := r.parity(ctx, cfg, res, opts.Parity); err != nil {
+		return nil, err
+	}
 	sort.SliceStable(r.Findings, func(i, j int) bool { return r.Findings[i].Pos.Path < r.Findings[j].Pos.Path })
 	return r, nil
 }

@@ -33,11 +33,19 @@ func SupportedFunc(name string) bool {
 
 func (w *exprWriter) call(e *ir.Expr) value {
 	args := make([]jen.Code, len(e.Args))
+	allKonst := true
 	for i, a := range e.Args {
-		args[i] = w.expr(a, false).code
+		v := w.expr(a, false)
+		args[i] = v.code
+		allKonst = allKonst && (v.konst || a.Bool)
 	}
 	if fn, ok := choiceFuncs[e.Func]; ok {
-		return value{code: rt(fn).Call(args...), prec: precPrimary}
+		code := rt(fn)
+		if allKonst {
+			// Only untyped constants: Go would infer int, so instantiate.
+			code = code.Index(w.float())
+		}
+		return value{code: code.Call(args...), prec: precPrimary}
 	}
 	if e.Func == "fma" {
 		if w.mode == dtype.Invalid {

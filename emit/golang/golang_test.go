@@ -161,7 +161,7 @@ let:
   - c: min(x, math) + max(x, k) + clamp(x, 0, binary) + fma(x, math, 1) + select(x > 0 && !(x < 1) || x == 2, x, -x)
 outputs:
   - y: lit0 + a + b + c + pi
-  - err: -(x * math) + 2 * 3
+  - err: -(x * math) + 2 * 3 + select(x > 1, 1, 0) + max(2, 3)
 `,
 	"half_compute": `kernel: half_compute
 dtypes: [f32, bf16]
@@ -177,6 +177,7 @@ dtypes: [f16, bf16]
 inputs: [x]
 outputs:
   - y: max(x, 0) * 2
+ports: {metal: null}
 `,
 }
 
@@ -205,6 +206,9 @@ func TestCornerSpecsCompile(t *testing.T) {
 		if !strings.Contains(every, want) {
 			t.Errorf("every_func_reference.go lacks %q", want)
 		}
+	}
+	if !strings.Contains(string(files["act_linux_kernel.go"]), "nil, // metal: null") {
+		t.Error("metal: null should leave the Metal slot nil")
 	}
 	if !strings.Contains(string(files["every_func_msl.go"]), "+ \"`\" +") {
 		t.Error("a backquote in the MSL should split the raw string")

@@ -66,13 +66,13 @@ func callArgs(k *ir.Kernel, n *names) []jen.Code {
 	return out
 }
 
-// tensorDoc describes a launcher's tensors for its doc comment.
+// tensorDoc describes a launcher's tensors and params for its doc comment.
 func tensorDoc(k *ir.Kernel) []string {
 	var ins, outs []string
 	for _, b := range k.Bindings {
 		what := b.Name
 		if b.DType != dtype.Invalid {
-			what += " (" + b.DType.String() + " whatever the variant)"
+			what += " (always " + b.DType.String() + ")"
 		}
 		switch b.Role {
 		case ir.Input:
@@ -82,9 +82,9 @@ func tensorDoc(k *ir.Kernel) []string {
 		}
 	}
 	lines := []string{
-		fmt.Sprintf("Inputs %s and outputs %s share one shape; tensors without a fixed dtype", strings.Join(ins, ", "), strings.Join(outs, ", ")),
-		fmt.Sprintf("share the variant's storage dtype (%s). An output may be the very same", strings.Join(variantNames(k), ", ")),
-		"memory as an input of its dtype (in place); any other overlap is refused.",
+		fmt.Sprintf("Inputs: %s. Outputs: %s. All have the same shape; those without a fixed", strings.Join(ins, ", "), strings.Join(outs, ", ")),
+		fmt.Sprintf("dtype share the variant's storage dtype (%s). An output may be the very", strings.Join(variantNames(k), ", ")),
+		"same memory as an input of its dtype (in place); any other overlap is refused.",
 	}
 	if ps := k.Params(); len(ps) > 0 {
 		var names []string
@@ -94,6 +94,17 @@ func tensorDoc(k *ir.Kernel) []string {
 		lines = append(lines, "Params: "+strings.Join(names, ", ")+".")
 	}
 	return lines
+}
+
+// outputFormulas lists the formulas of the outputs, for launcher docs.
+func outputFormulas(k *ir.Kernel) string {
+	var out []string
+	for _, s := range k.Steps {
+		if s.Output {
+			out = append(out, s.Name+" = "+s.Source)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // launchers writes Run and Encode: check, Select, launch.
@@ -107,7 +118,7 @@ func launchers(f *jen.File, k *ir.Kernel, n *names) {
 		}
 	}
 	doc := append([]string{
-		fmt.Sprintf("Run computes %s on backend b and waits for the result.", k.Name),
+		fmt.Sprintf("Run computes %s on backend b and waits for the result: %s.", k.Name, outputFormulas(k)),
 	}, tensorDoc(k)...)
 	doc = append(doc,
 		"Errors: *kgenrt.DTypeError or *kgenrt.TensorError before anything launches;",

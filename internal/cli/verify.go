@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -11,13 +12,16 @@ import (
 )
 
 func verifyCmd(o *options) *cobra.Command {
-	format := "text"
+	format, parity := "text", "auto"
 	cmd := &cobra.Command{
 		Use:   "verify",
 		Short: "Check in CI that generated files match the specs and every check passes",
 		Long: `verify regenerates everything in memory and reports drift (missing, stale,
 extra and hand-edited files), then runs the coverage checks. It writes
-nothing and ends with one summary line. Exit code 1 when anything fails.`,
+nothing and ends with one summary line. Exit code 1 when anything fails.
+Where a C++ compiler exists (clang++-19, clang++ or g++), it also runs every
+kernel × dtype on the CPU and compares each element with a float64
+evaluation of the formulas, within the spec's tolerance.`,
 		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if format != "text" && format != "json" && format != "github" {
@@ -27,7 +31,10 @@ nothing and ends with one summary line. Exit code 1 when anything fails.`,
 			if err != nil {
 				return o.reportErr(err)
 			}
-			rep, err := verify.Run(cfg, OutDirs(cfg))
+			if parity != "auto" && parity != "on" && parity != "off" {
+				return usageError{fmt.Errorf("--parity must be auto, on or off, not %q", parity)}
+			}
+			rep, err := verify.Run(context.Background(), cfg, verify.Options{OutDirs: OutDirs(cfg), Parity: parity})
 			if err != nil {
 				return err
 			}
@@ -40,6 +47,7 @@ nothing and ends with one summary line. Exit code 1 when anything fails.`,
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&parity, "parity", "auto", "numerical parity of every kernel × dtype on the CPU: auto (where a C++ compiler exists), on, or off")
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text, json, or github (GitHub Actions annotations)")
 	return cmd
 }

@@ -1,0 +1,136 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// demo is the downstream program: it runs GELU kernels the way an
+// application would (Metal where Select allows, else the CPU reference) and
+// checks the numbers against GELU written by hand in float64. gelu_typo has
+// a slipped digit in its coefficient (0.04715) and must be rejected by the
+// same check wherever the tolerance can see it (f32, f16).
+const demo = `package main
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+
+	"example.com/downstream/gen/kernels"
+	"github.com/kgen-dev/kgen/kgenrt"
+)
+
+func gelu(x float64) float64 {
+	return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
+}
+
+type kernel interface {
+	Run(b kgenrt.Backend, x, y *kgenrt.Tensor) error
+	Reference(x, y *kgenrt.Tensor) error
+}
+
+// compute runs k on Metal, or on the CPU when Select refuses.
+func compute(k kernel, x, y *kgenrt.Tensor) (string, error) {
+	err := k.Run(kgenrt.Metal, x, y)
+	if errors.Is(err, kgenrt.ErrNoPort) {
+		return "cpu reference", k.Reference(x, y)
+	}
+	return "metal", err
+}
+
+// matches reports whether k computes GELU within tolerance in dtype dt.
+func matches(k kernel, dt kgenrt.DType, abs, rel float64) (string, bool) {
+	var xs []float32
+	for x := -6.0; x <= 6; x += 0.25 {
+		xs = append(xs, float32(x))
+	}
+	x, err := kgenrt.FromFloat32(dt, xs)
+	if err != nil {
+		panic(err)
+	}
+	y, _ := kgenrt.New(dt, len(xs))
+	path, err := compute(k, x, y)
+	if err != nil {
+		panic(err)
+	}
+	for i, v := range x.Float64s() {
+		want, got := gelu(v), float64(y.Float32At(i))
+		if math.Abs(got-want) > abs+rel*math.Abs(want) {
+			return path, false
+		}
+	}
+	return path, true
+}
+
+func main() {
+	failed := false
+	for _, c := range []struct {
+		dt       kgenrt.DType
+		abs, rel float64
+	}{{kgenrt.F32, 1e-6, 1e-5}, {kgenrt.F16, 1e-3, 1e-3}, {kgenrt.BF16, 1e-2, 1e-2}} {
+		path, ok := matches(kernels.GeluTanh, c.dt, c.abs, c.rel)
+		fmt.Printf("gelu_tanh %v via %s: matches GELU %v\n", c.dt, path, ok)
+		_, typo := matches(kernels.GeluTypo, c.dt, c.abs, c.rel)
+		fmt.Printf("gelu_typo %v: matches GELU %v\n", c.dt, typo)
+		// bf16's tolerance is too coarse to see the slipped digit.
+		failed = failed || !ok || typo && c.dt != kgenrt.BF16
+	}
+	if failed {
+		os.Exit(1)
+	}
+	fmt.Println("downstream ok")
+}
+`
+
+// A module outside kgen generates its kernels with `go tool kgen gen` from a
+// //go:generate line, builds, vets, cross-checks for darwin, and runs a
+// program that computes through the generated API and checks its numbers.
+func TestDownstreamModule(t *testing.T) {
+	goTool(t)
+	repo, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := os.ReadFile("../specs/gelu_tanh.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	typo := strings.Replace(strings.Replace(string(spec), "kernel: gelu_tanh", "kernel: gelu_typo", 1), "0.044715", "0.04715", 1)
+	sum, err := os.ReadFile("../go.sum")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"go.mod": "module example.com/downstream\n\ngo 1.24\n\nrequire github.com/kgen-dev/kgen v0.0.0\n\n" +
+			"replace github.com/kgen-dev/kgen => " + repo + "\n\ntool github.com/kgen-dev/kgen/cmd/kgen\n",
+		"go.sum":               string(sum),
+		"kgen.yaml":            "version: 1\nspecs: specs\nout:\n  msl: gen/msl\n  go: gen/kernels\n",
+		"specs/gelu_tanh.yaml": string(spec),
+		"specs/gelu_typo.yaml": typo,
+		"generate.go":          "package downstream\n\n//go:generate go tool kgen gen\n",
+	})
+	// What `go get -tool` does: record the tool's requirements in go.mod.
+	mustGo(t, dir, nil, "build", "-mod=mod", "-o", os.DevNull, "github.com/kgen-dev/kgen/cmd/kgen")
+	if out := mustGo(t, dir, nil, "generate", "./..."); !strings.Contains(out, "kgen gen: 2 kernel(s)") {
+		t.Fatalf("go generate printed %q", out)
+	}
+	writeFiles(t, dir, map[string]string{"cmd/demo/main.go": demo})
+	mustGo(t, dir, nil, "build", "./...")
+	mustGo(t, dir, nil, "vet", "./...")
+	out := mustGo(t, dir, nil, "run", "./cmd/demo")
+	if !strings.Contains(out, "downstream ok") || !strings.Contains(out, "gelu_typo f32: matches GELU false") {
+		t.Fatalf("demo output:\n%s", out)
+	}
+	t.Logf("demo:\n%s", out)
+	darwin := []string{"GOOS=darwin", "GOARCH=arm64", "CGO_ENABLED=0"}
+	mustGo(t, dir, darwin, "vet", "./...")
+	mustGo(t, dir, darwin, "build", "./...")
+	if out := mustGo(t, dir, nil, "tool", "kgen", "verify"); !strings.Contains(out, "ok") {
+		t.Fatalf("kgen verify in the downstream module: %s", out)
+	}
+}

@@ -6,8 +6,8 @@ package verify
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sort"
+	"strings"
 
 	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/diag"

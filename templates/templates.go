@@ -2,13 +2,14 @@
 // works outside this repository (go run github.com/kgen-dev/kgen/cmd/kgen@v…).
 //
 // msl/ holds the Metal Shading Language kernel templates (text/template with
-// sprig's hermetic functions); go/ holds the C and Objective-C halves of the
-// cgo launchers, the only generated code that jennifer cannot write.
+// sprig's hermetic functions). Generated Go is written with jennifer, and the
+// Objective-C of the Metal path is the same for every kernel, so it lives
+// once in package kgenrt rather than in templates here.
 package templates
 
 import "embed"
 
-// FS holds every template, addressed as "msl/<name>" and "go/<name>".
+// FS holds every template, addressed as "msl/<name>".
 //
 //go:embed msl
 var FS embed.FS

@@ -153,13 +153,7 @@ func elemsPerThread(k *Kernel) int {
 
 // checkLiterals rejects literals and constants that overflow a compute type.
 func checkLiterals(s *spec.Spec, k *Kernel, diags *diag.List) {
-	types := []dtype.DType{k.Compute}
-	if k.Compute == dtype.Invalid {
-		types = nil
-		for _, v := range k.Variants {
-			types = append(types, v.DType)
-		}
-	}
+	types := k.ComputeTypes()
 	for _, c := range s.Constants {
 		if c.Text == "" { // no value; spec reported it
 			continue

@@ -210,13 +210,7 @@ func (c *formulaChecker) names(i int) []string {
 
 // checkNumbers rejects literals that overflow a compute type.
 func (c *formulaChecker) checkNumbers(f spec.Formula, tree expr.Node) {
-	types := []dtype.DType{c.k.Compute}
-	if c.k.Compute == dtype.Invalid {
-		types = nil
-		for _, v := range c.k.Variants {
-			types = append(types, v.DType)
-		}
-	}
+	types := c.k.ComputeTypes()
 	expr.Walk(tree, func(n expr.Node) {
 		num, ok := n.(*expr.Number)
 		if !ok {

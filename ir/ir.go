@@ -109,6 +109,19 @@ func (k *Kernel) BindingsOf(r Role) []Binding {
 	return out
 }
 
+// ComputeTypes lists the types the formulas are evaluated in: the fixed
+// compute type, or each variant's storage type when compute follows it.
+func (k *Kernel) ComputeTypes() []dtype.DType {
+	if k.Compute != dtype.Invalid {
+		return []dtype.DType{k.Compute}
+	}
+	var out []dtype.DType
+	for _, v := range k.Variants {
+		out = append(out, v.DType)
+	}
+	return out
+}
+
 // ArgsBinding returns the args struct binding.
 func (k *Kernel) ArgsBinding() Binding { return k.BindingsOf(Args)[0] }
 

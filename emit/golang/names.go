@@ -49,7 +49,7 @@ func (n *names) eval(c string) string { return n.lower + strings.ToUpper(c) }
 // topLevel lists the package-level names a kernel declares.
 func (n *names) topLevel(k *ir.Kernel) []string {
 	out := []string{n.exported, n.typ, n.desc, n.ports, n.source, n.call, n.eval64}
-	for _, c := range evalTypes(k) {
+	for _, c := range k.ComputeTypes() {
 		out = append(out, n.eval(c.String()))
 	}
 	return out

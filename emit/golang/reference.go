@@ -11,19 +11,6 @@ import (
 	"github.com/kgen-dev/kgen/ir"
 )
 
-// evalTypes lists the compute types a kernel is evaluated in: its fixed
-// compute type, or each variant's storage type.
-func evalTypes(k *ir.Kernel) []dtype.DType {
-	if k.Compute != dtype.Invalid {
-		return []dtype.DType{k.Compute}
-	}
-	var out []dtype.DType
-	for _, v := range k.Variants {
-		out = append(out, v.DType)
-	}
-	return out
-}
-
 // rtType is the kgenrt constant of a dtype; Invalid is T, "the variant's".
 func rtType(t dtype.DType) *jen.Statement {
 	if t == dtype.Invalid {
@@ -37,7 +24,7 @@ func referenceFile(k *ir.Kernel, n *names, opts Options) (*jen.File, error) {
 	registerCPU(f, k, n)
 	referenceMethod(f, k, n)
 	reference64Method(f, k, n)
-	for _, c := range evalTypes(k) {
+	for _, c := range k.ComputeTypes() {
 		if err := evalFunc(f, k, n, c); err != nil {
 			return nil, err
 		}
@@ -90,14 +77,14 @@ func referenceMethod(f *jen.File, k *ir.Kernel, n *names) {
 		"its storage dtype."+functionNote(k),
 	))
 	first := jen.Id("v")
-	if len(evalTypes(k)) == 1 {
+	if len(k.ComputeTypes()) == 1 {
 		first = jen.Id("_")
 	}
 	body := []jen.Code{
 		jen.List(first, jen.Id("n"), jen.Err()).Op(":=").Id(n.desc).Dot("Check").Call(tensorArgs(k, n)...),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 	}
-	if types := evalTypes(k); len(types) == 1 {
+	if types := k.ComputeTypes(); len(types) == 1 {
 		body = append(body, referenceLoop(k, n, types[0], nil))
 	} else {
 		body = append(body, referenceSwitch(k, n))

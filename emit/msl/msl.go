@@ -96,7 +96,7 @@ func buildView(k *ir.Kernel, opts Options) view {
 	v.VectorTypes = vectorTypes(k)
 	v.Params, v.Inputs, v.Outputs, v.ArgsFields = signature(k)
 	v.EvalArgs = evalArgs(k)
-	for _, c := range computeTypes(k) {
+	for _, c := range k.ComputeTypes() {
 		v.EvalFuncs = append(v.EvalFuncs, evalFor(k, c))
 	}
 	for _, variant := range k.Variants {
@@ -147,18 +147,6 @@ func evalArgs(k *ir.Kernel) string {
 		args = append(args, b.Name+"_c")
 	}
 	return strings.Join(args, ", ")
-}
-
-// computeTypes lists the distinct compute types the eval function needs.
-func computeTypes(k *ir.Kernel) []dtype.DType {
-	if k.Compute != dtype.Invalid {
-		return []dtype.DType{k.Compute}
-	}
-	var out []dtype.DType
-	for _, v := range k.Variants {
-		out = append(out, v.DType)
-	}
-	return out
 }
 
 // evalFor writes the per-element formulas in one compute type.

@@ -24,14 +24,24 @@ more, and never overwrites a file it did not generate.`,
 	}
 }
 
-func (o *options) gen() error {
+// generate loads the config and runs the pipeline in memory; spec errors
+// are printed and come back as failed.
+func (o *options) generate() (*config.Config, *generate.Result, error) {
 	cfg, err := o.loadConfig()
 	if err != nil {
-		return o.reportErr(err)
+		return nil, nil, o.reportErr(err)
 	}
 	res, err := generate.Run(cfg)
 	if err != nil {
-		return o.reportErr(err)
+		return nil, nil, o.reportErr(err)
+	}
+	return cfg, res, nil
+}
+
+func (o *options) gen() error {
+	cfg, res, err := o.generate()
+	if err != nil {
+		return err
 	}
 	changes, err := output.Diff(cfg.Dir, OutDirs(cfg), res.Files)
 	if err != nil {

@@ -20,13 +20,9 @@ func listCmd(o *options) *cobra.Command {
 		Short: "Print the kernel inventory (kernels, variants, keys, bindings, dispatch)",
 		Args:  noArgs,
 		RunE: func(*cobra.Command, []string) error {
-			cfg, err := o.loadConfig()
+			cfg, res, err := o.generate()
 			if err != nil {
-				return o.reportErr(err)
-			}
-			res, err := generate.Run(cfg)
-			if err != nil {
-				return o.reportErr(err)
+				return err
 			}
 			inv := inventory.Build(res.Kernels, func(k *ir.Kernel) string { return generate.MSLPath(cfg, k) })
 			if asJSON {

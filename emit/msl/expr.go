@@ -72,24 +72,40 @@ func (r renderer) expr(e *ir.Expr) string {
 
 func (r renderer) unary(e *ir.Expr) string {
 	x := e.Args[0]
+	if e.Operator == "-" && r.compute == dtype.BF16 {
+		return "bfloat(-" + r.asFloat(x) + ")"
+	}
 	s := r.expr(x)
 	if cPrec(x) < 8 {
 		s = "(" + s + ")"
 	}
-	if e.Operator == "-" && r.compute == dtype.BF16 {
-		return "bfloat(-float(" + r.expr(x) + "))"
-	}
 	return e.Operator + s
+}
+
+// asFloat renders a number-valued expression of an f16 or bf16 compute type
+// as a float expression of the same value: literals as exact float literals,
+// negation in float (it is exact), everything else converted.
+func (r renderer) asFloat(e *ir.Expr) string {
+	switch {
+	case e.Op == ir.OpLiteral:
+		v, _ := dtype.Literal(e.Text, r.compute)
+		return floatLiteral(float32(v))
+	case e.Op == ir.OpRef && e.Ref == ir.RefPi:
+		return floatLiteral(float32(dtype.Round(math.Pi, r.compute)))
+	case e.Op == ir.OpUnary && e.Operator == "-":
+		return "-" + r.asFloat(e.Args[0])
+	}
+	return "float(" + r.expr(e) + ")"
 }
 
 // binary keeps the tree's shape: parentheses wherever C precedence would
 // otherwise regroup it (equal precedence on the right, lower on either side).
 func (r renderer) binary(e *ir.Expr) string {
 	x, y := e.Args[0], e.Args[1]
-	if r.compute == dtype.BF16 && !e.Bool || r.compute == dtype.BF16 && isComparison(e.Operator) {
+	if r.compute == dtype.BF16 && (!e.Bool || isComparison(e.Operator)) {
 		// bfloat arithmetic is spelled out in float: + - * / computed in
 		// float and rounded once to bfloat equal the bfloat operation.
-		expr := "float(" + r.expr(x) + ") " + e.Operator + " float(" + r.expr(y) + ")"
+		expr := r.asFloat(x) + " " + e.Operator + " " + r.asFloat(y)
 		if e.Bool {
 			return expr
 		}
@@ -135,8 +151,8 @@ func (r renderer) call(e *ir.Expr) string {
 		return name + "(" + strings.Join(args, ", ") + ")"
 	}
 	// f16 and bf16 compute: functions are evaluated in float and rounded.
-	for i := range args {
-		args[i] = "float(" + args[i] + ")"
+	for i, a := range e.Args {
+		args[i] = r.asFloat(a)
 	}
 	return r.compute.MSL() + "(" + name + "(" + strings.Join(args, ", ") + "))"
 }

@@ -163,3 +163,24 @@ func TestGoldenKernels(t *testing.T) {
 		}
 	}
 }
+
+// TestStrictSyntax compiles every generated kernel (built-in and golden) in
+// the harness's strict mode, where device, constant and thread pointers are
+// distinct address spaces and libc names MSL lacks are poisoned.
+func TestStrictSyntax(t *testing.T) {
+	needCompiler(t)
+	configs, _ := filepath.Glob(filepath.Join(repoRoot(), "testdata", "golden", "*", "kgen.yaml"))
+	configs = append(configs, filepath.Join(repoRoot(), "kgen.yaml"))
+	for _, cfg := range configs {
+		kernels, src := projectKernels(t, cfg)
+		for _, k := range kernels {
+			name := filepath.Base(filepath.Dir(cfg)) + "/" + k.Name
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				if err := mslcpu.CheckSyntax(context.Background(), src[k.Name]); err != nil {
+					t.Errorf("%s.metal is not valid under the strict check:\n%v", k.Name, err)
+				}
+			})
+		}
+	}
+}

@@ -109,3 +109,15 @@ func TestRegenWritesNothing(t *testing.T) {
 		t.Fatalf("second gen wrote %d files, want 0", w)
 	}
 }
+
+// BenchmarkPipeline1000 is the in-memory part of `kgen gen` alone: load and
+// check 1000 specs, build the IR, render every MSL and Go file.
+func BenchmarkPipeline1000(b *testing.B) {
+	cfg := writeProject(b, b.TempDir(), 1000)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := generate.Run(cfg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

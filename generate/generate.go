@@ -13,6 +13,7 @@ import (
 	"github.com/kgen-dev/kgen/emit/golang"
 	"github.com/kgen-dev/kgen/emit/msl"
 	"github.com/kgen-dev/kgen/internal/output"
+	"github.com/kgen-dev/kgen/internal/par"
 	"github.com/kgen-dev/kgen/internal/version"
 	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/spec"
@@ -52,16 +53,24 @@ func Run(cfg *config.Config) (*Result, error) {
 // Emit renders the outputs of already-built kernels, setting their keys.
 func Emit(cfg *config.Config, kernels []*ir.Kernel) (*Result, error) {
 	res := &Result{Config: cfg, Kernels: kernels}
-	sources := map[*ir.Kernel][]byte{}
-	for _, k := range kernels {
+	mslSources := make([][]byte, len(kernels))
+	err := par.Do(len(kernels), 0, func(i int) error {
+		k := kernels[i]
 		src, err := msl.Emit(k, msl.Options{Header: Header(cfg, k.SpecPath)})
 		if err != nil {
-			return nil, err
+			return err
 		}
-		src = output.Stamp(src)
-		k.SetKeys(src)
-		sources[k] = src
-		res.Files = append(res.Files, File{Path: MSLPath(cfg, k), Data: src})
+		mslSources[i] = output.Stamp(src)
+		k.SetKeys(mslSources[i])
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sources := map[*ir.Kernel][]byte{}
+	for i, k := range kernels {
+		sources[k] = mslSources[i]
+		res.Files = append(res.Files, File{Path: MSLPath(cfg, k), Data: mslSources[i]})
 	}
 	goFiles, err := golang.Emit(kernels, golang.Options{
 		Package:   cfg.GoPackage,

@@ -23,6 +23,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/kgen-dev/kgen/internal/par"
 	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/spec"
 )
@@ -60,11 +61,20 @@ func Emit(kernels []*ir.Kernel, opts Options) ([]File, error) {
 		return nil, fmt.Errorf("go output doc.go: %w", err)
 	}
 	files := []File{{Name: "doc.go", Data: doc}, {Name: "inventory.md", Data: inventoryDoc(kernels, opts)}}
-	for _, k := range kernels {
+	perKernel := make([][]File, len(kernels))
+	err = par.Do(len(kernels), 0, func(i int) error {
+		k := kernels[i]
 		kf, err := kernelFiles(k, opts)
 		if err != nil {
-			return nil, fmt.Errorf("go output for kernel %s (%s): %w", k.Name, k.SpecPath, err)
+			return fmt.Errorf("go output for kernel %s (%s): %w", k.Name, k.SpecPath, err)
 		}
+		perKernel[i] = kf
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, kf := range perKernel {
 		files = append(files, kf...)
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })

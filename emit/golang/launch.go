@@ -17,11 +17,11 @@ func launchParams(k *ir.Kernel, n *names) []jen.Code {
 	var ps []param
 	for _, b := range k.Bindings {
 		if b.Role != ir.Args {
-			ps = append(ps, param{n.local(b.Name), jen.Op("*").Add(rt("Tensor"))})
+			ps = append(ps, param{n.local(b.Name), jen.Op("*").Add(rt("Tensor")), "*Tensor"})
 		}
 	}
 	for _, p := range k.Params() {
-		ps = append(ps, param{n.local(p.Name), goParamType(p.Type)})
+		ps = append(ps, param{n.local(p.Name), goParamType(p.Type), p.Type.String()})
 	}
 	return grouped(ps)
 }
@@ -30,6 +30,7 @@ func launchParams(k *ir.Kernel, n *names) []jen.Code {
 type param struct {
 	name string
 	typ  *jen.Statement
+	key  string // names typ, to group equal types without rendering them
 }
 
 // grouped writes parameters with consecutive equal types grouped, as gofmt'd
@@ -38,7 +39,7 @@ func grouped(ps []param) []jen.Code {
 	out := make([]jen.Code, len(ps))
 	for i, p := range ps {
 		id := jen.Id(p.name)
-		if i == len(ps)-1 || fmt.Sprintf("%#v", p.typ) != fmt.Sprintf("%#v", ps[i+1].typ) {
+		if i == len(ps)-1 || p.key != ps[i+1].key {
 			id.Add(p.typ)
 		}
 		out[i] = id

@@ -214,23 +214,23 @@ func reference64Method(f *jen.File, k *ir.Kernel, n *names) {
 	var outs, inArgs, lens, nils, makes, rets []jen.Code
 	for _, b := range k.BindingsOf(ir.Input) {
 		id := n.local(b.Name)
-		params = append(params, param{id, jen.Index().Float64()})
+		params = append(params, param{id, jen.Index().Float64(), "[]float64"})
 		lens = append(lens, jen.Len(jen.Id(id)))
 		inArgs = append(inArgs, jen.Id(id).Index(jen.Id("i")))
 	}
 	for _, p := range k.Params() {
-		params = append(params, param{n.local(p.Name), goParamType(p.Type)})
+		params = append(params, param{n.local(p.Name), goParamType(p.Type), p.Type.String()})
 		inArgs = append(inArgs, jen.Float64().Call(jen.Id(n.local(p.Name))))
 	}
 	for _, b := range k.BindingsOf(ir.Output) {
 		id := n.local(b.Name)
-		results = append(results, param{id, jen.Index().Float64()})
+		results = append(results, param{id, jen.Index().Float64(), "[]float64"})
 		outs = append(outs, jen.Id(id).Index(jen.Id("i")))
 		nils = append(nils, jen.Nil())
 		rets = append(rets, jen.Id(id))
 		makes = append(makes, jen.Id(id).Op("=").Make(jen.Index().Float64(), jen.Id("n")))
 	}
-	results = append(results, param{"err", jen.Error()})
+	results = append(results, param{"err", jen.Error(), "error"})
 	body := []jen.Code{
 		jen.List(jen.Id("n"), jen.Err()).Op(":=").Id(n.desc).Dot("SameLen").Call(lens...),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(append(nils, jen.Err())...)),

@@ -14,12 +14,12 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/google/renameio/v2"
+
+	"github.com/kgen-dev/kgen/internal/par"
 )
 
 // File is one generated file, Path relative to the root, slash-separated.
@@ -101,18 +101,25 @@ type Change struct {
 // not wanted are Extra. The result is sorted by path and omits Unchanged.
 func Diff(root string, outDirs []string, files []File) ([]Change, error) {
 	wanted := map[string]bool{}
-	var changes []Change
 	for _, f := range files {
 		if err := checkInside(f.Path, outDirs); err != nil {
 			return nil, err
 		}
 		wanted[f.Path] = true
-		st, err := compare(root, f)
-		if err != nil {
-			return nil, err
-		}
-		if st != Unchanged {
-			changes = append(changes, Change{Path: f.Path, State: st, Data: f.Data})
+	}
+	states := make([]State, len(files))
+	err := par.Do(len(files), par.IOWorkers(), func(i int) error {
+		st, err := compare(root, files[i])
+		states[i] = st
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var changes []Change
+	for i, f := range files {
+		if states[i] != Unchanged {
+			changes = append(changes, Change{Path: f.Path, State: states[i], Data: f.Data})
 		}
 	}
 	extra, err := findExtra(root, outDirs, wanted)
@@ -222,7 +229,10 @@ func Apply(root string, changes []Change) (written, removed []string, err error)
 		}
 	}
 	errs := make([]error, len(changes))
-	parallel(len(changes), func(i int) { errs[i] = applyOne(root, changes[i]) })
+	_ = par.Do(len(changes), par.IOWorkers(), func(i int) error {
+		errs[i] = applyOne(root, changes[i])
+		return nil
+	})
 	for i, c := range changes {
 		switch {
 		case errs[i] != nil:
@@ -244,28 +254,6 @@ func applyOne(root string, c Change) error {
 		return os.Remove(full)
 	}
 	return renameio.WriteFile(full, c.Data, 0o644, renameio.WithTempDir(filepath.Dir(full)))
-}
-
-// parallel runs f(0..n-1) on a few goroutines: writing many small files is
-// bound by system calls, which overlap well.
-func parallel(n int, f func(i int)) {
-	workers := 2 * runtime.GOMAXPROCS(0)
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				f(i)
-			}
-		}()
-	}
-	for i := 0; i < n; i++ {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
 }
 
 // ForeignError lists files kgen would have to overwrite but did not generate.

@@ -33,11 +33,31 @@ type Config struct {
 	// HeaderVersion puts kgen's version in generated headers (default true);
 	// turn it off to keep outputs unchanged across kgen upgrades.
 	HeaderVersion bool
+	Verify        Verify
+}
+
+// Verify configures `kgen verify`.
+type Verify struct {
+	// Parity is "auto" (run where a C++ compiler exists, say so where not),
+	// "required" (fail without a compiler) or "off".
+	Parity string
+	// Exempt lists code the port-dispatch rules skip, each with a reason.
+	Exempt []Exemption
+}
+
+// Exemption excuses one file (optionally one rule) from the port-dispatch
+// rules. An exemption that matches nothing is itself a finding.
+type Exemption struct {
+	Path   string   // module-relative, slash-separated file path
+	Rule   string   // a rule name, or "" for every rule
+	Reason string   // required: why this code may break the rule
+	Pos    diag.Pos // where it is written in kgen.yaml
 }
 
 // Default returns the configuration `kgen init` writes.
 func Default() Config {
-	return Config{Specs: "specs", OutMSL: "gen/msl", OutGo: "gen/kernels", GoPackage: "kernels", HeaderVersion: true}
+	return Config{Specs: "specs", OutMSL: "gen/msl", OutGo: "gen/kernels", GoPackage: "kernels", HeaderVersion: true,
+		Verify: Verify{Parity: "auto"}}
 }
 
 // ErrNotFound means no kgen.yaml exists in the folder or any parent.
@@ -62,7 +82,7 @@ func Find(dir string) (string, error) {
 	}
 }
 
-var fields = []string{"version", "specs", "out", "go", "header_version"}
+var fields = []string{"version", "specs", "out", "go", "header_version", "verify"}
 
 // Load reads and checks the config at path. Problems are diagnostics
 // positioned in the file (reported by name, relative to its own folder).
@@ -120,6 +140,8 @@ func (r *reader) read(root ast.Node) {
 			r.out(f.Value)
 		case "go":
 			goPackageSet = r.goSection(f.Value)
+		case "verify":
+			r.verify(f.Value)
 		case "header_version":
 			v, _ := yamlnode.Scalar(f.Value)
 			r.c.HeaderVersion = v != "false"
@@ -244,4 +266,67 @@ func defaultPackage(outGo string) string {
 		return "kernels"
 	}
 	return base
+}
+
+var verifyFields = []string{"parity", "exempt"}
+
+// verify reads the `verify:` section.
+func (r *reader) verify(n ast.Node) {
+	fs, ok := r.doc.Fields(n, "verify", r.diags)
+	if !ok {
+		return
+	}
+	for _, f := range fs {
+		switch f.Key {
+		case "parity":
+			v, _ := yamlnode.Scalar(f.Value)
+			switch v {
+			case "auto", "required", "off":
+				r.c.Verify.Parity = v
+			default:
+				r.diags.Addf(r.doc.Pos(f.Value), "verify.parity must be auto, required or off, not %q", v)
+			}
+		case "exempt":
+			r.exemptions(f.Value)
+		default:
+			r.diags.Addf(f.KeyPos, "unknown verify field %q%s", f.Key, diag.Suggest(f.Key, verifyFields))
+		}
+	}
+}
+
+var exemptFields = []string{"path", "rule", "reason"}
+
+func (r *reader) exemptions(n ast.Node) {
+	items, ok := r.doc.Seq(n, "verify.exempt", r.diags)
+	if !ok {
+		return
+	}
+	for _, it := range items {
+		fs, ok := r.doc.Fields(it, "an exemption ({path, rule, reason})", r.diags)
+		if !ok {
+			continue
+		}
+		e := Exemption{Pos: r.doc.Pos(it)}
+		for _, f := range fs {
+			v, _ := yamlnode.Scalar(f.Value)
+			switch f.Key {
+			case "path":
+				if why := CheckRelative(v); why != "" || v == "" {
+					r.diags.Addf(r.doc.Pos(f.Value), "exemption path %q %s", v, why)
+				}
+				e.Path = path.Clean(filepath.ToSlash(v))
+			case "rule":
+				e.Rule = v
+			case "reason":
+				e.Reason = strings.TrimSpace(v)
+			default:
+				r.diags.Addf(f.KeyPos, "unknown exemption field %q%s", f.Key, diag.Suggest(f.Key, exemptFields))
+			}
+		}
+		if e.Path == "" || e.Reason == "" {
+			r.diags.Addf(e.Pos, "an exemption needs a path and a reason (why this code may break the rule)")
+			continue
+		}
+		r.c.Verify.Exempt = append(r.c.Verify.Exempt, e)
+	}
 }

@@ -12,7 +12,7 @@ import (
 )
 
 func verifyCmd(o *options) *cobra.Command {
-	format, parity := "text", "auto"
+	format, parity := "text", ""
 	cmd := &cobra.Command{
 		Use:   "verify",
 		Short: "Check in CI that generated files match the specs and every check passes",
@@ -31,8 +31,11 @@ evaluation of the formulas, within the spec's tolerance.`,
 			if err != nil {
 				return o.reportErr(err)
 			}
-			if parity != "auto" && parity != "on" && parity != "off" {
+			if parity != "" && parity != "auto" && parity != "on" && parity != "off" {
 				return usageError{fmt.Errorf("--parity must be auto, on or off, not %q", parity)}
+			}
+			if parity == "" { // the config decides: verify.parity in kgen.yaml
+				parity = map[string]string{"auto": "auto", "required": "on", "off": "off"}[cfg.Verify.Parity]
 			}
 			rep, err := verify.Run(context.Background(), cfg, verify.Options{OutDirs: OutDirs(cfg), Parity: parity})
 			if err != nil {
@@ -47,7 +50,7 @@ evaluation of the formulas, within the spec's tolerance.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&parity, "parity", "auto", "numerical parity of every kernel × dtype on the CPU: auto (where a C++ compiler exists), on, or off")
+	cmd.Flags().StringVar(&parity, "parity", "", "numerical parity of every kernel × dtype on the CPU: auto (where a C++ compiler exists), on, or off (default: verify.parity in kgen.yaml, else auto)")
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text, json, or github (GitHub Actions annotations)")
 	return cmd
 }

@@ -4,7 +4,7 @@
 GO ?= go
 FUZZTIME ?= 5s
 
-.PHONY: all gen test check unit fuzz bench verify clean
+.PHONY: all gen test check unit fuzz bench verify clean cuda
 
 all: gen test
 
@@ -38,3 +38,9 @@ bench:
 
 clean:
 	$(GO) clean -testcache
+
+## cuda: compile the generated CUDA kernels (gen/cuda/*.cu) with nvcc into
+## gen/kernels/cudabin/<kernel>-<hash>.fatbin, which the Go package embeds.
+## The one step that needs the CUDA toolkit; gen, test and verify do not.
+cuda:
+	$(GO) run ./cmd/kgen cuda

@@ -29,6 +29,7 @@ type Config struct {
 	Specs     string // specs folder, relative to Dir, slash-separated
 	OutMSL    string // folder of .metal files, relative to Dir
 	OutGo     string // folder of the generated Go package, relative to Dir
+	OutCUDA   string // folder of .cu files (cuda: generated ports), relative to Dir
 	GoPackage string // package name of OutGo
 	// HeaderVersion puts kgen's version in generated headers (default true);
 	// turn it off to keep outputs unchanged across kgen upgrades.
@@ -48,7 +49,7 @@ type Verify struct {
 // Exemption excuses one file (optionally one rule) from the port-dispatch
 // rules. An exemption that matches nothing is itself a finding.
 type Exemption struct {
-	Path   string   // module-relative, slash-separated file path
+	Path   string   // a file or folder, relative to the config folder like every path here
 	Rule   string   // a rule name, or "" for every rule
 	Reason string   // required: why this code may break the rule
 	Pos    diag.Pos // where it is written in kgen.yaml
@@ -56,7 +57,7 @@ type Exemption struct {
 
 // Default returns the configuration `kgen init` writes.
 func Default() Config {
-	return Config{Specs: "specs", OutMSL: "gen/msl", OutGo: "gen/kernels", GoPackage: "kernels", HeaderVersion: true,
+	return Config{Specs: "specs", OutMSL: "gen/msl", OutGo: "gen/kernels", OutCUDA: "gen/cuda", GoPackage: "kernels", HeaderVersion: true,
 		Verify: Verify{Parity: "auto"}}
 }
 
@@ -171,8 +172,10 @@ func (r *reader) out(n ast.Node) {
 			r.c.OutMSL = r.folder(f.Value, "out.msl")
 		case "go":
 			r.c.OutGo = r.folder(f.Value, "out.go")
+		case "cuda":
+			r.c.OutCUDA = r.folder(f.Value, "out.cuda")
 		default:
-			r.diags.Addf(f.KeyPos, "unknown out field %q%s", f.Key, diag.Suggest(f.Key, []string{"msl", "go"}))
+			r.diags.Addf(f.KeyPos, "unknown out field %q%s", f.Key, diag.Suggest(f.Key, []string{"msl", "go", "cuda"}))
 		}
 	}
 }

@@ -56,6 +56,7 @@ func TestAddingABackendBreaksTheBuild(t *testing.T) {
 	mod := t.TempDir()
 	copyDir(t, "..", mod, keep) // go.mod and go.sum, with the other top-level files
 	copyDir(t, "../gen/kernels", filepath.Join(mod, "gen/kernels"), keep)
+	copyDir(t, "../gen/kernels/cudabin", filepath.Join(mod, "gen/kernels/cudabin"), keep) // the package's //go:embed
 	copyDir(t, "../kgenrt", filepath.Join(mod, "kgenrt"), keep)
 	mustGo(t, mod, []string{"CGO_ENABLED=0"}, "build", "./gen/kernels") // control
 	copyDir(t, "../kgenrt", filepath.Join(mod, "kgenrt"), func(name, text string) string {

@@ -32,6 +32,8 @@ var (
 	deviceRE   = regexp.MustCompile(`^device (const )?(\w+)\* (\w+) \[\[buffer\((\d+)\)\]\]$`)
 	constantRE = regexp.MustCompile(`^constant (\w+)_args& (\w+) \[\[buffer\((\d+)\)\]\]$`)
 	structRE   = regexp.MustCompile(`(?s)struct (\w+)_args \{(.*?)\};`)
+	// positionRE matches the thread-position parameters of rowwise kernels.
+	positionRE = regexp.MustCompile(`^uint kgen_\w+ \[\[(thread_index_in_threadgroup|threadgroup_position_in_grid|thread_index_in_simdgroup|simdgroup_index_in_threadgroup)\]\]$`)
 	hostRE     = regexp.MustCompile(`template \[\[host_name\("(\w+)"\)\]\] \[\[kernel\]\] decltype\(\w+<(\w+)>\)`)
 )
 
@@ -56,7 +58,7 @@ func mslSignature(t *testing.T, src string) (name string, bs []binding, fields [
 			bs = append(bs, binding{atoi(t, d[4]), d[3], role, mslTypes[d[2]]})
 		} else if c := constantRE.FindStringSubmatch(p); c != nil {
 			bs = append(bs, binding{atoi(t, c[3]), c[2], "args", ""})
-		} else if !strings.HasSuffix(p, "[[thread_position_in_grid]]") {
+		} else if !strings.HasSuffix(p, "[[thread_position_in_grid]]") && !positionRE.MatchString(p) {
 			t.Fatalf("kernel %s: unparsed parameter %q", name, p)
 		}
 	}

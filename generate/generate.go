@@ -10,6 +10,7 @@ import (
 
 	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/diag"
+	"github.com/kgen-dev/kgen/emit/cuda"
 	"github.com/kgen-dev/kgen/emit/golang"
 	"github.com/kgen-dev/kgen/emit/msl"
 	"github.com/kgen-dev/kgen/internal/output"
@@ -54,6 +55,7 @@ func Run(cfg *config.Config) (*Result, error) {
 func Emit(cfg *config.Config, kernels []*ir.Kernel) (*Result, error) {
 	res := &Result{Config: cfg, Kernels: kernels}
 	mslSources := make([][]byte, len(kernels))
+	cudaSources := make([][]byte, len(kernels))
 	err := par.Do(len(kernels), 0, func(i int) error {
 		k := kernels[i]
 		src, err := msl.Emit(k, msl.Options{Header: Header(cfg, k.SpecPath)})
@@ -62,21 +64,35 @@ func Emit(cfg *config.Config, kernels []*ir.Kernel) (*Result, error) {
 		}
 		mslSources[i] = output.Stamp(src)
 		k.SetKeys(mslSources[i])
+		if k.Ports[spec.CUDA] {
+			cu, err := cuda.Emit(k, cuda.Options{Header: Header(cfg, k.SpecPath)})
+			if err != nil {
+				return fmt.Errorf("%s: %w", k.SpecPath, err)
+			}
+			cudaSources[i] = output.Stamp(cu)
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	sources := map[*ir.Kernel][]byte{}
+	cudaByKernel := map[*ir.Kernel][]byte{}
 	for i, k := range kernels {
 		sources[k] = mslSources[i]
 		res.Files = append(res.Files, File{Path: MSLPath(cfg, k), Data: mslSources[i]})
+		if cudaSources[i] != nil {
+			cudaByKernel[k] = cudaSources[i]
+			res.Files = append(res.Files, File{Path: CUDAPath(cfg, k), Data: cudaSources[i]})
+		}
 	}
 	goFiles, err := golang.Emit(kernels, golang.Options{
-		Package:   cfg.GoPackage,
-		Header:    func(from string) string { return Header(cfg, from) },
-		MSLPath:   func(k *ir.Kernel) string { return MSLPath(cfg, k) },
-		MSLSource: func(k *ir.Kernel) []byte { return sources[k] },
+		Package:    cfg.GoPackage,
+		Header:     func(from string) string { return Header(cfg, from) },
+		MSLPath:    func(k *ir.Kernel) string { return MSLPath(cfg, k) },
+		MSLSource:  func(k *ir.Kernel) []byte { return sources[k] },
+		CUDAPath:   func(k *ir.Kernel) string { return CUDAPath(cfg, k) },
+		CUDASource: func(k *ir.Kernel) []byte { return cudaByKernel[k] },
 	})
 	if err != nil {
 		return nil, err
@@ -91,6 +107,11 @@ func Emit(cfg *config.Config, kernels []*ir.Kernel) (*Result, error) {
 // MSLPath is where a kernel's .metal file goes, relative to the config folder.
 func MSLPath(cfg *config.Config, k *ir.Kernel) string {
 	return path.Join(cfg.OutMSL, k.Name+".metal")
+}
+
+// CUDAPath is where a kernel's .cu file goes, relative to the config folder.
+func CUDAPath(cfg *config.Config, k *ir.Kernel) string {
+	return path.Join(cfg.OutCUDA, k.Name+".cu")
 }
 
 // Header is the first line of every generated file. It matches the go

@@ -14,6 +14,38 @@ type Rounding struct {
 	Unit       float64
 	FuncUlps   float64
 	InputUnits []float64
+	// Overflow and Underflow, when set, give the compute type's range: a
+	// computed value whose magnitude reaches Overflow becomes ±Inf, one at
+	// or below Underflow becomes ±0, as rounding to the compute type makes
+	// them. The reference then meets infinities and NaNs where the compute
+	// type does (in f32, sigmoid(-167) is 0, so -167·sigmoid(-167)·∞ is NaN,
+	// not ∞). Underflow is also the absolute error of rounding into the
+	// subnormal range (fl(x) = x(1+δ) + η, |η| <= Underflow), which every
+	// rounded result adds to its bound. Zero values keep float64's range.
+	Overflow, Underflow float64
+}
+
+// fit applies the compute type's range to v, the exact result of an
+// operation on compute-type operands known to within e (before the
+// operation's own rounding). A result surely past the largest finite value
+// becomes ±Inf, one surely below the underflow threshold ±0. When the
+// operands' errors leave open which side of the overflow edge the compute
+// type lands on, the bound becomes +Inf: either outcome is right (a float64
+// sum can pass 65520 where the f16 sum, rounding as it goes, stays at
+// 65504). Underflow is decided on v alone: rounding to nearest even sends
+// exactly half the smallest subnormal to 0.
+func (r Rounding) fit(v, e float64) (float64, float64) {
+	a := math.Abs(v)
+	switch {
+	case a == 0 || math.IsInf(v, 0) || math.IsNaN(v):
+	case r.Overflow > 0 && a-e >= r.Overflow:
+		return math.Copysign(math.Inf(1), v), 0
+	case r.Overflow > 0 && a+e >= r.Overflow:
+		return v, math.Inf(1)
+	case a <= r.Underflow:
+		return math.Copysign(0, v), e
+	}
+	return v, e
 }
 
 // dual is a float64 value and a first-order bound on the absolute error
@@ -47,11 +79,37 @@ type boundEnv struct {
 	k              *Kernel
 	inputs, params []float64
 	lets           []dual
+	reds           []dual // rowwise: the row reductions' values
 	r              Rounding
 }
 
 // round adds the rounding of a result to its propagated error.
-func (b boundEnv) round(v, e float64) dual { return dual{v, e + b.r.Unit*math.Abs(v)} }
+func (b boundEnv) round(v, e float64) dual {
+	v, e = b.r.fit(v, e)
+	switch {
+	case math.IsInf(v, 0):
+		return dual{v, 0} // an infinite operand or a certain overflow: the type's result is the same infinity
+	case e == 0 && b.r.representable(v):
+		return dual{v, 0} // exact operands and a result the type holds: no rounding
+	}
+	return dual{v, e + b.r.Unit*math.Abs(v) + b.r.Underflow}
+}
+
+// representable reports whether v is a normal number of the compute type
+// (or 0): at most -log2(Unit) significant bits, at least the smallest
+// normal (Underflow/Unit) in magnitude. Literals like 0.5 and results like
+// 2·x then carry no rounding error.
+func (r Rounding) representable(v float64) bool {
+	if v == 0 {
+		return true
+	}
+	if r.Unit == 0 || math.Abs(v) < r.Underflow/r.Unit {
+		return false
+	}
+	m, _ := math.Frexp(v)
+	scaled := math.Ldexp(m, int(-math.Log2(r.Unit)))
+	return scaled == math.Trunc(scaled)
+}
 
 func (b boundEnv) eval(x *Expr) dual {
 	switch x.Op {
@@ -68,6 +126,8 @@ func (b boundEnv) eval(x *Expr) dual {
 			return dual{v, 0}
 		case RefLet:
 			return b.lets[x.Index]
+		case RefReduce:
+			return b.reds[x.Index]
 		case RefParam:
 			return b.round(b.params[x.Index], 0)
 		}
@@ -96,9 +156,17 @@ func (b boundEnv) binary(op string, x, y dual) dual {
 	case "+", "-":
 		return b.round(v, x.e+y.e)
 	case "*":
-		return b.round(v, math.Abs(y.v)*x.e+math.Abs(x.v)*y.e)
+		return b.round(v, scale(y.v, x.e)+scale(x.v, y.e))
 	case "/":
-		return b.round(v, (x.e+math.Abs(v)*y.e)/math.Abs(y.v))
+		// Not first order in the denominator's error: |a/(y+δ) − a/y| <=
+		// |a|·|δ| / (|y|·(|y|−|δ|)), which matters when y is a subnormal
+		// known to a few bits. A denominator whose error reaches 0 has no
+		// bound.
+		den := math.Abs(y.v) - y.e
+		if den <= 0 && y.e > 0 {
+			return b.round(v, math.Inf(1))
+		}
+		return b.round(v, (x.e+scale(v, y.e))/den)
 	}
 	return dual{v, 0} // comparisons and logic: exact (flips near ties are not modelled)
 }
@@ -112,7 +180,7 @@ func (b boundEnv) call(fn string, a []dual) dual {
 	}
 	v := call64(fn, args)
 	x, e := args[0], a[0].e
-	fe := b.r.FuncUlps * b.r.Unit * math.Abs(v)
+	var ep float64 // the operands' errors, propagated
 	switch fn {
 	case "abs", "floor", "ceil":
 		return dual{v, e}
@@ -124,12 +192,32 @@ func (b boundEnv) call(fn string, a []dual) dual {
 		}
 		return a[2]
 	case "fma":
-		return b.round(v, math.Abs(args[1])*e+math.Abs(x)*a[1].e+a[2].e)
+		return b.round(v, scale(args[1], e)+scale(x, a[1].e)+a[2].e)
 	case "pow":
 		y := args[1]
-		return dual{v, math.Abs(y*math.Pow(x, y-1))*e + math.Abs(math.Log(math.Abs(x))*v)*a[1].e + fe}
+		ep = scale(y*math.Pow(x, y-1), e) + scale(math.Log(math.Abs(x))*v, a[1].e)
+	default:
+		ep = scale(derivative(fn, x, v), e)
 	}
-	return dual{v, math.Abs(derivative(fn, x, v))*e + fe}
+	v, ep = b.r.fit(v, ep)
+	if math.IsInf(v, 0) || (math.IsInf(x, 0) && e == 0 && len(args) == 1) {
+		return dual{v, ep} // f(±∞) is an exact limit (tanh → ±1, exp → 0): no function error
+	}
+	return dual{v, ep + b.r.FuncUlps*(b.r.Unit*math.Abs(v)+b.r.Underflow)}
+}
+
+// scale is |k|·e, the error e propagated by a factor k; an exact operand
+// (e = 0) propagates no error even where k is infinite (sqrt'(0), log(0)).
+func scale(k, e float64) float64 {
+	switch {
+	case e == 0:
+		return 0
+	case k == 0 && !math.IsInf(e, 1):
+		return 0
+	case k == 0:
+		return e // 0·∞: an unknown operand may move the result anywhere
+	}
+	return math.Abs(k) * e
 }
 
 // derivative is f'(x) for the one-argument functions, given v = f(x).

@@ -35,8 +35,10 @@ func Build(specs []*spec.Spec, diags *diag.List) []*Kernel {
 
 func buildKernel(s *spec.Spec, diags *diag.List) *Kernel {
 	if s.Kind == spec.Rowwise {
-		diags.Addf(s.KindPos, "kind rowwise is not supported by this version of kgen yet (elementwise only)")
-		return nil
+		return buildRowwise(s, diags)
+	}
+	if len(s.Segments) > 0 {
+		diags.Addf(s.SegmentsPos, "segments are only for rowwise kernels (kind: rowwise)")
 	}
 	k := &Kernel{
 		Name: s.Kernel.Name, Doc: s.Doc, Kind: s.Kind, SpecPath: s.Path, Math: s.Math,
@@ -64,8 +66,10 @@ func buildKernel(s *spec.Spec, diags *diag.List) *Kernel {
 	return k
 }
 
+// checkPorts rejects ports kgen cannot generate: Metal and CUDA (emit/msl,
+// emit/cuda) are generated; ROCm is not yet.
 func checkPorts(s *spec.Spec, diags *diag.List) {
-	for b := spec.CUDA; b < spec.NumBackends; b++ {
+	for b := spec.ROCm; b < spec.NumBackends; b++ {
 		if s.Ports[b].Generated {
 			diags.Addf(s.Ports[b].Pos, "kgen cannot generate a %s port yet; set `%s: null` (callers take their fallback path)", b, b)
 		}

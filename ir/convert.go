@@ -29,7 +29,7 @@ func (c *formulaChecker) convert(n expr.Node) *Expr {
 		}
 		return e
 	case *expr.Call:
-		e := &Expr{Op: OpCall, Func: v.Fn}
+		e := &Expr{Op: OpCall, Func: v.Fn, Off: v.Off}
 		for _, a := range v.Args {
 			e.Args = append(e.Args, c.convert(a))
 		}

@@ -22,6 +22,7 @@ const (
 	RefConstant                // a baked constant
 	RefLet                     // an earlier let binding
 	RefPi                      // π
+	RefReduce                  // a row reduction's result (rowwise): Index into Rows.Reductions
 )
 
 // Expr is a checked expression. Numbers are in the compute type; Bool marks
@@ -36,4 +37,5 @@ type Expr struct {
 	Operator string // OpUnary, OpBinary
 	Func     string // OpCall
 	Args     []*Expr
+	Off      int // OpCall: offset of the call in its formula, for messages
 }

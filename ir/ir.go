@@ -32,6 +32,9 @@ type Kernel struct {
 	Constants      []Constant
 	Steps          []Step // let bindings then outputs, in spec order
 	Ports          [spec.NumBackends]bool
+	// Rows is the row schedule of a rowwise kernel (see rowwise.go); nil
+	// for elementwise kernels.
+	Rows *Rows
 }
 
 // Variant is one storage dtype's instantiation of a kernel.
@@ -64,9 +67,12 @@ type Binding struct {
 	Role  Role
 	// DType is the element type; dtype.Invalid means the variant's storage
 	// type ("T"). Unset for Args.
-	DType  dtype.DType
-	Row    bool    // a row vector shared by all rows (rowwise kernels)
-	Fields []Field // the scalar struct, for Args
+	DType dtype.DType
+	Row   bool // a row vector shared by all rows (rowwise kernels)
+	// Segment is the index of the segment the tensor belongs to, in a
+	// multi-segment rowwise kernel (see Rows.Segments); 0 otherwise.
+	Segment int
+	Fields  []Field // the scalar struct, for Args
 }
 
 // Field is a 4-byte member of the args struct.
@@ -75,6 +81,9 @@ type Field struct {
 	Type   dtype.DType // u32, i32 or f32
 	Offset int
 	Size   bool // a size field (n; rows, cols) rather than a param
+	// Derived is set on size fields the launcher computes from the others
+	// (rowwise: rows_per_group), with the rule it follows, for the inventory.
+	Derived string
 }
 
 // Dispatch is Metal's dispatchThreads: Grid is the total threads per axis as

@@ -32,6 +32,12 @@ type Kernel struct {
 	// argument counts. K.Reference and K.Reference64 are the typed forms.
 	CPU   func(tensors []*Tensor, params []float64) error
 	CPU64 func(inputs [][]float64, params []float64) ([][]float64, error)
+	// CPU64Rows is CPU64 for rowwise kernels, whose float64 evaluation also
+	// takes the row width (see RunCPU64Rows).
+	CPU64Rows func(cols int, inputs [][]float64, params []float64) ([][]float64, error)
+	// Threads is a rowwise kernel's threads per threadgroup, from which the
+	// launcher derives rows_per_group (see RowsPerGroup); 0 for elementwise.
+	Threads int
 }
 
 // Variant is one storage dtype's instantiation of a kernel.
@@ -70,6 +76,11 @@ type Binding struct {
 	Role   Role
 	DType  DType   // T = the variant's storage dtype; unused for Args
 	Fields []Field // the args struct, for Args
+	// Row marks a rowwise kernel's row vector ([cols], shared by all rows);
+	// Segment is the segment of a multi-segment rowwise kernel the tensor
+	// belongs to (see rows.go).
+	Row     bool
+	Segment int
 }
 
 // Field is a 4-byte member of the args struct, little-endian at Offset.

@@ -24,7 +24,7 @@ const DefaultThreadgroup = 256
 
 // Fields lists the top-level keys of a spec, in the order the contract gives.
 var Fields = []string{"kernel", "doc", "kind", "dtypes", "compute", "inputs", "params",
-	"constants", "let", "outputs", "math", "threadgroup", "ports", "tolerance"}
+	"constants", "let", "outputs", "math", "threadgroup", "ports", "tolerance", "segments"}
 
 // parser holds the state of reading one spec file.
 type parser struct {
@@ -101,6 +101,9 @@ func (p *parser) field(f yamlnode.Field) {
 		s.Ports = p.ports(f.Value)
 	case "tolerance":
 		s.Tolerances = p.tolerances(f.Value)
+	case "segments":
+		s.Segments = p.segments(f.Value)
+		s.SegmentsPos = f.KeyPos
 	default:
 		p.diags.Addf(f.KeyPos, "unknown field %q%s", f.Key, diag.Suggest(f.Key, Fields))
 	}

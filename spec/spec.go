@@ -109,5 +109,9 @@ type Spec struct {
 	Threadgroup int
 	Ports       [NumBackends]Port
 	Tolerances  []Tolerance
+	// Segments names the independent row problems of a multi-segment
+	// rowwise kernel (segments: [q, k]); nil for a single segment.
+	Segments    []Name
+	SegmentsPos diag.Pos // zero when the field is absent
 	Pos         diag.Pos // the file's first line, for whole-file messages
 }

@@ -9,7 +9,7 @@ package templates
 
 import "embed"
 
-// FS holds every template, addressed as "msl/<name>".
+// FS holds every template, addressed as "msl/<name>" or "cuda/<name>".
 //
-//go:embed msl
+//go:embed msl cuda
 var FS embed.FS

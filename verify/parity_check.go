@@ -3,73 +3,153 @@ package verify
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/diag"
 	"github.com/kgen-dev/kgen/generate"
 	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/spec"
 	"github.com/kgen-dev/kgen/verify/mslcpu"
 	"github.com/kgen-dev/kgen/verify/parity"
 )
 
-// parity runs every kernel × dtype on the CPU harness against the float64
-// evaluation of its formulas, where a C++ compiler exists.
-func (r *Report) parity(ctx context.Context, cfg *config.Config, res *generate.Result, mode string) error {
+// ParityReport is the lane-level parity report of one kernel × dtype.
+type ParityReport = parity.Report
+
+// parityWorkers bounds the kernels checked at once: CI machines have two
+// cores, and each check runs a compiler or a kernel binary.
+const parityWorkers = 2
+
+// parity compiles every generated .metal file with Apple's compiler where
+// xcrun exists, and, where a C++ compiler exists, checks each in the
+// harness's strict mode and runs every kernel × dtype on the CPU against
+// the float64 evaluation of its formulas, with one lane-level report per
+// variant (Report.Parity).
+func (r *Report) parity(ctx context.Context, cfg *config.Config, res *generate.Result, opts Options) error {
+	sources := map[string][]byte{}
+	for _, f := range res.Files {
+		sources[f.Path] = f.Data
+	}
+	if err := r.metalCompile(ctx, cfg, res, sources); err != nil {
+		return err
+	}
+	mode := opts.Parity
 	if mode == "off" {
 		r.Notes = append(r.Notes, "parity off")
 		return nil
 	}
 	if _, err := mslcpu.Compiler(); err != nil {
 		if mode == "on" {
-			return fmt.Errorf("parity: %w", err)
+			return fmt.Errorf("parity is required (verify.parity in kgen.yaml, or --parity on) but cannot run: %w", err)
 		}
 		r.Notes = append(r.Notes, "parity skipped: no C++ compiler (install clang-19)")
 		return nil
 	}
-	r.Checks = append(r.Checks, "parity")
-	sources := map[string][]byte{}
-	for _, f := range res.Files {
-		sources[f.Path] = f.Data
+	mutation, err := parity.ParseMutation(opts.Mutate)
+	if err != nil {
+		return err
 	}
-	findings := make([][]Finding, len(res.Kernels))
-	errs := make([]error, len(res.Kernels))
+	r.Checks = append(r.Checks, "strict", "parity")
+	type outcome struct {
+		findings []Finding
+		reports  []*ParityReport
+		err      error
+	}
+	outs := make([]outcome, len(res.Kernels))
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, 2)
+	sem := make(chan struct{}, parityWorkers)
 	for i, k := range res.Kernels {
 		wg.Add(1)
 		go func(i int, k *ir.Kernel) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			findings[i], errs[i] = parityOf(ctx, k, sources[generate.MSLPath(cfg, k)])
+			src := sources[generate.MSLPath(cfg, k)]
+			o := &outs[i]
+			if err := mslcpu.CheckSyntax(ctx, src); err != nil {
+				o.findings = append(o.findings, Finding{Check: "strict", Pos: diag.Pos{Path: generate.MSLPath(cfg, k), Line: 1, Col: 1},
+					Msg: "not valid under the strict MSL check: " + err.Error()})
+			}
+			o.reports, o.err = parityOf(ctx, k, src, mutation)
 		}(i, k)
 	}
 	wg.Wait()
-	for i := range res.Kernels {
-		r.Findings = append(r.Findings, findings[i]...)
-		if errs[i] != nil {
-			pos := diag.Pos{Path: generate.MSLPath(cfg, res.Kernels[i]), Line: 1, Col: 1}
-			r.Findings = append(r.Findings, Finding{Check: "parity", Pos: pos, Msg: errs[i].Error()})
+	for i, k := range res.Kernels {
+		o := outs[i]
+		r.Findings = append(r.Findings, o.findings...)
+		if o.err != nil {
+			pos := diag.Pos{Path: generate.MSLPath(cfg, k), Line: 1, Col: 1}
+			r.Findings = append(r.Findings, Finding{Check: "parity", Pos: pos, Msg: o.err.Error()})
+			continue
 		}
+		r.Parity = append(r.Parity, o.reports...)
+		for _, rep := range o.reports {
+			if rep.OK() {
+				continue
+			}
+			msg := "parity " + rep.String()
+			if rep.First != "" {
+				msg = fmt.Sprintf("parity %s: %d/%d lanes differ beyond tolerance; first: %s", rep.HostName, rep.Differ, rep.Lanes, rep.First)
+			}
+			r.Findings = append(r.Findings, Finding{Check: "parity", Pos: diag.Pos{Path: k.SpecPath, Line: 1, Col: 1}, Msg: msg})
+		}
+	}
+	if mutation != parity.NoMutation {
+		r.Notes = append(r.Notes, fmt.Sprintf("parity mutation %s: every kernel × dtype must fail", mutation))
 	}
 	return nil
 }
 
-func parityOf(ctx context.Context, k *ir.Kernel, src []byte) ([]Finding, error) {
-	results, err := parity.Check(ctx, k, src, parity.Options{Seed: 1})
+// parityOf checks every variant of one kernel.
+func parityOf(ctx context.Context, k *ir.Kernel, src []byte, m parity.Mutation) ([]*ParityReport, error) {
+	if k.Kind == spec.Rowwise {
+		if m != parity.NoMutation {
+			return nil, fmt.Errorf("the parity mutation mode covers elementwise kernels only")
+		}
+		results, err := parity.CheckRows(ctx, k, src, parity.RowOptions{Seed: 1})
+		if err != nil {
+			return nil, err
+		}
+		return parity.SummarizeRows(k, results), nil
+	}
+	results, err := parity.Check(ctx, k, src, parity.Options{Seed: 1, Mutate: m})
 	if err != nil {
 		return nil, err
 	}
-	var out []Finding
-	for _, res := range results {
-		if res.Failed == 0 {
-			continue
-		}
-		out = append(out, Finding{
-			Check: "parity", Pos: diag.Pos{Path: k.SpecPath, Line: 1, Col: 1},
-			Msg: fmt.Sprintf("%s: %d of %d elements out of tolerance at n=%d; first: %s", res.HostName, res.Failed, res.Checked, res.N, res.First),
-		})
+	return parity.Summarize(results), nil
+}
+
+// metalCompile compiles every .metal file with Apple's compiler where xcrun
+// exists (macOS with Xcode): the real referee for what the CPU harness can
+// only approximate.
+func (r *Report) metalCompile(ctx context.Context, cfg *config.Config, res *generate.Result, sources map[string][]byte) error {
+	xcrun, err := exec.LookPath("xcrun")
+	if err != nil {
+		return nil
 	}
-	return out, nil
+	dir, err := os.MkdirTemp("", "kgen-metal-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	r.Checks = append(r.Checks, "metal")
+	for _, k := range res.Kernels {
+		p := generate.MSLPath(cfg, k)
+		in := filepath.Join(dir, k.Name+".metal")
+		if err := os.WriteFile(in, sources[p], 0o644); err != nil {
+			return err
+		}
+		out, err := exec.CommandContext(ctx, xcrun, "-sdk", "macosx", "metal", "-std=metal3.1", "-c", in, "-o", in+".air").CombinedOutput()
+		if err != nil {
+			msg := strings.ReplaceAll(strings.TrimSpace(string(out)), in, p)
+			r.Findings = append(r.Findings, Finding{Check: "metal", Pos: diag.Pos{Path: p, Line: 1, Col: 1},
+				Msg: fmt.Sprintf("xcrun metal -std=metal3.1 rejects it: %v\n%s", err, msg)})
+		}
+	}
+	return nil
 }

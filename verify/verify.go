@@ -1,35 +1,61 @@
-// Package verify is `kgen verify`: it regenerates everything in memory and
-// reports drift against the disk, then runs the coverage checks. It never
-// writes.
+// Package verify is `kgen verify`, the CI gate: it regenerates everything in
+// memory and reports drift against the disk (drift.go), then checks what the
+// disk says against the specs — dtype keys and key collisions (keys.go),
+// ports and launchers (ports.go), CUDA modules (cuda_check.go) — then the
+// module's own Go code against the port-dispatch rules (package dispatch),
+// then, where a C++ compiler exists, numerical parity (parity_check.go). It never writes. Every check reads the
+// files as they are on disk, because that is what gets built and shipped:
+// regenerating them would only ever agree with itself.
 package verify
 
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/diag"
 	"github.com/kgen-dev/kgen/generate"
-	"github.com/kgen-dev/kgen/internal/output"
-	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/verify/dispatch"
 )
 
 // Finding is one failed check at one position.
 type Finding struct {
-	Check string // "spec", "drift", "keys", …
+	Check string // "spec", "drift", "keys", "ports", "cuda", "dispatch", "strict", "parity", …
 	Pos   diag.Pos
+	Rule  string // the port-dispatch rule ("direct-port", …), or ""
 	Msg   string
+	Diff  string // drift: unified diff from the disk to what kgen would write
 }
 
-// Report is the outcome of a verify run.
+// String is the finding's text line: "path:line:col: [rule: ]message".
+func (f Finding) String() string {
+	if f.Rule != "" {
+		return fmt.Sprintf("%s: %s: %s", f.Pos, f.Rule, f.Msg)
+	}
+	return fmt.Sprintf("%s: %s", f.Pos, f.Msg)
+}
+
+// Report is the outcome of a verify run. Fields are only ever added.
 type Report struct {
 	Kernels  int
+	Variants int
 	Files    int
 	Checks   []string // the checks that ran, in order
 	Findings []Finding
-	Notes    []string // checks skipped, and why
+	Notes    []string        // checks skipped, and why
+	Parity   []*ParityReport // the lane-level report of every kernel × dtype, when parity ran
+
+	// Launchers counts launcher references in the module's Go code, Exempt
+	// the port-dispatch findings excused by kgen.yaml; both are meaningful
+	// when "dispatch" is in Checks.
+	Launchers int
+	Exempt    int
+	// ParityOK counts the variants whose parity report passed, of
+	// len(Parity), when "parity" is in Checks.
+	ParityOK int
 }
 
 // Options select what verify runs.
@@ -38,23 +64,54 @@ type Options struct {
 	// Parity is "auto" (run where a C++ compiler exists), "on" (fail
 	// without one) or "off".
 	Parity string
+	// Mutate is a parity mutation ("first-input" or "zero"; see
+	// parity.Mutate): every kernel × dtype must then fail.
+	Mutate string
+	// NoDispatch skips the port-dispatch rules (they load the module's Go
+	// code with the go command); the summary says so.
+	NoDispatch bool
 }
 
 // OK reports whether nothing failed.
 func (r *Report) OK() bool { return len(r.Findings) == 0 }
 
-// Summary is the one line verify ends with.
+// HasCheck reports whether the check ran.
+func (r *Report) HasCheck(name string) bool {
+	for _, c := range r.Checks {
+		if c == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Summary is the one line verify ends with, e.g. "kgen verify: 14 kernels,
+// 38 variants, 14 launchers, 0 exempt, 38 parity ok; ok".
 func (r *Report) Summary() string {
+	parts := []string{plural(r.Kernels, "kernel"), plural(r.Variants, "variant")}
+	if r.HasCheck("dispatch") {
+		parts = append(parts, plural(r.Launchers, "launcher"), fmt.Sprintf("%d exempt", r.Exempt))
+	}
+	if r.HasCheck("parity") {
+		ok := fmt.Sprintf("%d parity ok", r.ParityOK)
+		if r.ParityOK != len(r.Parity) {
+			ok = fmt.Sprintf("%d/%d parity ok", r.ParityOK, len(r.Parity))
+		}
+		parts = append(parts, ok)
+	}
+	parts = append(parts, r.Notes...)
 	status := "ok"
 	if !r.OK() {
-		status = fmt.Sprintf("FAILED with %d finding(s)", len(r.Findings))
+		status = "FAILED with " + plural(len(r.Findings), "finding")
 	}
-	notes := ""
-	for _, n := range r.Notes {
-		notes += "; " + n
+	return fmt.Sprintf("kgen verify: %s; %s", strings.Join(parts, ", "), status)
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", what)
 	}
-	return fmt.Sprintf("kgen verify: %d kernel(s), %d file(s); checks: %s%s; %s",
-		r.Kernels, r.Files, strings.Join(r.Checks, ", "), notes, status)
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // Run verifies the project of cfg.
@@ -62,63 +119,105 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) (*Report, error)
 	r := &Report{}
 	res, err := generate.Run(cfg)
 	if err != nil {
-		de, ok := diag.AsError(err)
-		if !ok {
-			return nil, err
-		}
-		r.Checks = []string{"spec"}
-		for _, d := range de.Diagnostics {
-			r.Findings = append(r.Findings, Finding{Check: "spec", Pos: d.Pos, Msg: d.Msg})
-		}
-		return r, nil
+		return r.specErrors(err)
 	}
 	r.Kernels, r.Files = len(res.Kernels), len(res.Files)
-	r.Checks = []string{"spec", "drift", "keys"}
-	if err := r.drift(cfg, opts.OutDirs, res.Files); err != nil {
+	for _, k := range res.Kernels {
+		r.Variants += len(k.Variants)
+	}
+	if err := r.disk(cfg, opts, res); err != nil {
 		return nil, err
 	}
-	r.keys(res.Kernels)
-	if err := r.parity(ctx, cfg, res, opts.Parity); err != nil {
+	r.cudaPorts(ctx, cfg, res)
+	if err := r.dispatch(ctx, cfg, opts); err != nil {
 		return nil, err
 	}
-	sort.SliceStable(r.Findings, func(i, j int) bool { return r.Findings[i].Pos.Path < r.Findings[j].Pos.Path })
+	if err := r.parity(ctx, cfg, res, opts); err != nil {
+		return nil, err
+	}
+	for _, p := range r.Parity {
+		if p.OK() {
+			r.ParityOK++
+		}
+	}
+	sortFindings(r.Findings)
 	return r, nil
 }
 
-var driftHints = map[output.State]string{
-	output.Missing:    "missing: run `kgen gen`",
-	output.Stale:      "stale: the specs changed since it was generated; run `kgen gen`",
-	output.HandEdited: "hand-edited: the file differs from what kgen generated; move the change into the spec and run `kgen gen`",
-	output.Foreign:    "not generated by kgen: kgen needs this path for its output and will not overwrite it",
-	output.Extra:      "extra: kgen generated this file but no spec produces it any more; run `kgen gen` to remove it",
+// specErrors turns spec diagnostics into findings; nothing else can run.
+func (r *Report) specErrors(err error) (*Report, error) {
+	de, ok := diag.AsError(err)
+	if !ok {
+		return nil, err
+	}
+	r.Checks = []string{"spec"}
+	for _, d := range de.Diagnostics {
+		r.Findings = append(r.Findings, Finding{Check: "spec", Pos: d.Pos, Msg: d.Msg})
+	}
+	return r, nil
 }
 
-func (r *Report) drift(cfg *config.Config, outDirs []string, files []output.File) error {
-	changes, err := output.Diff(cfg.Dir, outDirs, files)
+// disk runs the checks that compare the files on disk with the specs.
+func (r *Report) disk(cfg *config.Config, opts Options, res *generate.Result) error {
+	r.Checks = []string{"spec", "drift", "keys", "ports"}
+	if err := r.drift(cfg, opts.OutDirs, res.Files); err != nil {
+		return err
+	}
+	pkg, err := readGoPackage(cfg.Dir, cfg.OutGo)
 	if err != nil {
 		return err
 	}
-	for _, c := range changes {
-		r.Findings = append(r.Findings, Finding{Check: "drift", Pos: diag.Pos{Path: c.Path, Line: 1, Col: 1}, Msg: driftHints[c.State]})
+	if err := r.dtypeKeys(cfg, res.Kernels, pkg); err != nil {
+		return err
+	}
+	r.ports(cfg, res, pkg)
+	return nil
+}
+
+// dispatch runs the port-dispatch rules over the module's Go code.
+func (r *Report) dispatch(ctx context.Context, cfg *config.Config, opts Options) error {
+	if opts.NoDispatch {
+		r.Notes = append(r.Notes, "port dispatch not checked")
+		return nil
+	}
+	res, err := dispatch.Check(ctx, dispatch.Options{
+		ConfigDir: cfg.Dir, GenDir: filepath.Join(cfg.Dir, filepath.FromSlash(cfg.OutGo)), Exempt: cfg.Verify.Exempt,
+	})
+	if err != nil {
+		return err
+	}
+	if !res.Ran {
+		r.Notes = append(r.Notes, res.Note)
+		return nil
+	}
+	r.Checks = append(r.Checks, "dispatch")
+	r.Launchers, r.Exempt = res.Launchers, res.Exempt
+	for _, f := range res.Findings {
+		r.Findings = append(r.Findings, Finding{Check: "dispatch", Pos: f.Pos, Rule: f.Rule, Msg: f.Msg})
 	}
 	return nil
 }
 
-// keys checks that every variant has a key and no two variants share one.
-func (r *Report) keys(kernels []*ir.Kernel) {
-	owner := map[string]string{}
-	for _, k := range kernels {
-		for _, v := range k.Variants {
-			pos := diag.Pos{Path: k.SpecPath, Line: 1, Col: 1}
-			if len(v.Key) != 64 {
-				r.Findings = append(r.Findings, Finding{Check: "keys", Pos: pos, Msg: fmt.Sprintf("variant %s has no key", v.HostName)})
-				continue
-			}
-			if prev, dup := owner[v.Key]; dup {
-				r.Findings = append(r.Findings, Finding{Check: "keys", Pos: pos, Msg: fmt.Sprintf("variants %s and %s share the key %s", prev, v.HostName, v.Key)})
-				continue
-			}
-			owner[v.Key] = v.HostName
-		}
+// moduleOrConfigRoot is the folder the module-wide scans cover.
+func moduleOrConfigRoot(cfg *config.Config) string {
+	if root := dispatch.ModuleRoot(cfg.Dir); root != "" {
+		return root
 	}
+	return cfg.Dir
+}
+
+// sortFindings orders findings by position, then check, stably.
+func sortFindings(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i].Pos, fs[j].Pos
+		switch {
+		case a.Path != b.Path:
+			return a.Path < b.Path
+		case a.Line != b.Line:
+			return a.Line < b.Line
+		case a.Col != b.Col:
+			return a.Col < b.Col
+		}
+		return fs[i].Check < fs[j].Check
+	})
 }

@@ -41,6 +41,10 @@ type Options struct {
 	// MSLSource returns the bytes of a kernel's .metal file, whose hash the
 	// variant keys are; they are embedded in the package.
 	MSLSource func(k *ir.Kernel) []byte
+	// CUDAPath and CUDASource give the .cu file of a kernel with a
+	// generated CUDA port (see cuda.go).
+	CUDAPath   func(k *ir.Kernel) string
+	CUDASource func(k *ir.Kernel) []byte
 }
 
 // File is a generated file, named relative to the package folder.
@@ -77,29 +81,45 @@ func Emit(kernels []*ir.Kernel, opts Options) ([]File, error) {
 	for _, kf := range perKernel {
 		files = append(files, kf...)
 	}
+	if hasCUDA(kernels) {
+		cf, err := cudaPackageFiles(opts)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, cf...)
+	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
 	return files, nil
 }
 
 // kernelFiles renders the three files of one kernel.
 func kernelFiles(k *ir.Kernel, opts Options) ([]File, error) {
-	if k.Kind != spec.Elementwise {
-		return nil, fmt.Errorf("the Go emitter supports elementwise kernels only, not %s", k.Kind)
+	if k.Kind != spec.Elementwise && k.Rows == nil {
+		return nil, fmt.Errorf("the Go emitter supports elementwise and rowwise kernels only, not %s", k.Kind)
 	}
 	n := newNames(k)
 	api, err := apiFile(k, n, opts)
 	if err != nil {
 		return nil, err
 	}
-	ref, err := referenceFile(k, n, opts)
+	referenceOf := referenceFile
+	if k.Rows != nil {
+		referenceOf = rowReferenceFile
+	}
+	ref, err := referenceOf(k, n, opts)
 	if err != nil {
 		return nil, err
 	}
 	var out []File
-	for _, f := range []struct {
+	type kernelFile struct {
 		suffix string
 		file   *jen.File
-	}{{"_kernel.go", api}, {"_reference.go", ref}, {"_msl.go", sourceFile(k, n, opts)}} {
+	}
+	list := []kernelFile{{"_kernel.go", api}, {"_reference.go", ref}, {"_msl.go", sourceFile(k, n, opts)}}
+	if k.Ports[spec.CUDA] {
+		list = append(list, kernelFile{"_cuda.go", cudaFile(k, n, opts)})
+	}
+	for _, f := range list {
 		data, err := render(f.file)
 		if err != nil {
 			return nil, err

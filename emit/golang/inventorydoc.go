@@ -65,9 +65,13 @@ func kernelSection(b *strings.Builder, ik *ir.Kernel, k inventory.Kernel) {
 	}
 	fmt.Fprintf(b, "- Go: `%s` (`%s_kernel.go`); spec: `%s`; MSL: `%s`\n", GoName(k.Name), k.Name, k.Spec, k.MSL)
 	fmt.Fprintf(b, "- kind: %s; compute: %s; math: %s\n", k.Kind, compute, k.Math)
-	fmt.Fprintf(b, "- dispatch: dispatchThreads, grid (`%s`), threadgroup (%d, %d, %d), %d element(s) per thread\n\n",
-		strings.Join(k.Dispatch.Grid[:], "`, `"), k.Dispatch.Threadgroup[0], k.Dispatch.Threadgroup[1],
-		k.Dispatch.Threadgroup[2], ik.ElemsPerThread)
+	if ik.Rows != nil {
+		rowDispatchDoc(b, ik, k)
+	} else {
+		fmt.Fprintf(b, "- dispatch: dispatchThreads, grid (`%s`), threadgroup (%d, %d, %d), %d element(s) per thread\n\n",
+			strings.Join(k.Dispatch.Grid[:], "`, `"), k.Dispatch.Threadgroup[0], k.Dispatch.Threadgroup[1],
+			k.Dispatch.Threadgroup[2], ik.ElemsPerThread)
+	}
 	b.WriteString("```\n")
 	for _, l := range formulaLines(ik) {
 		b.WriteString(strings.TrimPrefix(l, "\t") + "\n")
@@ -82,6 +86,10 @@ func kernelSection(b *strings.Builder, ik *ir.Kernel, k inventory.Kernel) {
 		for _, f := range bd.Fields {
 			fields = append(fields, fmt.Sprintf("%s %s @%d", f.Name, f.Type, f.Offset))
 		}
-		fmt.Fprintf(b, "| %d | %s | %s | %s | %s |\n", bd.Index, bd.Name, bd.Role, bd.DType, strings.Join(fields, ", "))
+		dt := bd.DType
+		if bd.Shape == "row" {
+			dt += " [cols]"
+		}
+		fmt.Fprintf(b, "| %d | %s | %s | %s | %s |\n", bd.Index, bd.Name, bd.Role, dt, strings.Join(fields, ", "))
 	}
 }

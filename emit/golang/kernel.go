@@ -22,7 +22,11 @@ func apiFile(k *ir.Kernel, n *names, opts Options) (*jen.File, error) {
 	}
 	accessors(f, k, n)
 	launchers(f, k, n)
-	if err := callBuilder(f, k, n); err != nil {
+	build := callBuilder
+	if k.Rows != nil {
+		build = rowCallBuilder
+	}
+	if err := build(f, k, n); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -110,6 +114,7 @@ func descriptor(f *jen.File, k *ir.Kernel, n *names, opts Options) {
 		item(field("Variants", jen.Index().Add(rt("Variant")).Add(block(items(variants)...)))),
 		item(field("Bindings", jen.Index().Add(rt("Binding")).Add(block(items(bindings)...)))),
 		item(field("ElemsPerThread", jen.Lit(k.ElemsPerThread))),
+		rowThreads(k),
 		item(field("Grid", jen.Index(jen.Lit(3)).String().Values(grid...))),
 		item(field("Threadgroup", jen.Index(jen.Lit(3)).Int().Values(tg...))),
 	))
@@ -137,7 +142,14 @@ func bindingValue(b ir.Binding) jen.Code {
 	role := map[ir.Role]string{ir.Input: "Input", ir.Output: "Output", ir.Args: "Args"}[b.Role]
 	d := []jen.Code{field("Index", jen.Lit(b.Index)), field("Name", jen.Lit(b.Name)), field("Role", rt(role))}
 	if b.Role != ir.Args {
-		return jen.Values(append(d, field("DType", rtType(b.DType)))...)
+		d = append(d, field("DType", rtType(b.DType)))
+		if b.Row {
+			d = append(d, field("Row", jen.True()))
+		}
+		if b.Segment > 0 {
+			d = append(d, field("Segment", jen.Lit(b.Segment)))
+		}
+		return jen.Values(d...)
 	}
 	var fields []jen.Code
 	for _, fl := range b.Fields {
@@ -169,6 +181,8 @@ func portTable(f *jen.File, k *ir.Kernel, n *names) error {
 			slots = append(slots, item(jen.Nil()).Comment(b.String()+": null, callers take their fallback path"))
 		case b == spec.Metal:
 			slots = append(slots, item(rt("MetalPort").Call(jen.Op("&").Id(n.desc))).Comment("metal: generated"))
+		case b == spec.CUDA:
+			slots = append(slots, item(cudaSlot(n)).Comment("cuda: generated"))
 		default:
 			return fmt.Errorf("the Go emitter cannot generate a %s port", b)
 		}

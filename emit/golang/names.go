@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/spec"
 )
 
 // GoName turns a snake_case kernel name into an exported Go name.
@@ -52,6 +53,9 @@ func (n *names) topLevel(k *ir.Kernel) []string {
 	for _, c := range k.ComputeTypes() {
 		out = append(out, n.eval(c.String()))
 	}
+	if k.Ports[spec.CUDA] {
+		out = append(out, n.cudaModule())
+	}
 	return out
 }
 
@@ -72,6 +76,11 @@ func localNames(k *ir.Kernel, n *names) map[string]string {
 	taken := map[string]bool{}
 	for _, t := range n.topLevel(k) {
 		taken[t] = true
+	}
+	for _, f := range k.ArgsBinding().Fields {
+		if f.Size { // the call builder's locals (rows, cols, rows_per_group)
+			taken[f.Name] = true
+		}
 	}
 	out := map[string]string{}
 	add := func(name string) {

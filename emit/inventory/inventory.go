@@ -27,6 +27,9 @@ type Kernel struct {
 	Variants    []Variant          `json:"variants"`
 	Bindings    []Binding          `json:"bindings"`
 	Dispatch    Dispatch           `json:"dispatch"`
+	// Passes is a rowwise kernel's schedule: what each pass over a row
+	// computes and where it reads its inputs from.
+	Passes []string `json:"passes,omitempty"`
 }
 
 // Variant is one storage dtype's instantiation.
@@ -43,6 +46,10 @@ type Binding struct {
 	Role   string  `json:"role"`
 	DType  string  `json:"dtype,omitempty"`
 	Fields []Field `json:"fields,omitempty"`
+	// Shape is "row" for a rowwise kernel's [cols] row vector; Segment names
+	// the segment of a multi-segment rowwise kernel the tensor belongs to.
+	Shape   string `json:"shape,omitempty"`
+	Segment string `json:"segment,omitempty"`
 }
 
 // Field is one member of the args struct.
@@ -50,6 +57,9 @@ type Field struct {
 	Name   string `json:"name"`
 	Type   string `json:"type"`
 	Offset int    `json:"offset"`
+	// Derived is how the launcher computes a size field from the others
+	// (rowwise: rows_per_group from cols).
+	Derived string `json:"derived,omitempty"`
 }
 
 // Dispatch is Metal dispatchThreads: grid = total threads per axis.
@@ -85,8 +95,16 @@ func kernel(k *ir.Kernel, msl string) Kernel {
 		out.Variants = append(out.Variants, Variant{DType: v.DType.String(), HostName: v.HostName, Key: v.Key})
 	}
 	for _, b := range k.Bindings {
-		out.Bindings = append(out.Bindings, binding(b))
+		bd := binding(b)
+		if b.Row {
+			bd.Shape = "row"
+		}
+		if k.Rows != nil && len(k.Rows.Segments) > 0 && b.Role != ir.Args {
+			bd.Segment = k.Rows.Segments[b.Segment]
+		}
+		out.Bindings = append(out.Bindings, bd)
 	}
+	out.Passes = k.Schedule()
 	return out
 }
 
@@ -94,7 +112,7 @@ func binding(b ir.Binding) Binding {
 	out := Binding{Index: b.Index, Name: b.Name, Role: string(b.Role)}
 	if b.Role == ir.Args {
 		for _, f := range b.Fields {
-			out.Fields = append(out.Fields, Field{Name: f.Name, Type: f.Type.String(), Offset: f.Offset})
+			out.Fields = append(out.Fields, Field{Name: f.Name, Type: f.Type.String(), Offset: f.Offset, Derived: f.Derived})
 		}
 		return out
 	}

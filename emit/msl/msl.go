@@ -63,6 +63,9 @@ type instance struct{ HostName, Type string }
 
 // Emit returns the .metal source of one kernel.
 func Emit(k *ir.Kernel, opts Options) ([]byte, error) {
+	if k.Rows != nil {
+		return emitRows(k, opts)
+	}
 	v := buildView(k, opts)
 	for _, name := range preludeBlocks(k) {
 		var block bytes.Buffer
@@ -183,7 +186,7 @@ func evalFor(k *ir.Kernel, c dtype.DType) evalFunc {
 }
 
 // preludeBlocks names the prelude functions the kernel calls.
-func preludeBlocks(k *ir.Kernel) []string {
+func preludeBlocks(k *ir.Kernel, extra ...*ir.Expr) []string {
 	used := map[string]bool{}
 	var walk func(e *ir.Expr)
 	walk = func(e *ir.Expr) {
@@ -196,6 +199,9 @@ func preludeBlocks(k *ir.Kernel) []string {
 	}
 	for _, s := range k.Steps {
 		walk(s.Expr)
+	}
+	for _, e := range extra {
+		walk(e)
 	}
 	var out []string
 	for f := range used {

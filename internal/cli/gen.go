@@ -2,11 +2,13 @@ package cli
 
 import (
 	"fmt"
+	"path"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/diag"
+	"github.com/kgen-dev/kgen/emit/golang"
 	"github.com/kgen-dev/kgen/generate"
 	"github.com/kgen-dev/kgen/internal/output"
 )
@@ -58,7 +60,7 @@ func (o *options) gen() error {
 
 // OutDirs lists the folders kgen owns under a config.
 func OutDirs(cfg *config.Config) []string {
-	return []string{cfg.OutMSL, cfg.OutGo}
+	return []string{cfg.OutMSL, cfg.OutGo, cfg.OutCUDA, path.Join(cfg.OutGo, golang.CUDABinDir)}
 }
 
 // reportErr prints spec diagnostics one per line with a count, and returns

@@ -12,6 +12,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/kgen-dev/kgen/internal/cli"
+	"github.com/kgen-dev/kgen/verify/mslcpu"
 )
 
 var update = flag.Bool("update", false, "rewrite the txtar scripts' expected files from the commands' output")
@@ -33,6 +34,14 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/script",
 		UpdateScripts: *update,
+		Setup: func(env *testscript.Env) error {
+			// Scripts run with HOME=/no-home: share the MSL harness's real
+			// cache of built kernels instead of compiling in every script.
+			if dir, err := mslcpu.CacheDir(); err == nil {
+				env.Setenv("KGEN_MSLCPU_CACHE", dir)
+			}
+			return nil
+		},
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
 			"exits":     cmdExits,
 			"validjson": cmdValidJSON,

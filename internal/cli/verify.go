@@ -9,19 +9,35 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kgen-dev/kgen/verify"
+	paritypkg "github.com/kgen-dev/kgen/verify/parity"
 )
 
 func verifyCmd(o *options) *cobra.Command {
-	format, parity := "text", ""
+	format, parity, mutate, noDiff := "text", "", "", false
 	cmd := &cobra.Command{
 		Use:   "verify",
 		Short: "Check in CI that generated files match the specs and every check passes",
 		Long: `verify regenerates everything in memory and reports drift (missing, stale,
-extra and hand-edited files), then runs the coverage checks. It writes
-nothing and ends with one summary line. Exit code 1 when anything fails.
-Where a C++ compiler exists (clang++-19, clang++ or g++), it also runs every
-kernel × dtype on the CPU and compares each element with a float64
-evaluation of the formulas, within the spec's tolerance.`,
+extra and hand-edited files, with a unified diff of what kgen gen would
+change), then checks the files on disk against the specs: per kernel, the
+spec's dtypes, the .metal instantiations and the Go dtype-key table agree,
+every key is the hash of the .metal on disk, no two variants share a key
+or a host name anywhere in the module, and every generated port has its
+slot, its source and launchers that go through Select. Where kgen.yaml
+lies in a Go module, it type-checks the module's code and applies the four
+port-dispatch rules (direct-port, backend-compare, own-refusal,
+backend-gate; exemptions in kgen.yaml's verify.exempt, each with a
+reason). Where clang >= 17 exists (clang++-19), it also checks every kernel
+in a strict MSL mode and runs every kernel × dtype on the CPU on adversarial
+inputs, comparing each element with a float64 evaluation of the formulas
+within the spec's tolerance, one lane-level line per kernel × dtype; where
+xcrun exists (macOS), it compiles every kernel with Apple's Metal compiler.
+See docs/fidelity.md.
+
+It writes nothing, prints one finding per line (path:line:col: message,
+paths relative to the kgen.yaml folder) and ends with one summary line,
+e.g. "kgen verify: 14 kernels, 38 variants, 14 launchers, 0 exempt,
+38 parity ok; ok". Exit code 1 when anything fails.`,
 		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if format != "text" && format != "json" && format != "github" {
@@ -34,14 +50,17 @@ evaluation of the formulas, within the spec's tolerance.`,
 			if parity != "" && parity != "auto" && parity != "on" && parity != "off" {
 				return usageError{fmt.Errorf("--parity must be auto, on or off, not %q", parity)}
 			}
+			if _, err := paritypkg.ParseMutation(mutate); err != nil {
+				return usageError{fmt.Errorf("--mutate: %v", err)}
+			}
 			if parity == "" { // the config decides: verify.parity in kgen.yaml
 				parity = map[string]string{"auto": "auto", "required": "on", "off": "off"}[cfg.Verify.Parity]
 			}
-			rep, err := verify.Run(context.Background(), cfg, verify.Options{OutDirs: OutDirs(cfg), Parity: parity})
+			rep, err := verify.Run(context.Background(), cfg, verify.Options{OutDirs: OutDirs(cfg), Parity: parity, Mutate: mutate})
 			if err != nil {
 				return err
 			}
-			if err := printReport(o, rep, format); err != nil {
+			if err := printReport(o, rep, format, !noDiff); err != nil {
 				return err
 			}
 			if !rep.OK() {
@@ -52,6 +71,9 @@ evaluation of the formulas, within the spec's tolerance.`,
 	}
 	cmd.Flags().StringVar(&parity, "parity", "", "numerical parity of every kernel × dtype on the CPU: auto (where a C++ compiler exists), on, or off (default: verify.parity in kgen.yaml, else auto)")
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text, json, or github (GitHub Actions annotations)")
+	cmd.Flags().BoolVar(&noDiff, "no-diff", false, "leave out the unified diffs of stale, hand-edited and foreign files")
+	cmd.Flags().StringVar(&mutate, "mutate", "", "replace every kernel's stores with its first input (first-input) or 0 (zero) before parity: every kernel × dtype must then fail")
+	_ = cmd.Flags().MarkHidden("mutate")
 	return cmd
 }
 
@@ -61,40 +83,107 @@ var (
 	ghProperty = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C")
 )
 
-func printReport(o *options, rep *verify.Report, format string) error {
+// maxTextDiff caps the diff lines printed under one finding in text; json
+// carries every line.
+const maxTextDiff = 200
+
+// printReport prints the parity lines, the findings (with their diffs
+// unless diffs is false) and the summary line in one format.
+func printReport(o *options, rep *verify.Report, format string, diffs bool) error {
 	switch format {
 	case "json":
-		type finding struct {
-			Check   string `json:"check"`
-			Path    string `json:"path"`
-			Line    int    `json:"line"`
-			Col     int    `json:"col"`
-			Message string `json:"message"`
-		}
-		out := struct {
-			OK       bool      `json:"ok"`
-			Kernels  int       `json:"kernels"`
-			Files    int       `json:"files"`
-			Checks   []string  `json:"checks"`
-			Findings []finding `json:"findings"`
-			Summary  string    `json:"summary"`
-		}{OK: rep.OK(), Kernels: rep.Kernels, Files: rep.Files, Checks: rep.Checks, Findings: []finding{}, Summary: rep.Summary()}
-		for _, f := range rep.Findings {
-			out.Findings = append(out.Findings, finding{f.Check, f.Pos.Path, f.Pos.Line, f.Pos.Col, f.Msg})
-		}
-		enc := json.NewEncoder(o.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return printJSON(o, rep, diffs)
 	case "github":
+		for _, p := range rep.Parity {
+			fmt.Fprintln(o.stdout, "parity "+p.String())
+		}
 		for _, f := range rep.Findings {
-			fmt.Fprintf(o.stdout, "::error file=%s,line=%d,col=%d,title=kgen %s::%s\n",
-				ghProperty.Replace(f.Pos.Path), f.Pos.Line, f.Pos.Col, f.Check, ghData.Replace(f.Msg))
+			title := "kgen " + f.Check
+			if f.Rule != "" {
+				title += " " + f.Rule
+			}
+			fmt.Fprintf(o.stdout, "::error file=%s,line=%d,col=%d,title=%s::%s\n",
+				ghProperty.Replace(f.Pos.Path), f.Pos.Line, f.Pos.Col, ghProperty.Replace(title), ghData.Replace(f.Msg))
+			if diffs && f.Diff != "" {
+				fmt.Fprintf(o.stdout, "::group::diff %s\n%s::endgroup::\n", f.Pos.Path, f.Diff)
+			}
 		}
 	default:
+		for _, p := range rep.Parity {
+			fmt.Fprintln(o.stdout, "parity "+p.String())
+		}
 		for _, f := range rep.Findings {
-			fmt.Fprintf(o.stdout, "%s: %s\n", f.Pos, f.Msg)
+			fmt.Fprintln(o.stdout, f.String())
+			if diffs && f.Diff != "" {
+				printDiff(o, f.Diff)
+			}
 		}
 	}
 	fmt.Fprintln(o.stdout, rep.Summary())
 	return nil
+}
+
+// printDiff prints a diff under its finding, indented so that every line
+// that starts at column 1 is still a finding.
+func printDiff(o *options, diff string) {
+	lines := strings.Split(strings.TrimSuffix(diff, "\n"), "\n")
+	for i, l := range lines {
+		if i == maxTextDiff {
+			fmt.Fprintf(o.stdout, "    … %d more diff lines (--format json has them all)\n", len(lines)-i)
+			break
+		}
+		fmt.Fprintln(o.stdout, "    "+l)
+	}
+}
+
+// jsonFinding is one finding in `kgen verify --format json`.
+type jsonFinding struct {
+	Check   string `json:"check"`
+	Rule    string `json:"rule,omitempty"`
+	Path    string `json:"path"`
+	Line    int    `json:"line"`
+	Col     int    `json:"col"`
+	Message string `json:"message"`
+	Diff    string `json:"diff,omitempty"`
+}
+
+// jsonReport is `kgen verify --format json`; launchers and exempt appear
+// when the port-dispatch rules ran, parity_ok when parity did.
+type jsonReport struct {
+	OK        bool          `json:"ok"`
+	Kernels   int           `json:"kernels"`
+	Variants  int           `json:"variants"`
+	Files     int           `json:"files"`
+	Launchers *int          `json:"launchers,omitempty"`
+	Exempt    *int          `json:"exempt,omitempty"`
+	ParityOK  *int          `json:"parity_ok,omitempty"`
+	Checks    []string      `json:"checks"`
+	Notes     []string      `json:"notes"`
+	Findings  []jsonFinding `json:"findings"`
+	Parity    []parityJSON  `json:"parity,omitempty"`
+	Summary   string        `json:"summary"`
+}
+
+func printJSON(o *options, rep *verify.Report, diffs bool) error {
+	out := jsonReport{OK: rep.OK(), Kernels: rep.Kernels, Variants: rep.Variants, Files: rep.Files, Checks: rep.Checks,
+		Notes: append([]string{}, rep.Notes...), Findings: []jsonFinding{}, Summary: rep.Summary()}
+	if rep.HasCheck("dispatch") {
+		out.Launchers, out.Exempt = &rep.Launchers, &rep.Exempt
+	}
+	if rep.HasCheck("parity") {
+		out.ParityOK = &rep.ParityOK
+	}
+	for _, f := range rep.Findings {
+		jf := jsonFinding{f.Check, f.Rule, f.Pos.Path, f.Pos.Line, f.Pos.Col, f.Msg, f.Diff}
+		if !diffs {
+			jf.Diff = ""
+		}
+		out.Findings = append(out.Findings, jf)
+	}
+	for _, p := range rep.Parity {
+		out.Parity = append(out.Parity, parityOf(p))
+	}
+	enc := json.NewEncoder(o.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
 }

@@ -116,7 +116,7 @@ func newToolchain() (*toolchain, error) {
 	if err != nil {
 		return nil, err
 	}
-	cache, err := cacheDir()
+	cache, err := CacheDir()
 	if err != nil {
 		return nil, err
 	}
@@ -127,16 +127,23 @@ func newToolchain() (*toolchain, error) {
 	return &toolchain{cxx: cxx, version: version, cache: cache, shim: shim}, nil
 }
 
-// cacheDir is $KGEN_MSLCPU_CACHE, else <user cache dir>/kgen/mslcpu.
-func cacheDir() (string, error) {
-	dir := os.Getenv("KGEN_MSLCPU_CACHE")
-	if dir == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			base = os.TempDir()
+// CacheDir returns (and creates) the directory where built kernels are
+// cached: $KGEN_MSLCPU_CACHE, else <user cache dir>/kgen/mslcpu, else (no
+// usable home, as in sandboxed tests) <temp dir>/kgen-mslcpu-<uid>.
+func CacheDir() (string, error) {
+	if dir := os.Getenv("KGEN_MSLCPU_CACHE"); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", fmt.Errorf("mslcpu: cache directory: %v", err)
 		}
-		dir = filepath.Join(base, "kgen", "mslcpu")
+		return dir, nil
 	}
+	if base, err := os.UserCacheDir(); err == nil {
+		dir := filepath.Join(base, "kgen", "mslcpu")
+		if err := os.MkdirAll(dir, 0o755); err == nil {
+			return dir, nil
+		}
+	}
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("kgen-mslcpu-%d", os.Getuid()))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("mslcpu: cache directory: %v", err)
 	}
@@ -185,30 +192,47 @@ func (tc *toolchain) key(kind string, flags []string, parts ...string) string {
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 
-// runtimeObject compiles shim/runtime.cc once per compiler and shim.
-func (tc *toolchain) runtimeObject(ctx context.Context) (string, error) {
-	out := filepath.Join(tc.cache, "rt-"+tc.key("runtime", baseFlags)+".o")
+// buildFlags are the compile (and link) flags of a build with sanitizer s:
+// -O1 and debug lines under a sanitizer, so that reports name kernel.metal
+// lines; float results do not depend on the optimisation level because
+// nothing is contracted or reassociated.
+func buildFlags(s Sanitizer, extra ...string) []string {
+	flags := append([]string{}, baseFlags...)
+	switch s {
+	case AddressSanitizer:
+		flags = append(flags, "-O1", "-g", "-fdebug-compilation-dir=.", "-fsanitize=address", "-fno-omit-frame-pointer")
+	case ThreadSanitizer:
+		flags = append(flags, "-O1", "-g", "-fdebug-compilation-dir=.", "-fsanitize=thread")
+	}
+	return append(flags, extra...)
+}
+
+// runtimeObject compiles shim/runtime.cc once per compiler, shim and flags.
+func (tc *toolchain) runtimeObject(ctx context.Context, s Sanitizer, extra []string) (string, error) {
+	flags := buildFlags(s, extra...)
+	out := filepath.Join(tc.cache, "rt-"+tc.key("runtime", flags)+".o")
 	return cached(out, func(tmp string) error {
-		args := append(append([]string{}, baseFlags...), "-I", tc.shim, "-c", filepath.Join(tc.shim, "runtime.cc"), "-o", tmp)
+		args := append(append([]string{}, flags...), "-I", tc.shim, "-c", filepath.Join(tc.shim, "runtime.cc"), "-o", tmp)
 		return tc.compile(ctx, args, nil)
 	})
 }
 
 // binary builds (or finds) the executable for one program.
-func (tc *toolchain) binary(ctx context.Context, p *program) (string, error) {
-	rt, err := tc.runtimeObject(ctx)
+func (tc *toolchain) binary(ctx context.Context, p *program, s Sanitizer, extra []string) (string, error) {
+	rt, err := tc.runtimeObject(ctx, s, extra)
 	if err != nil {
 		return "", err
 	}
+	flags := buildFlags(s, extra...)
 	tu := translationUnit(p)
-	base := filepath.Join(tc.cache, "k-"+tc.key("kernel", baseFlags, tu))
+	base := filepath.Join(tc.cache, "k-"+tc.key("kernel", flags, tu))
 	return cached(base, func(tmp string) error {
 		// Keep the translation unit next to the binary: it is the best
 		// starting point when a driver or shim problem needs debugging.
 		if err := writeAtomic(base+".cc", []byte(tu), 0o644); err != nil {
 			return err
 		}
-		args := append(append([]string{}, baseFlags...), "-I", tc.shim, "-x", "c++", base+".cc", "-x", "none", rt, "-o", tmp, "-lm")
+		args := append(append([]string{}, flags...), "-I", tc.shim, "-x", "c++", base+".cc", "-x", "none", rt, "-o", tmp, "-lm", "-lpthread")
 		return tc.compile(ctx, args, nil)
 	})
 }

@@ -27,6 +27,23 @@
 // poisoned. CheckSyntax adds clang address spaces so that device /
 // constant / threadgroup / thread pointer mix-ups are compile errors.
 //
+// Launch.Sanitize builds with AddressSanitizer (buffers become heap blocks
+// of their exact size: an access one byte past the end is reported, with
+// the buffer, the lane and the kernel.metal line; fiber switches are
+// announced to ASan) or ThreadSanitizer (every lane of a group is an OS
+// thread and barriers and simd exchanges are the only synchronisation, so
+// two lanes touching the same memory with no barrier between them are
+// reported as a data race). SanitizerAvailable says whether the runtimes
+// are installed (Debian: libclang-rt-19-dev). Launch.Flags adds compiler
+// flags, e.g. -ffp-contract=fast -mfma to measure FMA contraction.
+//
+// Any compute kernel within the subset runs, not only kgen's: plain
+// `kernel void f(...)` functions under their own names and template
+// instantiations under their [[host_name]]s; parameters are [[buffer(i)]]
+// pointers or references and the position attributes listed in
+// positionAttrs. `kgen emu` is the command line for it, and
+// docs/fidelity.md lists what the emulation does and does not reproduce.
+//
 // Where fidelity ends (tolerances and other tests must cover these):
 //   - Fast math, Metal's default, is not modelled: metal::fast:: functions
 //     are the precise ones here, and nothing is reassociated or assumed
@@ -48,7 +65,13 @@
 //     simdgroup_matrix, packed_* vector types, `1.0h` literals. Threadgroup
 //     memory (32 KB) and pipeline thread limits are not enforced beyond
 //     1024 threads per group.
-//   - g++ is not supported: the shim relies on clang's ext_vector_type.
-//     The runtime is written for Linux (ELF section symbols, mmap guard
-//     pages); on macOS use Apple's Metal compiler instead.
+//   - g++ is not supported. g++ 12 (Debian 12) has no __bf16 in C++ and no
+//     per-operation rounding of _Float16 arithmetic in C++ (GCC 13 added
+//     -fexcess-precision=standard for C++), and no ext_vector_type, so
+//     swizzles (.xy, .zw), Metal's vector constructors, vector comparisons
+//     and the strict mode's address spaces would each need a hand-written
+//     C++ replacement whose rounding would itself need verifying; clang 17+
+//     does all of it natively. The runtime is written for Linux (ELF
+//     section symbols, mmap guard pages); on macOS use Apple's Metal
+//     compiler instead.
 package mslcpu

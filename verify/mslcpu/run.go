@@ -29,6 +29,11 @@ type Launch struct {
 	Grid        [3]uint32 // total threads per axis (Metal dispatchThreads semantics)
 	Threadgroup [3]uint32
 	Order       LaneOrder // lane order within each group; Forward if unset
+	Sanitize    Sanitizer // an instrumented build (see Sanitizer); none if unset
+	// Flags are extra compiler flags for the kernel and runtime build, after
+	// the harness's own: e.g. -ffp-contract=fast -mfma to see what FMA
+	// contraction, which Metal may apply, does to a kernel's results.
+	Flags []string
 }
 
 // RunError reports a kernel that compiled but failed while running: a
@@ -37,6 +42,9 @@ type Launch struct {
 type RunError struct {
 	HostName string
 	Message  string
+	// Report is the binary's whole stderr (a sanitizer's full report);
+	// Message keeps its key lines.
+	Report string
 }
 
 func (e *RunError) Error() string { return "mslcpu: " + e.HostName + ": " + e.Message }
@@ -65,14 +73,17 @@ func Run(ctx context.Context, l Launch) ([][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	bin, err := tc.binary(ctx, p)
+	if err := SanitizerAvailable(ctx, l.Sanitize); err != nil {
+		return nil, err
+	}
+	bin, err := tc.binary(ctx, p, l.Sanitize, l.Flags)
 	if err != nil {
 		return nil, err
 	}
 	if l.Grid[0] == 0 || l.Grid[1] == 0 || l.Grid[2] == 0 {
 		return copyBuffers(l.Buffers), nil // an empty grid runs no thread
 	}
-	return execute(ctx, bin, l)
+	return execute(ctx, tc, bin, l)
 }
 
 // checkLaunch rejects launches Metal would reject, before any compile.
@@ -93,14 +104,20 @@ func checkLaunch(l Launch, k *kernelSig) error {
 	if l.Order > Shuffled {
 		return fmt.Errorf("unknown lane order %d", l.Order)
 	}
+	if l.Sanitize > ThreadSanitizer {
+		return fmt.Errorf("unknown sanitizer %d", l.Sanitize)
+	}
 	return nil
 }
 
 // execute runs the built binary: the launch goes in on stdin, the buffers
 // come back on stdout (see read_request / write_response in runtime.cc).
-func execute(ctx context.Context, bin string, l Launch) ([][]byte, error) {
+func execute(ctx context.Context, tc *toolchain, bin string, l Launch) ([][]byte, error) {
 	cmd := exec.CommandContext(ctx, bin)
 	cmd.Stdin = bytes.NewReader(encodeRequest(l))
+	if l.Sanitize != NoSanitizer {
+		cmd.Env = sanitizerEnv(tc.cxx)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -108,7 +125,7 @@ func execute(ctx context.Context, bin string, l Launch) ([][]byte, error) {
 		return nil, ctx.Err()
 	}
 	if err != nil {
-		msg := strings.TrimSpace(strings.ReplaceAll(stderr.String(), "mslcpu: ", ""))
+		msg := summarize(stderr.String())
 		var exit *exec.ExitError
 		if errors.As(err, &exit) && !exit.Exited() {
 			msg = strings.TrimSpace(exit.String() + "\n" + msg)
@@ -116,7 +133,7 @@ func execute(ctx context.Context, bin string, l Launch) ([][]byte, error) {
 		if msg == "" {
 			msg = err.Error()
 		}
-		return nil, &RunError{HostName: l.HostName, Message: msg}
+		return nil, &RunError{HostName: l.HostName, Message: msg, Report: stderr.String()}
 	}
 	return decodeResponse(stdout.Bytes(), len(l.Buffers))
 }
@@ -172,3 +189,8 @@ func copyBuffers(in [][]byte) [][]byte {
 	}
 	return out
 }
+
+// Synchronises reports whether a source calls threadgroup_barrier,
+// simdgroup_barrier or simd_* functions: kernels whose lanes hand data to
+// each other, where a race can hide behind one lane order.
+func Synchronises(source []byte) bool { return syncRe.Match(maskComments(source)) }

@@ -2,19 +2,43 @@
 // runs the named kernel over the grid group by group, and writes every buffer
 // back to stdout. Kernels that synchronise (barriers, simd ops) run their
 // lanes as fibers on one OS thread, switching only at those calls; others run
-// as a plain loop. Failures print "mslcpu: ..." on stderr and exit 3.
+// as a plain loop. Under ThreadSanitizer every lane is an OS thread instead,
+// so that TSan sees the lanes of a group as concurrent; under
+// AddressSanitizer buffers are heap blocks of their exact size and fiber
+// switches are announced to ASan. Failures print "mslcpu: ..." on stderr and
+// exit 3.
 #include <csignal>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
 
 #define KGEN_RUNTIME 1
 #include <metal_stdlib>
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KGEN_ASAN 1
+#endif
+#if __has_feature(thread_sanitizer)
+#define KGEN_TSAN 1
+#endif
+#endif
+#ifndef KGEN_ASAN
+#define KGEN_ASAN 0
+#endif
+#ifndef KGEN_TSAN
+#define KGEN_TSAN 0
+#endif
+#if KGEN_ASAN
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
 
 #if defined(__x86_64__) && !defined(KGEN_UCONTEXT)
 #define KGEN_FAST_SWITCH 1
@@ -95,6 +119,9 @@ struct Fiber {
   int line;
   unsigned size;
   kgen_rt::Lane lane;
+  unsigned char* stack;  // usable stack, for ASan's fiber annotations
+  size_t stack_size;
+  void* fake;  // ASan's fake stack of a suspended fiber
 };
 
 struct SimdGroup {
@@ -113,13 +140,15 @@ uint32_t g_nbuf;
 Fiber* g_fibers;
 SimdGroup* g_simd;
 unsigned char* g_stacks;
-int g_cur = -1;
+// The lane running on this OS thread: the fiber scheduler sets it around each
+// switch; under TSan each lane thread sets its own.
+thread_local int g_cur = -1;
 #if KGEN_FAST_SWITCH
 void* g_sched_sp;
 #else
 ucontext_t g_sched;
 #endif
-const kgen_rt::Lane* g_running;  // the lane being run, for reports
+thread_local const kgen_rt::Lane* g_running;  // the lane being run, for reports
 const uint32_t* g_group;         // the group being scheduled, for reports
 
 [[noreturn]] void die(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -159,6 +188,13 @@ uint64_t read_u64() {
 // vector alignment) just before a PROT_NONE page: reads or writes past the
 // end fault and are reported with the buffer's index.
 unsigned char* alloc_buffer(uint64_t len) {
+#if KGEN_ASAN
+  // ASan puts a redzone right after the requested size: every byte past the
+  // end is caught, not only those past the 16-byte slack before a guard page.
+  void* p = nullptr;
+  if (posix_memalign(&p, 16, len ? size_t(len) : 1) != 0) die("cannot allocate a buffer of %llu bytes", (unsigned long long)len);
+  return static_cast<unsigned char*>(p);
+#endif
   size_t page = size_t(sysconf(_SC_PAGESIZE));
   size_t body = (len + 15) / 16 * 16;
   size_t span = (body + page - 1) / page * page;
@@ -218,15 +254,43 @@ void fiber_main(int idx) {
   f.state = kDone;
 }
 
+// ASan must be told about every stack switch, or it takes the fiber stacks
+// for overflows of the scheduler's stack.
+#if KGEN_ASAN
+const void* g_sched_bottom;
+size_t g_sched_size;
+void* g_sched_fake;
+void asan_to_fiber(Fiber& f) { __sanitizer_start_switch_fiber(&g_sched_fake, f.stack, f.stack_size); }
+void asan_back_in_sched() { __sanitizer_finish_switch_fiber(g_sched_fake, nullptr, nullptr); }
+void asan_to_sched(Fiber& f) {
+  __sanitizer_start_switch_fiber(f.state == kDone ? nullptr : &f.fake, g_sched_bottom, g_sched_size);
+}
+void asan_in_fiber(Fiber& f) { __sanitizer_finish_switch_fiber(f.fake, &g_sched_bottom, &g_sched_size); }
+#else
+void asan_to_fiber(Fiber&) {}
+void asan_back_in_sched() {}
+void asan_to_sched(Fiber&) {}
+void asan_in_fiber(Fiber&) {}
+#endif
+
 #if KGEN_FAST_SWITCH
 // ctx_enter/ctx_leave switch stacks with kgen_switch (below): swapcontext
 // would make two sigprocmask system calls per switch, which dominated the
 // run time of reductions.
-void ctx_enter(Fiber& f) { kgen_switch(&g_sched_sp, f.sp); }
-void ctx_leave(Fiber& f) { kgen_switch(&f.sp, g_sched_sp); }
+void ctx_enter(Fiber& f) {
+  asan_to_fiber(f);
+  kgen_switch(&g_sched_sp, f.sp);
+  asan_back_in_sched();
+}
+void ctx_leave(Fiber& f) {
+  asan_to_sched(f);
+  kgen_switch(&f.sp, g_sched_sp);
+  asan_in_fiber(f);
+}
 
 extern "C" void kgen_fiber_entry() {
   int idx = g_cur;
+  asan_in_fiber(g_fibers[idx]);
   fiber_main(idx);
   ctx_leave(g_fibers[idx]);
   __builtin_unreachable();
@@ -251,22 +315,42 @@ void ctx_init(Fiber& f, unsigned char* stack, size_t size) {
   f.sp = sp;
 }
 #else
-void ctx_enter(Fiber& f) { swapcontext(&g_sched, &f.ctx); }
-void ctx_leave(Fiber& f) { swapcontext(&f.ctx, &g_sched); }
+void ctx_enter(Fiber& f) {
+  asan_to_fiber(f);
+  swapcontext(&g_sched, &f.ctx);
+  asan_back_in_sched();
+}
+void ctx_leave(Fiber& f) {
+  asan_to_sched(f);
+  swapcontext(&f.ctx, &g_sched);
+  asan_in_fiber(f);
+}
+
+void ucontext_entry(int idx) {
+  asan_in_fiber(g_fibers[idx]);
+  fiber_main(idx);
+  asan_to_sched(g_fibers[idx]);
+}
 
 void ctx_init(Fiber& f, unsigned char* stack, size_t size) {
   getcontext(&f.ctx);
   f.ctx.uc_stack.ss_sp = stack;
   f.ctx.uc_stack.ss_size = size;
   f.ctx.uc_link = &g_sched;
-  makecontext(&f.ctx, reinterpret_cast<void (*)()>(fiber_main), 1, int(&f - g_fibers));
+  makecontext(&f.ctx, reinterpret_cast<void (*)()>(ucontext_entry), 1, int(&f - g_fibers));
 }
 #endif
 
 // yield returns control to the scheduler; the lane resumes once released.
+void yield_thread(Fiber& f, State st, int line, unsigned size);
+
 void yield(State st, int line, unsigned size) {
   if (g_cur < 0) die("threadgroup_barrier or simd_* called by a kernel run without fibers");
   Fiber& f = g_fibers[g_cur];
+  if (KGEN_TSAN) {
+    yield_thread(f, st, line, size);
+    return;
+  }
   f.state = st;
   f.line = line;
   f.size = size;
@@ -327,7 +411,10 @@ void run_fibers(uint32_t n, const uint32_t* perm) {
   for (uint32_t i = 0; i < n; ++i) {
     Fiber& f = g_fibers[i];
     f.state = kReady;
-    ctx_init(f, g_stacks + size_t(i) * kStack + 4096, kStack - 4096);
+    f.stack = g_stacks + size_t(i) * kStack + 4096;
+    f.stack_size = kStack - 4096;
+    f.fake = nullptr;
+    ctx_init(f, f.stack, f.stack_size);
   }
   for (uint32_t s = 0; s * kgen_rt::simd_width < n; ++s) g_simd[s].gen = 0;
   for (;;) {
@@ -345,6 +432,70 @@ void run_fibers(uint32_t n, const uint32_t* perm) {
     if (!live) return;
     if (!complete_simd(n)) release_barrier(n);
   }
+}
+
+// One OS thread per lane (ThreadSanitizer builds). The lanes of a group run
+// concurrently between synchronisation points; a lane that reaches a barrier
+// or simd call blocks, and the last lane to block (or finish) applies the
+// same rules as the fiber scheduler (complete_simd, release_barrier) under
+// g_mu. Every hand-over goes through g_mu, so TSan sees exactly the
+// happens-before edges Metal's barriers and simd exchanges give, and reports
+// accesses of different lanes that no barrier orders.
+pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
+uint32_t g_nlanes;   // lanes of the group being run
+uint32_t g_active;   // lanes running: neither waiting nor done
+
+// step_locked runs when no lane is running; it releases the next set of
+// waiting lanes (or reports why none can go on).
+void step_locked() {
+  bool live = false;
+  for (uint32_t i = 0; i < g_nlanes; ++i) live = live || g_fibers[i].state != kDone;
+  if (live) {
+    if (!complete_simd(g_nlanes)) release_barrier(g_nlanes);
+    for (uint32_t i = 0; i < g_nlanes; ++i) g_active += g_fibers[i].state == kReady;
+  }
+  pthread_cond_broadcast(&g_cv);
+}
+
+void yield_thread(Fiber& f, State st, int line, unsigned size) {
+  pthread_mutex_lock(&g_mu);
+  f.state = st;
+  f.line = line;
+  f.size = size;
+  if (--g_active == 0) step_locked();
+  while (f.state != kReady) pthread_cond_wait(&g_cv, &g_mu);
+  pthread_mutex_unlock(&g_mu);
+}
+
+void* lane_thread(void* arg) {
+  int idx = int(reinterpret_cast<intptr_t>(arg));
+  Fiber& f = g_fibers[idx];
+  g_cur = idx;
+  g_running = &f.lane;
+  g_entry->fn(g_ptrs, f.lane);
+  pthread_mutex_lock(&g_mu);
+  f.state = kDone;
+  if (--g_active == 0) step_locked();
+  pthread_mutex_unlock(&g_mu);
+  return nullptr;
+}
+
+void run_threads(uint32_t n, const uint32_t* perm) {
+  static pthread_t tids[kMaxLanes];
+  g_nlanes = n;
+  g_active = n;
+  for (uint32_t i = 0; i < n; ++i) g_fibers[i].state = kReady;
+  for (uint32_t s = 0; s * kgen_rt::simd_width < n; ++s) g_simd[s].gen = 0;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, kStack);
+  for (uint32_t k = 0; k < n; ++k) {
+    if (pthread_create(&tids[perm[k]], &attr, lane_thread, reinterpret_cast<void*>(intptr_t(perm[k]))) != 0)
+      die("cannot start a thread for lane %u", perm[k]);
+  }
+  pthread_attr_destroy(&attr);
+  for (uint32_t k = 0; k < n; ++k) pthread_join(tids[perm[k]], nullptr);
 }
 
 void setup_fibers() {
@@ -371,8 +522,9 @@ void run_group(const Launch& L, const uint32_t g[3], uint32_t* perm) {
   }
   uint32_t n = size[0] * size[1] * size[2];
   static kgen_rt::Lane lanes[kMaxLanes];
+  const bool lanes_are_fibers = kgen_sync || KGEN_TSAN;
   for (uint32_t i = 0; i < n; ++i) {
-    kgen_rt::Lane& l = kgen_sync ? g_fibers[i].lane : lanes[i];
+    kgen_rt::Lane& l = lanes_are_fibers ? g_fibers[i].lane : lanes[i];
     uint32_t x = i % size[0], y = i / size[0] % size[1], z = i / (size[0] * size[1]);
     l.tid_tg = uint3{x, y, z};
     l.tg_id = uint3{g[0], g[1], g[2]};
@@ -389,6 +541,10 @@ void run_group(const Launch& L, const uint32_t g[3], uint32_t* perm) {
   if (__start_kgen_tg != __stop_kgen_tg) memset(__start_kgen_tg, 0xff, size_t(__stop_kgen_tg - __start_kgen_tg));
   order_lanes(perm, n, L.order, g[0] * 7919u + g[1] * 104729u + g[2] * 1299709u);
   g_group = g;
+  if (KGEN_TSAN) {
+    run_threads(n, perm);
+    return;
+  }
   if (kgen_sync) {
     run_fibers(n, perm);
     return;
@@ -403,7 +559,7 @@ void run(const Launch& L) {
   uint32_t ng[3];
   for (int a = 0; a < 3; ++a) ng[a] = (L.grid[a] + L.tg[a] - 1) / L.tg[a];
   static uint32_t perm[kMaxLanes];
-  if (kgen_sync) setup_fibers();
+  if (kgen_sync || KGEN_TSAN) setup_fibers();
   uint32_t g[3];
   for (g[2] = 0; g[2] < ng[2]; ++g[2])
     for (g[1] = 0; g[1] < ng[1]; ++g[1])
@@ -486,10 +642,39 @@ unsigned lane_id() {
 }
 } // namespace kgen_rt
 
+#if KGEN_ASAN
+// ASan calls this before it prints a report: say which lane and which buffer.
+extern "C" void __asan_on_error() {
+  // The faulting address belongs to the buffer whose edge is nearest.
+  char* addr = static_cast<char*>(__asan_get_report_address());
+  int best = -1;
+  long long best_dist = 4096;
+  for (uint32_t i = 0; addr && i < g_nbuf && g_bufs; ++i) {
+    char* data = reinterpret_cast<char*>(g_bufs[i].data);
+    char* end = data + g_bufs[i].len;
+    long long dist = addr < data ? data - addr : addr >= end ? addr - end : -1;
+    if (dist >= 0 && dist < best_dist) {
+      best = int(i);
+      best_dist = dist;
+    }
+  }
+  if (best >= 0) {
+    fprintf(stderr, "mslcpu: access outside buffer(%d) (%llu bytes), at byte %lld\n", best,
+            (unsigned long long)g_bufs[best].len, (long long)(addr - reinterpret_cast<char*>(g_bufs[best].data)));
+  }
+  if (g_running) {
+    const kgen_rt::Lane& l = *g_running;
+    fprintf(stderr, "mslcpu: in %s, threadgroup (%u,%u,%u), thread (%u,%u,%u)\n", g_entry->host, l.tg_id.x,
+            l.tg_id.y, l.tg_id.z, l.tid_tg.x, l.tid_tg.y, l.tid_tg.z);
+  }
+  fflush(stderr);
+}
+#endif
+
 int main() {
   static char outbuf[1 << 16];
   setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
-  install_handlers();
+  if (!KGEN_ASAN) install_handlers();  // ASan reports faults itself, with a stack
   Launch L;
   read_request(L);
   check_request(L);

@@ -1,0 +1,175 @@
+package e2e
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kgen-dev/kgen/gen/kernels"
+	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/kgenrt"
+)
+
+// rowShapes are the (rows, cols) the rowwise CPU references are checked at.
+var rowShapes = [][2]int{{0, 7}, {1, 1}, {1, 7}, {3, 64}, {2, 300}, {2, 1100}}
+
+// rowTensors makes random tensors for a rowwise kernel: [rows+3s, cols]
+// for segment s's tensors, [cols] for row vectors.
+func rowTensors(t *testing.T, k *kgenrt.Kernel, dt kgenrt.DType, rows, cols int, rng *rand.Rand) []*kgenrt.Tensor {
+	t.Helper()
+	var out []*kgenrt.Tensor
+	for _, b := range k.Tensors() {
+		d := b.DType
+		if d == kgenrt.T {
+			d = dt
+		}
+		shape := []int{rows + 3*b.Segment, cols}
+		if b.Row {
+			shape = []int{cols}
+		}
+		n := shape[0]
+		if len(shape) == 2 {
+			n *= cols
+		}
+		vals := make([]float32, n)
+		if b.Role == kgenrt.Input {
+			for i := range vals {
+				vals[i] = float32(rng.Float64()*8 - 4)
+			}
+		}
+		tn, err := kgenrt.FromFloat32(d, vals, shape...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, tn)
+	}
+	return out
+}
+
+// For every rowwise kernel × dtype × shape: Reference64 equals ir.EvalRows,
+// and Reference lands within the tolerance (widened by the rounding bound)
+// of the float64 evaluation of the values it was given.
+func TestRowReferences(t *testing.T) {
+	irk := repoKernels(t)
+	found := 0
+	for _, k := range kernels.Kernels() {
+		if k.Kind != "rowwise" {
+			continue
+		}
+		found++
+		ik := irk[k.Name]
+		for _, v := range ik.Variants {
+			for _, sh := range rowShapes {
+				rng := rand.New(rand.NewPCG(uint64(sh[0]), uint64(sh[1])))
+				ts := rowTensors(t, k, kgenrt.DType(v.DType), sh[0], sh[1], rng)
+				params := make([]float64, len(k.Params()))
+				for i := range params {
+					params[i] = float64(float32(1e-5))
+				}
+				if err := k.RunCPU(ts, params...); err != nil {
+					t.Fatalf("%s %v: %v", v.HostName, sh, err)
+				}
+				var ins [][]float64
+				for i, b := range k.Tensors() {
+					if b.Role == kgenrt.Input {
+						ins = append(ins, ts[i].Float64s())
+					}
+				}
+				want, err := k.RunCPU64Rows(sh[1], ins, params...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkRows(t, ik, v, ts[len(ins):], ins, want, params, sh[1])
+			}
+		}
+	}
+	if found < 7 {
+		t.Errorf("found %d rowwise kernels, want the 7 built-ins", found)
+	}
+}
+
+func checkRows(t *testing.T, ik *ir.Kernel, v ir.Variant, outs []*kgenrt.Tensor, ins, want [][]float64, params []float64, cols int) {
+	t.Helper()
+	r := ir.Rounding{Unit: 0x1p-24, FuncUlps: 4}
+	for s := 0; s < ik.NumSegments(); s++ {
+		segIns := ik.SegmentBindings(s, ir.Input)
+		segOuts := ik.SegmentBindings(s, ir.Output)
+		rows := 0
+		if cols > 0 {
+			for _, b := range segIns {
+				if !b.Row {
+					rows = len(ins[b.Index]) / cols
+				}
+			}
+		}
+		for row := 0; row < rows; row++ {
+			in := make([][]float64, len(segIns))
+			for i, b := range segIns {
+				in[i] = ins[b.Index]
+				if !b.Row {
+					in[i] = ins[b.Index][row*cols : (row+1)*cols]
+				}
+			}
+			ref, bound := ik.EvalRowsBound(in, params, r)
+			for o, b := range segOuts {
+				oi := b.Index - len(ins)
+				got := outs[oi].Float64s()[row*cols : (row+1)*cols]
+				w64 := want[oi][row*cols : (row+1)*cols]
+				for j := range ref[o] {
+					if d := math.Abs(w64[j] - ref[o][j]); d > 1e-12*math.Abs(ref[o][j])+1e-300 {
+						t.Fatalf("%s %s[%d,%d]: Reference64 %g, ir.EvalRows %g", v.HostName, b.Name, row, j, w64[j], ref[o][j])
+					}
+					lim := v.Tolerance.Abs + v.Tolerance.Rel*math.Abs(ref[o][j]) + bound[o][j]
+					if d := math.Abs(got[j] - ref[o][j]); !(d <= lim) {
+						t.Fatalf("%s %s[%d,%d] cols=%d: Reference %g, want %g ± %g", v.HostName, b.Name, row, j, cols, got[j], ref[o][j], lim)
+					}
+				}
+			}
+		}
+	}
+}
+
+// The rowwise launchers check shapes before anything runs.
+func TestRowShapeErrors(t *testing.T) {
+	x, _ := kgenrt.New(kgenrt.F32, 4, 8)
+	y, _ := kgenrt.New(kgenrt.F32, 4, 8)
+	w, _ := kgenrt.New(kgenrt.F32, 8)
+	badW, _ := kgenrt.New(kgenrt.F32, 7)
+	badY, _ := kgenrt.New(kgenrt.F32, 4, 7)
+	if err := kernels.RmsNorm.Reference(x, w, y, 1e-5); err != nil {
+		t.Fatal(err)
+	}
+	var te *kgenrt.TensorError
+	if err := kernels.RmsNorm.Reference(x, badW, y, 1e-5); !errors.As(err, &te) || te.Tensor != "w" {
+		t.Errorf("w of 7 columns for x of 8: %v, want a TensorError about w", err)
+	}
+	if err := kernels.RmsNorm.Reference(x, w, badY, 1e-5); !errors.As(err, &te) || te.Tensor != "y" {
+		t.Errorf("y of another shape: %v, want a TensorError about y", err)
+	}
+	if err := kernels.RmsNorm.Reference(x, w, x, 1e-5); err != nil {
+		t.Errorf("in place y = x: %v", err)
+	}
+	q, _ := kgenrt.New(kgenrt.F32, 2, 3, 8) // leading dims multiply into rows
+	qy, _ := kgenrt.New(kgenrt.F32, 2, 3, 8)
+	k, _ := kgenrt.New(kgenrt.F32, 1, 8)
+	ky, _ := kgenrt.New(kgenrt.F32, 1, 8)
+	if err := kernels.DualHeadNorm.Reference(q, w, k, w, qy, ky); err != nil {
+		t.Errorf("dual head norm with 6 query rows and 1 key row: %v", err)
+	}
+	k7, _ := kgenrt.New(kgenrt.F32, 1, 7)
+	ky7, _ := kgenrt.New(kgenrt.F32, 1, 7)
+	if err := kernels.DualHeadNorm.Reference(q, w, k7, badW, qy, ky7); !errors.As(err, &te) {
+		t.Errorf("segments with different cols: %v, want a TensorError", err)
+	}
+}
+
+func TestLanesPerRowAgrees(t *testing.T) {
+	for _, tg := range []int{32, 64, 256, 1024} {
+		for cols := 0; cols < 20000; cols += 7 {
+			if a, b := ir.LanesPerRow(cols, tg), kgenrt.LanesPerRow(cols, tg); a != b {
+				t.Fatalf("cols %d tg %d: ir %d, kgenrt %d", cols, tg, a, b)
+			}
+		}
+	}
+}

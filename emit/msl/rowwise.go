@@ -1,0 +1,456 @@
+package msl
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// rowView is the flat data the rowwise template reads; every line of the
+// kernel body is decided here.
+type rowView struct {
+	Header     string
+	Kernel     string
+	Doc        []string
+	SpecPath   string
+	Math       string
+	Formulas   []string
+	Schedule   []string
+	Prelude    []string
+	ArgsStruct string
+	ArgsFields []field
+	Params     []string
+	Funcs      []stageFunc
+	Body       []string
+	Instances  []instance
+	Threads    int
+	Grid       string
+	Reduce     []string // the team reduction helpers used: "sum", "max", "min"
+}
+
+// stageFunc is one inline function of per-element or per-row work.
+type stageFunc struct {
+	Comment string
+	Name    string
+	Params  string
+	Lines   []string
+}
+
+// emitRows returns the .metal source of a rowwise kernel.
+func emitRows(k *ir.Kernel, opts Options) ([]byte, error) {
+	v := rowView{
+		Header: opts.Header, Kernel: k.Name, SpecPath: k.SpecPath, Math: k.Math,
+		ArgsStruct: k.Name + "_args", Threads: k.Threadgroup, Grid: strings.Join(k.Dispatch.Grid[:], ", "),
+	}
+	if k.Doc != "" {
+		v.Doc = strings.Split(strings.TrimSpace(k.Doc), "\n")
+	}
+	for _, c := range k.Constants {
+		v.Formulas = append(v.Formulas, c.Name+" = "+c.Text+" (constant)")
+	}
+	for _, s := range k.Steps {
+		v.Formulas = append(v.Formulas, s.Name+" = "+s.Source)
+	}
+	v.Schedule = k.Schedule()
+	for _, name := range preludeBlocks(k, rowExprs(k)...) {
+		var block bytes.Buffer
+		if err := kernelTemplate.ExecuteTemplate(&block, name, nil); err != nil {
+			return nil, fmt.Errorf("msl prelude %s: %w", name, err)
+		}
+		v.Prelude = append(v.Prelude, strings.TrimSpace(block.String()))
+	}
+	v.Reduce = reduceHelpers(k)
+	v.Params, _, _, v.ArgsFields = signature(k)
+	v.Params = v.Params[:len(v.Params)-1] // no thread_position_in_grid
+	v.Params = append(v.Params,
+		"uint kgen_tid [[thread_index_in_threadgroup]]",
+		"uint kgen_tg [[threadgroup_position_in_grid]]",
+		"uint kgen_simd_lane [[thread_index_in_simdgroup]]",
+		"uint kgen_simd [[simdgroup_index_in_threadgroup]]")
+	for _, c := range k.ComputeTypes() {
+		v.Funcs = append(v.Funcs, stageFuncs(k, c)...)
+	}
+	v.Body = rowBody(k)
+	for _, variant := range k.Variants {
+		v.Instances = append(v.Instances, instance{HostName: variant.HostName, Type: variant.DType.MSL()})
+	}
+	var buf bytes.Buffer
+	if err := kernelTemplate.ExecuteTemplate(&buf, "rowwise.tmpl", v); err != nil {
+		return nil, fmt.Errorf("msl template for %s: %w", k.Name, err)
+	}
+	return tidy(buf.Bytes()), nil
+}
+
+// rowExprs lists every expression of a rowwise kernel, reduction arguments
+// included (the steps hold references in their place).
+func rowExprs(k *ir.Kernel) []*ir.Expr {
+	var out []*ir.Expr
+	for _, r := range k.Rows.Reductions {
+		out = append(out, r.Arg)
+	}
+	return out
+}
+
+func reduceHelpers(k *ir.Kernel) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range k.Rows.Reductions {
+		op := reduceOp(r.Func)
+		if !seen[op] {
+			seen[op] = true
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
+// reduceOp is the combine of a reduction: sum (row_sum, row_mean), max, min.
+func reduceOp(fn string) string {
+	switch fn {
+	case "row_max":
+		return "max"
+	case "row_min":
+		return "min"
+	}
+	return "sum"
+}
+
+// stage is one stage function's work: the targets it computes and what
+// they need.
+type stage struct {
+	name    string
+	comment string
+	targets []target
+	deps    ir.Deps
+	row     bool // a per-row stage: its targets are per-row lets
+}
+
+type target struct {
+	name string // the output parameter
+	expr *ir.Expr
+	bool bool
+}
+
+// stages lists the stage functions: per pass p a function returning the
+// terms of its reductions for one element, per level the per-row lets, and
+// the write function returning the outputs for one element.
+func stages(k *ir.Kernel) []stage {
+	r := k.Rows
+	var out []stage
+	for p := 0; p <= r.Passes; p++ {
+		if steps, d := k.RowDeps(p); len(steps) > 0 {
+			st := stage{name: fmt.Sprintf("%s_row%d", k.Name, p), row: true, deps: d,
+				comment: fmt.Sprintf("per-row values available after pass %d", p)}
+			if p == 0 {
+				st.comment = "per-row values of the params and constants alone"
+			}
+			for _, i := range steps {
+				s := k.Steps[i]
+				st.targets = append(st.targets, target{name: s.Name, expr: s.Expr, bool: s.Expr.Bool})
+			}
+			out = append(out, st)
+		}
+		if p == r.Passes {
+			break
+		}
+		st := stage{name: fmt.Sprintf("%s_pass%d", k.Name, p+1),
+			comment: fmt.Sprintf("pass %d: the terms of its reductions for one element", p+1)}
+		var exprs []*ir.Expr
+		for i, red := range r.Reductions {
+			if red.Level == p+1 {
+				st.targets = append(st.targets, target{name: fmt.Sprintf("kgen_t%d", i), expr: red.Arg})
+				exprs = append(exprs, red.Arg)
+			}
+		}
+		st.deps = k.ElementDeps(exprs)
+		out = append(out, st)
+	}
+	st := stage{name: k.Name + "_write", comment: fmt.Sprintf("pass %d: the outputs of one element", r.Passes+1)}
+	var exprs []*ir.Expr
+	for _, s := range k.Steps {
+		if s.Output {
+			st.targets = append(st.targets, target{name: s.Name, expr: s.Expr})
+			exprs = append(exprs, s.Expr)
+		}
+	}
+	st.deps = k.ElementDeps(exprs)
+	return append(out, st)
+}
+
+// stageArgs lists a stage's value parameters by name: inputs, params,
+// per-row lets, reductions.
+func stageArgs(k *ir.Kernel, st stage) (names []string, bools []bool) {
+	for i, b := range k.SegmentBindings(0, ir.Input) {
+		if st.deps.Inputs[i] {
+			names, bools = append(names, specName(k, b)), append(bools, false)
+		}
+	}
+	for i, p := range k.Params() {
+		if st.deps.Params[i] {
+			names, bools = append(names, p.Name), append(bools, false)
+		}
+	}
+	for _, i := range st.deps.RowLets {
+		names, bools = append(names, k.Steps[i].Name), append(bools, k.Steps[i].Expr.Bool)
+	}
+	for _, i := range st.deps.Reductions {
+		names, bools = append(names, ir.ReductionName(i)), append(bools, false)
+	}
+	return names, bools
+}
+
+// specName is a tensor's name in the formulas (without a segment prefix).
+func specName(k *ir.Kernel, b ir.Binding) string {
+	if len(k.Rows.Segments) > 0 {
+		return strings.TrimPrefix(b.Name, k.Rows.Segments[b.Segment]+"_")
+	}
+	return b.Name
+}
+
+func stageFuncs(k *ir.Kernel, c dtype.DType) []stageFunc {
+	r := renderer{compute: c}
+	ct := c.MSL()
+	var out []stageFunc
+	for _, st := range stages(k) {
+		var params []string
+		names, bools := stageArgs(k, st)
+		for i, n := range names {
+			t := ct
+			if bools[i] {
+				t = "bool"
+			}
+			params = append(params, t+" "+n)
+		}
+		for _, t := range st.targets {
+			ty := ct
+			if t.bool {
+				ty = "bool"
+			}
+			params = append(params, "thread "+ty+"& "+t.name)
+		}
+		f := stageFunc{Comment: st.comment, Name: st.name, Params: strings.Join(params, ", ")}
+		for i, con := range k.Constants {
+			if st.deps.Constants[i] {
+				val, _ := dtype.Literal(con.Text, c)
+				f.Lines = append(f.Lines, fmt.Sprintf("const %s %s = %s; // %s", ct, con.Name, r.number(val), con.Text))
+			}
+		}
+		for _, i := range st.deps.ElemLets {
+			s := k.Steps[i]
+			t := ct
+			if s.Expr.Bool {
+				t = "bool"
+			}
+			f.Lines = append(f.Lines, fmt.Sprintf("const %s %s = %s;", t, s.Name, r.expr(s.Expr)))
+		}
+		for _, t := range st.targets {
+			f.Lines = append(f.Lines, fmt.Sprintf("%s = %s;", t.name, r.expr(t.expr)))
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// rowBody writes the kernel body.
+func rowBody(k *ir.Kernel) []string {
+	r := k.Rows
+	var b []string
+	add := func(format string, a ...any) { b = append(b, fmt.Sprintf(format, a...)) }
+	compute := "T"
+	if k.Compute != dtype.Invalid {
+		compute = k.Compute.MSL()
+	}
+	add("using C = %s;", compute)
+	add("constexpr uint kThreads = %d;", k.Threadgroup)
+	if len(r.Reductions) > 0 {
+		add("threadgroup float kgen_part[kThreads / 32]; // one partial per simdgroup")
+	}
+	add("const uint kgen_rpg = args.rows_per_group;")
+	add("const uint kgen_width = kThreads / kgen_rpg; // lanes per row")
+	add("const uint kgen_team = kgen_tid / kgen_width;")
+	add("const uint kgen_lane = kgen_tid %% kgen_width;")
+	rows := "args.rows"
+	group := "kgen_tg"
+	if segs := r.Segments; len(segs) > 0 {
+		add("// Segments: threadgroups [0, ceildiv(%s_rows, rows_per_group)) work on %s, the next ones on %s, and so on.", segs[0], segs[0], segs[1])
+		add("uint kgen_group = kgen_tg;")
+		add("uint kgen_seg = 0;")
+		add("uint kgen_rows = args.%s_rows;", segs[0])
+		for s := 0; s < len(segs)-1; s++ {
+			add("if (kgen_seg == %d && kgen_group >= (kgen_rows + kgen_rpg - 1) / kgen_rpg) {", s)
+			add("    kgen_group -= (kgen_rows + kgen_rpg - 1) / kgen_rpg;")
+			add("    kgen_seg = %d;", s+1)
+			add("    kgen_rows = args.%s_rows;", segs[s+1])
+			add("}")
+		}
+		for _, role := range []ir.Role{ir.Input, ir.Output} {
+			for i, bd := range k.SegmentBindings(0, role) {
+				sel := ""
+				for s := len(segs) - 1; s >= 0; s-- {
+					name := k.SegmentBindings(s, role)[i].Name
+					if sel == "" {
+						sel = name
+					} else {
+						sel = fmt.Sprintf("kgen_seg == %d ? %s : %s", s, name, sel)
+					}
+				}
+				qual := "device const"
+				if role == ir.Output {
+					qual = "device"
+				}
+				add("%s %s* %s = %s;", qual, mslType(bd.DType), specName(k, bd), sel)
+			}
+		}
+		rows, group = "kgen_rows", "kgen_group"
+	}
+	add("const uint kgen_row = %s * kgen_rpg + kgen_team;", group)
+	add("// Teams past the last row do no element work but join every barrier.")
+	add("const uint kgen_cols = kgen_row < %s ? args.cols : 0;", rows)
+	add("const uint kgen_base = kgen_row * args.cols;")
+	if len(r.Cached) > 0 {
+		add("constexpr uint kCache = %d; // cached values per lane and input", r.CachePerLane)
+		add("const bool kgen_cached = args.cols <= kCache * kgen_width;")
+		for _, i := range r.Cached {
+			add("C kgen_c_%s[kCache];", inputSpecName(k, i))
+		}
+	}
+	for _, p := range k.Params() {
+		add("const C %s = C(args.%s);", p.Name, p.Name)
+	}
+	sts := stages(k)
+	si := 0
+	call := func(st stage, extra []string) string {
+		names, _ := stageArgs(k, st)
+		for i, n := range names {
+			if strings.HasPrefix(st.name, k.Name+"_pass") || strings.HasPrefix(st.name, k.Name+"_write") {
+				if isInputName(k, n) {
+					names[i] = "kgen_v_" + n
+				}
+			}
+		}
+		return fmt.Sprintf("%s(%s);", st.name, strings.Join(append(names, extra...), ", "))
+	}
+	rowStage := func() {
+		if si < len(sts) && sts[si].row {
+			st := sts[si]
+			var outs []string
+			for _, t := range st.targets {
+				ty := "C"
+				if t.bool {
+					ty = "bool"
+				}
+				add("%s %s;", ty, t.name)
+				outs = append(outs, t.name)
+			}
+			add("%s", call(st, outs))
+			si++
+		}
+	}
+	loads := func(p int, reads []int) {
+		for _, i := range reads {
+			in := k.SegmentBindings(0, ir.Input)[i]
+			n := inputSpecName(k, i)
+			switch {
+			case in.Row:
+				add("    const C kgen_v_%s = C(%s[kgen_j]);", n, n)
+			case !r.IsCached(i):
+				add("    const C kgen_v_%s = C(%s[kgen_base + kgen_j]);", n, n)
+			case r.FirstRead(i, p):
+				add("    const C kgen_v_%s = C(%s[kgen_base + kgen_j]);", n, n)
+				add("    if (kgen_cached) {")
+				add("        kgen_c_%s[kgen_i] = kgen_v_%s;", n, n)
+				add("    }")
+			default:
+				add("    const C kgen_v_%s = kgen_cached ? kgen_c_%s[kgen_i] : C(%s[kgen_base + kgen_j]);", n, n, n)
+			}
+		}
+	}
+	loop := "for (uint kgen_i = 0, kgen_j = kgen_lane; kgen_j < kgen_cols; ++kgen_i, kgen_j += kgen_width) {"
+	rowStage()
+	for p := 1; p <= r.Passes; p++ {
+		st := sts[si]
+		si++
+		add("// Pass %d.", p)
+		var accs, terms []string
+		for i, red := range r.Reductions {
+			if red.Level != p {
+				continue
+			}
+			init := "0.0f"
+			switch reduceOp(red.Func) {
+			case "max":
+				init = "-INFINITY"
+			case "min":
+				init = "INFINITY"
+			}
+			add("float kgen_a%d = %s; // %s(%s)", i, init, red.Func, k.FormatExpr(red.Arg))
+			accs = append(accs, fmt.Sprintf("kgen_a%d", i))
+			terms = append(terms, fmt.Sprintf("kgen_t%d", i))
+		}
+		add("%s", loop)
+		loads(p, r.Reads[p-1])
+		add("    C %s;", strings.Join(terms, ", "))
+		add("    %s", call(st, terms))
+		for j, i := range redIndices(r, p) {
+			switch reduceOp(r.Reductions[i].Func) {
+			case "sum":
+				add("    %s += float(%s);", accs[j], terms[j])
+			case "max":
+				add("    %s = metal::fmax(%s, float(%s));", accs[j], accs[j], terms[j])
+			case "min":
+				add("    %s = metal::fmin(%s, float(%s));", accs[j], accs[j], terms[j])
+			}
+		}
+		add("}")
+		for _, i := range redIndices(r, p) {
+			red := r.Reductions[i]
+			v := fmt.Sprintf("kgen_team_%s(kgen_a%d, kgen_part, kgen_width, kgen_team, kgen_simd, kgen_simd_lane)", reduceOp(red.Func), i)
+			if red.Func == "row_mean" {
+				v = fmt.Sprintf("%s / float(args.cols)", v)
+			}
+			add("const C %s = C(%s);", ir.ReductionName(i), v)
+		}
+		rowStage()
+	}
+	st := sts[si]
+	add("// Pass %d: write.", r.Passes+1)
+	add("%s", loop)
+	loads(r.Passes+1, r.Reads[r.Passes])
+	var outs []string
+	for _, t := range st.targets {
+		outs = append(outs, "kgen_o_"+t.name)
+	}
+	add("    C %s;", strings.Join(outs, ", "))
+	add("    %s", call(st, outs))
+	for i, o := range k.SegmentBindings(0, ir.Output) {
+		add("    %s[kgen_base + kgen_j] = %s(%s);", specName(k, o), mslType(o.DType), outs[i])
+	}
+	add("}")
+	return b
+}
+
+func redIndices(r *ir.Rows, p int) []int {
+	var out []int
+	for i, red := range r.Reductions {
+		if red.Level == p {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func inputSpecName(k *ir.Kernel, i int) string {
+	return specName(k, k.SegmentBindings(0, ir.Input)[i])
+}
+
+func isInputName(k *ir.Kernel, n string) bool {
+	for _, b := range k.SegmentBindings(0, ir.Input) {
+		if specName(k, b) == n {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kgen-dev/kgen/emit/cuda"
+	"github.com/kgen-dev/kgen/emit/golang"
+	"github.com/kgen-dev/kgen/generate"
+	"github.com/kgen-dev/kgen/internal/par"
+	"github.com/kgen-dev/kgen/spec"
+)
+
+func cudaCmd(o *options) *cobra.Command {
+	var outDir string
+	cmd := &cobra.Command{
+		Use:   "cuda",
+		Short: "Compile the generated CUDA kernels with nvcc into the fatbins the Go package embeds",
+		Long: `cuda compiles the CUDA source of every kernel whose spec says cuda: generated
+(the .cu files kgen gen writes into out.cuda) with nvcc into
+<out.go>/cudabin/<kernel>-<hash>.fatbin: sm_80 and sm_90 machine code plus
+compute_90 PTX. <hash> names the exact source, so the generated package loads
+only a binary built from its own .cu; older binaries of the same kernel are
+removed. It is the one step that needs the CUDA toolkit: kgen gen, kgen verify
+and CI do not. nvcc comes from $KGEN_NVCC, PATH or /usr/local/cuda/bin.`,
+		Args: noArgs,
+		RunE: func(*cobra.Command, []string) error { return o.cudaBuild(outDir) },
+	}
+	cmd.Flags().StringVar(&outDir, "out", "", "write the fatbins here instead of <out.go>/cudabin (e.g. for $KGEN_CUDA_FATBIN_DIR)")
+	return cmd
+}
+
+func (o *options) cudaBuild(outDir string) error {
+	cfg, res, err := o.generate()
+	if err != nil {
+		return err
+	}
+	nvcc, err := cuda.NVCC()
+	if err != nil {
+		return fmt.Errorf("kgen cuda: %w", err)
+	}
+	if outDir == "" {
+		outDir = filepath.Join(cfg.Dir, filepath.FromSlash(cfg.OutGo), golang.CUDABinDir)
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return err
+	}
+	sources := map[string][]byte{}
+	for _, f := range res.Files {
+		sources[f.Path] = f.Data
+	}
+	var names []string
+	var srcs [][]byte
+	for _, k := range res.Kernels {
+		if k.Ports[spec.CUDA] {
+			names = append(names, k.Name)
+			srcs = append(srcs, sources[generate.CUDAPath(cfg, k)])
+		}
+	}
+	err = par.Do(len(names), 0, func(i int) error {
+		bin := golang.CUDABinary(names[i], srcs[i])
+		if err := cuda.Compile(context.Background(), nvcc, names[i], srcs[i], "fatbin", filepath.Join(outDir, bin)); err != nil {
+			return fmt.Errorf("kernel %s: %w", names[i], err)
+		}
+		old, _ := filepath.Glob(filepath.Join(outDir, names[i]+"-*.fatbin"))
+		for _, p := range old {
+			if filepath.Base(p) != bin && strings.Count(strings.TrimPrefix(filepath.Base(p), names[i]+"-"), "-") == 0 {
+				os.Remove(p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.stdout, "kgen cuda: %d kernel(s) compiled with %s into %s; %s\n", len(names), nvcc, outDir, cudaDriverNote())
+	return nil
+}

@@ -1,0 +1,356 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/verify/mslcpu"
+)
+
+// emuFlags are the flags of `kgen emu`.
+type emuFlags struct {
+	file, kernel, grid, tg, order, sanitize string
+	buffers, zeros, values, outs, prints    []string
+	strict                                  bool
+}
+
+func emuCmd(o *options) *cobra.Command {
+	f := &emuFlags{}
+	cmd := &cobra.Command{
+		Use:   "emu --file K.metal --kernel HOST_NAME --grid X[,Y,Z] --threadgroup X[,Y,Z] [buffers]",
+		Short: "Run a Metal compute kernel on the CPU (any .metal file, not only kgen's)",
+		Long: `emu runs one compute kernel of a .metal file on the CPU with Metal's semantics,
+so that a kernel can be run and debugged on Linux: the unmodified source is
+compiled as C++ (clang++ >= 17) against kgen's stand-in <metal_stdlib>, and the
+grid runs threadgroup by threadgroup as dispatchThreads would (the last group
+of each axis may be partial). Threadgroup memory is filled with NaN bytes
+before each group, barriers and simd functions are checked for divergence,
+and buffers end at a guard page. See docs/fidelity.md for what is emulated
+and what is not.
+
+Buffers are indexed by [[buffer(i)]], hold raw little-endian bytes, and are
+given with any of:
+  --buffer I=FILE        the bytes of FILE
+  --zeros I=N            N zero bytes (an output)
+  --bytes I=LIST         comma-separated typed values, packed without padding:
+                         u8: i8: u16: i16: u32: i32: u64: i64: f16: bf16: f32:
+                         (f16 and bf16 round to nearest even), or hex:0a0b...
+                         e.g. --bytes 2=u32:1000,f32:0.5 for a constant struct
+After the run:
+  --out I=FILE           writes buffer I to FILE
+  --print I=TYPE         prints buffer I as TYPE values (f32, f16, bf16, i32,
+                         u32, u8 …), one line
+--order forward|reverse|shuffled|all picks the order in which the lanes of a
+group run between barriers; "all" runs all three and fails if any buffer
+differs (a race between lanes). --sanitize address|thread builds with ASan
+(out-of-bounds accesses, to the byte) or TSan (one thread per lane: data
+races inside a group). --strict first checks the source in kgen's strict
+mode (address spaces, no double, no libc names MSL lacks).
+
+Exit codes: 0 ran; 1 the kernel failed to compile or run, or the lane
+orders disagree; 2 usage errors.`,
+		Example: `  kgen emu --file saxpy.metal --kernel saxpy --grid 1000 --threadgroup 256 \
+    --buffer 0=x.bin --buffer 1=y.bin --bytes 2=u32:1000,f32:2.5 --out 1=y_out.bin`,
+		Args: noArgs,
+		RunE: func(*cobra.Command, []string) error { return runEmu(o, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.file, "file", "", "the .metal source (required)")
+	fl.StringVar(&f.kernel, "kernel", "", "host name of the kernel to run: a kernel's name, or a [[host_name]] (required)")
+	fl.StringVar(&f.grid, "grid", "", "total threads per axis, X[,Y[,Z]] (dispatchThreads; required)")
+	fl.StringVar(&f.tg, "threadgroup", "", "threads per threadgroup, X[,Y[,Z]] (at most 1024 in all; required)")
+	fl.StringArrayVar(&f.buffers, "buffer", nil, "I=FILE: buffer I holds the bytes of FILE (repeatable)")
+	fl.StringArrayVar(&f.zeros, "zeros", nil, "I=N: buffer I is N zero bytes (repeatable)")
+	fl.StringArrayVar(&f.values, "bytes", nil, "I=LIST: buffer I holds typed values, e.g. u32:1000,f32:0.5 (repeatable)")
+	fl.StringArrayVar(&f.outs, "out", nil, "I=FILE: write buffer I to FILE after the run (repeatable)")
+	fl.StringArrayVar(&f.prints, "print", nil, "I=TYPE: print buffer I as TYPE values after the run (repeatable)")
+	fl.StringVar(&f.order, "order", "forward", "lane order within each threadgroup: forward, reverse, shuffled, or all (all three must agree)")
+	fl.StringVar(&f.sanitize, "sanitize", "", "instrumented build: address (ASan) or thread (TSan, one thread per lane)")
+	fl.BoolVar(&f.strict, "strict", false, "check the source in kgen's strict MSL mode before running it")
+	return cmd
+}
+
+func runEmu(o *options, f *emuFlags) error {
+	l, orders, err := f.launch()
+	if err != nil {
+		return usageError{err}
+	}
+	ctx := context.Background()
+	if f.strict {
+		if err := mslcpu.CheckSyntax(ctx, l.Source); err != nil {
+			return err
+		}
+	}
+	var got [][]byte
+	for i, order := range orders {
+		l.Order = order
+		bufs, err := mslcpu.Run(ctx, l)
+		if err != nil {
+			return err
+		}
+		if i == 0 {
+			got = bufs
+			continue
+		}
+		if msg := firstDifference(got, bufs); msg != "" {
+			return fmt.Errorf("kgen emu: %s: %s between %s and %s lane order: the lanes of a threadgroup race (a missing barrier?)",
+				l.HostName, msg, orderNames[orders[0]], orderNames[order])
+		}
+	}
+	for _, p := range f.prints {
+		idx, typ, err := indexed(p, len(got))
+		if err != nil {
+			return usageError{fmt.Errorf("--print %s: %v", p, err)}
+		}
+		line, err := formatBuffer(got[idx], typ)
+		if err != nil {
+			return usageError{fmt.Errorf("--print %s: %v", p, err)}
+		}
+		fmt.Fprintf(o.stdout, "buffer(%d) %s: %s\n", idx, typ, line)
+	}
+	for _, p := range f.outs {
+		idx, path, err := indexed(p, len(got))
+		if err != nil {
+			return usageError{fmt.Errorf("--out %s: %v", p, err)}
+		}
+		if err := os.WriteFile(path, got[idx], 0o644); err != nil {
+			return err
+		}
+	}
+	groups := 1
+	for a := range 3 {
+		if l.Grid[a] == 0 {
+			groups = 0
+			break
+		}
+		groups *= int((l.Grid[a] + l.Threadgroup[a] - 1) / l.Threadgroup[a])
+	}
+	fmt.Fprintf(o.stdout, "kgen emu: %s ran on grid (%d,%d,%d) in %d threadgroup(s) of (%d,%d,%d); lane order %s\n",
+		l.HostName, l.Grid[0], l.Grid[1], l.Grid[2], groups, l.Threadgroup[0], l.Threadgroup[1], l.Threadgroup[2], f.order)
+	return nil
+}
+
+var orderNames = map[mslcpu.LaneOrder]string{mslcpu.Forward: "forward", mslcpu.Reverse: "reverse", mslcpu.Shuffled: "shuffled"}
+
+// launch turns the flags into a Launch and the lane orders to run.
+func (f *emuFlags) launch() (mslcpu.Launch, []mslcpu.LaneOrder, error) {
+	var l mslcpu.Launch
+	for _, req := range []struct{ name, v string }{{"--file", f.file}, {"--kernel", f.kernel}, {"--grid", f.grid}, {"--threadgroup", f.tg}} {
+		if req.v == "" {
+			return l, nil, fmt.Errorf("%s is required (see kgen emu --help)", req.name)
+		}
+	}
+	src, err := os.ReadFile(f.file)
+	if err != nil {
+		return l, nil, fmt.Errorf("--file: %v", err)
+	}
+	l.Source, l.HostName = src, f.kernel
+	if l.Grid, err = dims(f.grid, 0); err != nil {
+		return l, nil, fmt.Errorf("--grid %s: %v", f.grid, err)
+	}
+	if l.Threadgroup, err = dims(f.tg, 1); err != nil {
+		return l, nil, fmt.Errorf("--threadgroup %s: %v", f.tg, err)
+	}
+	if l.Sanitize, err = mslcpu.ParseSanitizer(f.sanitize); err != nil {
+		return l, nil, fmt.Errorf("--sanitize: %v", err)
+	}
+	orders := map[string][]mslcpu.LaneOrder{"forward": {mslcpu.Forward}, "reverse": {mslcpu.Reverse},
+		"shuffled": {mslcpu.Shuffled}, "all": {mslcpu.Forward, mslcpu.Reverse, mslcpu.Shuffled}}[f.order]
+	if orders == nil {
+		return l, nil, fmt.Errorf("--order must be forward, reverse, shuffled or all, not %q", f.order)
+	}
+	bufs := map[int][]byte{}
+	add := func(flag, spec string, read func(string) ([]byte, error)) error {
+		idx, arg, err := indexed(spec, 31)
+		if err != nil {
+			return fmt.Errorf("%s %s: %v", flag, spec, err)
+		}
+		if _, dup := bufs[idx]; dup {
+			return fmt.Errorf("%s %s: buffer %d is given twice", flag, spec, idx)
+		}
+		data, err := read(arg)
+		if err != nil {
+			return fmt.Errorf("%s %s: %v", flag, spec, err)
+		}
+		bufs[idx] = data
+		return nil
+	}
+	for _, s := range f.buffers {
+		if err := add("--buffer", s, os.ReadFile); err != nil {
+			return l, nil, err
+		}
+	}
+	for _, s := range f.zeros {
+		if err := add("--zeros", s, zeroBytes); err != nil {
+			return l, nil, err
+		}
+	}
+	for _, s := range f.values {
+		if err := add("--bytes", s, packValues); err != nil {
+			return l, nil, err
+		}
+	}
+	hi := -1
+	for idx := range bufs {
+		hi = max(hi, idx)
+	}
+	l.Buffers = make([][]byte, hi+1) // indices nobody gave are empty buffers
+	for idx, data := range bufs {
+		l.Buffers[idx] = data
+	}
+	return l, orders, nil
+}
+
+// dims reads X[,Y[,Z]]; missing axes are 1.
+func dims(s string, min uint64) ([3]uint32, error) {
+	out := [3]uint32{1, 1, 1}
+	parts := strings.Split(s, ",")
+	if len(parts) > 3 {
+		return out, fmt.Errorf("want at most 3 numbers")
+	}
+	for i, p := range parts {
+		v, err := strconv.ParseUint(strings.TrimSpace(p), 10, 32)
+		if err != nil || v < min {
+			return out, fmt.Errorf("%q is not a whole number >= %d", p, min)
+		}
+		out[i] = uint32(v)
+	}
+	return out, nil
+}
+
+// indexed splits "I=REST" with 0 <= I < limit.
+func indexed(s string, limit int) (int, string, error) {
+	k, rest, ok := strings.Cut(s, "=")
+	idx, err := strconv.Atoi(k)
+	if !ok || err != nil || rest == "" {
+		return 0, "", fmt.Errorf("want INDEX=VALUE")
+	}
+	if idx < 0 || idx >= limit {
+		return 0, "", fmt.Errorf("buffer index %d is outside 0..%d", idx, limit-1)
+	}
+	return idx, rest, nil
+}
+
+func zeroBytes(s string) ([]byte, error) {
+	n, err := strconv.ParseUint(s, 10, 31)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a byte count", s)
+	}
+	return make([]byte, n), nil
+}
+
+// packValues packs comma-separated TYPE:VALUE items little-endian.
+func packValues(list string) ([]byte, error) {
+	var b []byte
+	le := binary.LittleEndian
+	for _, item := range strings.Split(list, ",") {
+		typ, v, ok := strings.Cut(strings.TrimSpace(item), ":")
+		if !ok {
+			return nil, fmt.Errorf("%q: want TYPE:VALUE (u32:1000, f32:0.5, hex:0a0b…)", item)
+		}
+		var err error
+		switch typ {
+		case "hex":
+			var h []byte
+			h, err = hex.DecodeString(v)
+			b = append(b, h...)
+		case "f32", "f16", "bf16":
+			var x float64
+			x, err = strconv.ParseFloat(v, 64)
+			switch typ {
+			case "f32":
+				b = le.AppendUint32(b, math.Float32bits(float32(x)))
+			case "f16":
+				b = le.AppendUint16(b, dtype.F16Bits(float32(x)))
+			default:
+				b = le.AppendUint16(b, dtype.BF16Bits(float32(x)))
+			}
+		default:
+			size, signed := intType(typ)
+			if size == 0 {
+				return nil, fmt.Errorf("%q: unknown type %q (want u8 i8 u16 i16 u32 i32 u64 i64 f16 bf16 f32 hex)", item, typ)
+			}
+			var u uint64
+			if signed {
+				var x int64
+				x, err = strconv.ParseInt(v, 0, size*8)
+				u = uint64(x)
+			} else {
+				u, err = strconv.ParseUint(v, 0, size*8)
+			}
+			n := len(b)
+			b = le.AppendUint64(b, u)[:n+size]
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%q: %v", item, err)
+		}
+	}
+	return b, nil
+}
+
+func intType(t string) (size int, signed bool) {
+	sizes := map[string]int{"u8": 1, "i8": 1, "u16": 2, "i16": 2, "u32": 4, "i32": 4, "u64": 8, "i64": 8}
+	return sizes[t], strings.HasPrefix(t, "i")
+}
+
+// formatBuffer prints a buffer as values of one type.
+func formatBuffer(buf []byte, typ string) (string, error) {
+	size := map[string]int{"f32": 4, "f16": 2, "bf16": 2}[typ]
+	signed := false
+	if size == 0 {
+		size, signed = intType(typ)
+	}
+	if size == 0 {
+		return "", fmt.Errorf("unknown type %q (want f32 f16 bf16 u8 i8 u16 i16 u32 i32 u64 i64)", typ)
+	}
+	if len(buf)%size != 0 {
+		return "", fmt.Errorf("%d bytes are not a whole number of %s values", len(buf), typ)
+	}
+	le := binary.LittleEndian
+	var parts []string
+	for i := 0; i < len(buf); i += size {
+		var u uint64
+		for k := size - 1; k >= 0; k-- {
+			u = u<<8 | uint64(buf[i+k])
+		}
+		switch {
+		case typ == "f32":
+			parts = append(parts, strconv.FormatFloat(float64(math.Float32frombits(le.Uint32(buf[i:]))), 'g', -1, 32))
+		case typ == "f16":
+			parts = append(parts, strconv.FormatFloat(float64(dtype.F16Value(le.Uint16(buf[i:]))), 'g', -1, 32))
+		case typ == "bf16":
+			parts = append(parts, strconv.FormatFloat(float64(dtype.BF16Value(le.Uint16(buf[i:]))), 'g', -1, 32))
+		case signed:
+			parts = append(parts, strconv.FormatInt(int64(u<<(64-8*size))>>(64-8*size), 10))
+		default:
+			parts = append(parts, strconv.FormatUint(u, 10))
+		}
+	}
+	return strings.Join(parts, " "), nil
+}
+
+// firstDifference describes the first byte at which two runs' buffers
+// differ, or returns "".
+func firstDifference(a, b [][]byte) string {
+	for i := range a {
+		if bytes.Equal(a[i], b[i]) {
+			continue
+		}
+		for k := range a[i] {
+			if a[i][k] != b[i][k] {
+				return fmt.Sprintf("buffer(%d) differs at byte %d", i, k)
+			}
+		}
+	}
+	return ""
+}

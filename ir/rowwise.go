@@ -1,0 +1,566 @@
+package ir
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kgen-dev/kgen/diag"
+	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/spec"
+)
+
+// Rows is the schedule of a rowwise kernel: every value classified as
+// per-row or per-element, the row reductions, and the passes over the row
+// that compute them.
+//
+// A reduction's pass is one more than the latest pass any value its argument
+// uses becomes available after (0 = before any pass: params and constants).
+// Pass p (1..Passes) walks the row once, accumulating every reduction of
+// pass p; the write pass (Passes+1) walks it once more and stores the
+// outputs. Softmax, y = e / row_sum(e) with e = exp(x - row_max(x)), is
+// pass 1 row_max, pass 2 row_sum, pass 3 write.
+type Rows struct {
+	// Segments names the independent row problems of a multi-segment kernel
+	// (nil for one segment). Segment s has its own tensors (bindings with
+	// Segment == s, named <segment>_<name>) and row count (<segment>_rows).
+	Segments   []string
+	Reductions []Reduction
+	Passes     int // reduction passes; the write pass is Passes+1
+	// Info describes each step (Steps[i]).
+	Info []StepInfo
+	// Reads[p-1] lists the inputs (indices among the spec's inputs) that
+	// pass p reads, for p = 1..Passes+1.
+	Reads [][]int
+	// Cached lists the [rows, cols] inputs read by more than one pass: each
+	// thread keeps its strided slice of them in registers (CachePerLane
+	// values each) when the row fits, so they are read from device memory
+	// once per row.
+	Cached       []int
+	CachePerLane int
+	// ThreadgroupBytes is the kernel's threadgroup memory: one float per
+	// simdgroup, for combining the simdgroups that share a row.
+	ThreadgroupBytes int
+}
+
+// StepInfo classifies one let or output.
+type StepInfo struct {
+	PerRow bool // one value per row (no input element outside a reduction)
+	Level  int  // the pass after which the value is available (0: before pass 1)
+}
+
+// Reduction is one row_* call, replaced in its formula by an OpRef with
+// Ref RefReduce and Name ReductionName(i).
+type Reduction struct {
+	Func  string // "row_sum", "row_mean", "row_max" or "row_min"
+	Arg   *Expr  // per-element
+	Level int    // its pass
+}
+
+// ReductionName is the generated name of reduction i's per-row value.
+func ReductionName(i int) string { return fmt.Sprintf("kgen_r%d", i) }
+
+// MaxThreadgroupMemory is Metal's threadgroup memory limit per threadgroup.
+const MaxThreadgroupMemory = 32 * 1024
+
+// SimdWidth is the lanes of an Apple simdgroup.
+const SimdWidth = 32
+
+// LanesPerRow is how many threads of a threadgroup of tg threads share one
+// row of cols values: the smallest power of two from one simdgroup (32) up
+// to the whole threadgroup that leaves each lane at most 4 values, so narrow
+// rows pack several rows into a group (64 columns: 8 rows of 32 lanes at
+// 256 threads) and wide rows use the whole group and loop. The Go launcher
+// (kgenrt.LanesPerRow, which must agree) passes tg / LanesPerRow as the
+// size field rows_per_group.
+func LanesPerRow(cols, tg int) int {
+	w := SimdWidth
+	for w < tg && w*4 < cols {
+		w *= 2
+	}
+	return w
+}
+
+// cacheBudget is the register values per thread kgen spends on cached rows
+// at 256 threads per group (scaled inversely with the group size).
+const cacheBudget = 32
+
+func buildRowwise(s *spec.Spec, diags *diag.List) *Kernel {
+	k := &Kernel{
+		Name: s.Kernel.Name, Doc: s.Doc, Kind: s.Kind, SpecPath: s.Path, Math: s.Math,
+		Threadgroup: s.Threadgroup, Compute: s.Compute.Type, ElemsPerThread: 1,
+	}
+	checkPorts(s, diags)
+	if s.Ports[spec.CUDA].Generated {
+		diags.Addf(s.Ports[spec.CUDA].Pos, "kgen cannot generate a cuda port for rowwise kernels yet; set `cuda: null` (callers take their fallback path)")
+	}
+	for b, p := range s.Ports {
+		k.Ports[b] = p.Generated
+	}
+	if !s.Ports[spec.Metal].Generated && s.Ports[spec.Metal].Pos.Line == 0 {
+		k.Ports[spec.Metal] = true
+	}
+	k.Variants = variants(s, diags)
+	rows := &Rows{}
+	for _, seg := range s.Segments {
+		rows.Segments = append(rows.Segments, seg.Name)
+	}
+	k.Bindings = rowBindings(s, rows.Segments, diags)
+	k.Dispatch = Dispatch{Grid: [3]string{rowGrid(k.Threadgroup, rows.Segments), "1", "1"}, Threadgroup: [3]int{k.Threadgroup, 1, 1}}
+	for _, c := range s.Constants {
+		k.Constants = append(k.Constants, Constant{Name: c.Name.Name, Text: c.Text})
+	}
+	k.Steps = newFormulaChecker(s, k, diags).run()
+	checkLiterals(s, k, diags)
+	if diags.Len() > 0 {
+		return k
+	}
+	k.Rows = rows
+	schedule(s, k, diags)
+	return k
+}
+
+// rowBindings fixes buffer indices of a rowwise kernel: the inputs in order,
+// then the outputs in order (segment by segment when there are segments),
+// then the args struct: the size fields (rows, cols, rows_per_group; with
+// segments <segment>_rows for each, then cols, rows_per_group), then the
+// params.
+func rowBindings(s *spec.Spec, segs []string, diags *diag.List) []Binding {
+	prefixes := []string{""}
+	if len(segs) > 0 {
+		prefixes = nil
+		for _, sg := range segs {
+			prefixes = append(prefixes, sg+"_")
+		}
+	}
+	hasRowTensor := false
+	var out []Binding
+	for si, pre := range prefixes {
+		for _, in := range s.Inputs {
+			if !in.Row {
+				hasRowTensor = true
+			}
+			out = append(out, Binding{Index: len(out), Name: pre + in.Name.Name, Role: Input, DType: in.DType.Type, Row: in.Row, Segment: si})
+		}
+	}
+	for si, pre := range prefixes {
+		for _, o := range s.Outputs {
+			out = append(out, Binding{Index: len(out), Name: pre + o.Name.Name, Role: Output, Segment: si})
+		}
+	}
+	if !hasRowTensor && len(s.Inputs) > 0 {
+		diags.Addf(s.Inputs[0].Pos, "a rowwise kernel needs an input of shape [rows, cols] (an input without `shape: row`); here every input is a row vector")
+	}
+	var fields []Field
+	if len(segs) == 0 {
+		fields = append(fields, Field{Name: "rows", Type: dtype.U32, Size: true})
+	}
+	for _, sg := range segs {
+		fields = append(fields, Field{Name: sg + "_rows", Type: dtype.U32, Size: true})
+	}
+	fields = append(fields, Field{Name: "cols", Type: dtype.U32, Size: true},
+		Field{Name: "rows_per_group", Type: dtype.U32, Size: true,
+			Derived: fmt.Sprintf("%d / lanes_per_row(cols): lanes_per_row is the smallest power of two from 32 to %d with 4 * lanes >= cols", s.Threadgroup, s.Threadgroup)})
+	for _, p := range s.Params {
+		fields = append(fields, Field{Name: p.Name.Name, Type: p.Type.Type})
+	}
+	for i := range fields {
+		fields[i].Offset = 4 * i
+	}
+	return append(out, Binding{Index: len(out), Name: "args", Role: Args, Fields: fields})
+}
+
+// rowGrid is the dispatch grid: one threadgroup per rows_per_group rows of
+// each segment.
+func rowGrid(tg int, segs []string) string {
+	if len(segs) == 0 {
+		return fmt.Sprintf("%d * ceildiv(rows, rows_per_group)", tg)
+	}
+	var parts []string
+	for _, sg := range segs {
+		parts = append(parts, fmt.Sprintf("ceildiv(%s_rows, rows_per_group)", sg))
+	}
+	return fmt.Sprintf("%d * (%s)", tg, strings.Join(parts, " + "))
+}
+
+// valueInfo is what an expression depends on.
+type valueInfo struct {
+	elem   bool // an input element (outside reductions)
+	tensor bool // an element of a [rows, cols] input (not only row vectors)
+	level  int
+}
+
+func (a valueInfo) merge(b valueInfo) valueInfo {
+	return valueInfo{elem: a.elem || b.elem, tensor: a.tensor || b.tensor, level: max(a.level, b.level)}
+}
+
+// scheduler classifies the steps of one rowwise kernel.
+type scheduler struct {
+	s     *spec.Spec
+	k     *Kernel
+	diags *diag.List
+	info  []valueInfo // per step
+	cur   spec.Formula
+}
+
+func schedule(s *spec.Spec, k *Kernel, diags *diag.List) {
+	sc := &scheduler{s: s, k: k, diags: diags}
+	r := k.Rows
+	formulas := append(append([]spec.Formula(nil), s.Let...), s.Outputs...)
+	for i, st := range k.Steps {
+		sc.cur = formulas[i]
+		in := sc.classify(st.Expr)
+		sc.info = append(sc.info, in)
+		r.Info = append(r.Info, StepInfo{PerRow: !in.elem, Level: in.level})
+		if st.Output && !in.elem {
+			diags.Addf(formulas[i].Name.Pos, "output %s has one value per row (it uses no input element outside a row_* reduction); rowwise outputs have one value per element, shaped like the [rows, cols] inputs", st.Name)
+		}
+	}
+	for _, red := range r.Reductions {
+		r.Passes = max(r.Passes, red.Level)
+	}
+	sc.reads()
+	tg := k.Threadgroup
+	r.ThreadgroupBytes = 4 * (tg / SimdWidth)
+	if r.ThreadgroupBytes > MaxThreadgroupMemory {
+		diags.Addf(s.KindPos, "the kernel needs %d bytes of threadgroup memory; Metal allows %d", r.ThreadgroupBytes, MaxThreadgroupMemory)
+	}
+	if n := len(r.Cached); n > 0 {
+		per := cacheBudget * 256 / (tg * n)
+		r.CachePerLane = 1
+		for r.CachePerLane*2 <= per {
+			r.CachePerLane *= 2
+		}
+	}
+}
+
+// classify works out what e depends on, replacing each row_* call by a
+// reference to a new Reduction (inner reductions first).
+func (sc *scheduler) classify(e *Expr) valueInfo {
+	switch e.Op {
+	case OpRef:
+		switch e.Ref {
+		case RefInput:
+			return valueInfo{elem: true, tensor: !sc.s.Inputs[e.Index].Row}
+		case RefLet:
+			return sc.info[e.Index]
+		case RefReduce:
+			return valueInfo{level: sc.k.Rows.Reductions[e.Index].Level}
+		}
+		return valueInfo{}
+	case OpCall:
+		var in valueInfo
+		for _, a := range e.Args {
+			in = in.merge(sc.classify(a))
+		}
+		if !strings.HasPrefix(e.Func, "row_") {
+			return in
+		}
+		pos := sc.cur.Map.At(e.Off)
+		switch {
+		case !in.elem:
+			sc.diags.Addf(pos, "%s of a per-row value: its argument uses no input element, so every term is the same; reduce an expression of the row's elements", e.Func)
+		case !in.tensor:
+			sc.diags.Addf(pos, "%s of row-shaped inputs only: the result is the same for every row; compute it once outside the kernel, or reduce an expression of a [rows, cols] input", e.Func)
+		}
+		rows := sc.k.Rows
+		idx := len(rows.Reductions)
+		arg := e.Args[0]
+		rows.Reductions = append(rows.Reductions, Reduction{Func: e.Func, Arg: arg, Level: in.level + 1})
+		*e = Expr{Op: OpRef, Ref: RefReduce, Index: idx, Name: ReductionName(idx)}
+		return valueInfo{level: in.level + 1}
+	}
+	var in valueInfo
+	for _, a := range e.Args {
+		in = in.merge(sc.classify(a))
+	}
+	return in
+}
+
+// reads lists the inputs each pass reads and the inputs worth caching.
+func (sc *scheduler) reads() {
+	r := sc.k.Rows
+	r.Reads = make([][]int, r.Passes+1)
+	count := make([]int, len(sc.s.Inputs))
+	for p := 1; p <= r.Passes+1; p++ {
+		var targets []*Expr
+		if p <= r.Passes {
+			for _, red := range r.Reductions {
+				if red.Level == p {
+					targets = append(targets, red.Arg)
+				}
+			}
+		} else {
+			for _, st := range sc.k.Steps {
+				if st.Output {
+					targets = append(targets, st.Expr)
+				}
+			}
+		}
+		d := sc.k.ElementDeps(targets)
+		for i := range sc.s.Inputs {
+			if d.Inputs[i] {
+				r.Reads[p-1] = append(r.Reads[p-1], i)
+				count[i]++
+			}
+		}
+	}
+	for i, in := range sc.s.Inputs {
+		if !in.Row && count[i] > 1 {
+			r.Cached = append(r.Cached, i)
+		}
+	}
+}
+
+// Deps is what a set of per-element expressions needs: the per-element lets
+// they use (transitively, by step index), and the inputs, params, constants,
+// per-row lets and reductions those use directly.
+type Deps struct {
+	ElemLets   []int // step indices, in order
+	Inputs     map[int]bool
+	Params     map[int]bool
+	Constants  map[int]bool
+	RowLets    []int // step indices, in order
+	Reductions []int // in order
+}
+
+// ElementDeps computes the Deps of targets in a rowwise kernel.
+func (k *Kernel) ElementDeps(targets []*Expr) Deps {
+	d := Deps{Inputs: map[int]bool{}, Params: map[int]bool{}, Constants: map[int]bool{}}
+	lets, rowLets, reds := map[int]bool{}, map[int]bool{}, map[int]bool{}
+	var walk func(e *Expr)
+	walk = func(e *Expr) {
+		if e.Op == OpRef {
+			switch e.Ref {
+			case RefInput:
+				d.Inputs[e.Index] = true
+			case RefParam:
+				d.Params[e.Index] = true
+			case RefConstant:
+				d.Constants[e.Index] = true
+			case RefReduce:
+				reds[e.Index] = true
+			case RefLet:
+				if k.Rows.Info[e.Index].PerRow {
+					rowLets[e.Index] = true
+				} else if !lets[e.Index] {
+					lets[e.Index] = true
+					walk(k.Steps[e.Index].Expr)
+				}
+			}
+		}
+		for _, a := range e.Args {
+			walk(a)
+		}
+	}
+	for _, t := range targets {
+		walk(t)
+	}
+	for i := range k.Steps {
+		if lets[i] {
+			d.ElemLets = append(d.ElemLets, i)
+		}
+		if rowLets[i] {
+			d.RowLets = append(d.RowLets, i)
+		}
+	}
+	for i := range k.Rows.Reductions {
+		if reds[i] {
+			d.Reductions = append(d.Reductions, i)
+		}
+	}
+	return d
+}
+
+// RowDeps computes what the per-row lets of one level need: params,
+// constants, reductions and per-row lets of earlier levels (lets of the same
+// level are computed together, in order).
+func (k *Kernel) RowDeps(level int) (steps []int, d Deps) {
+	d = Deps{Inputs: map[int]bool{}, Params: map[int]bool{}, Constants: map[int]bool{}}
+	same, rowLets, reds := map[int]bool{}, map[int]bool{}, map[int]bool{}
+	for i, st := range k.Steps {
+		if st.Output || !k.Rows.Info[i].PerRow || k.Rows.Info[i].Level != level {
+			continue
+		}
+		steps = append(steps, i)
+		Walk(st.Expr, func(e *Expr) {
+			if e.Op != OpRef {
+				return
+			}
+			switch e.Ref {
+			case RefParam:
+				d.Params[e.Index] = true
+			case RefConstant:
+				d.Constants[e.Index] = true
+			case RefReduce:
+				reds[e.Index] = true
+			case RefLet:
+				if !same[e.Index] {
+					rowLets[e.Index] = true
+				}
+			}
+		})
+		same[i] = true
+	}
+	for i := range k.Steps {
+		if rowLets[i] {
+			d.RowLets = append(d.RowLets, i)
+		}
+	}
+	for i := range k.Rows.Reductions {
+		if reds[i] {
+			d.Reductions = append(d.Reductions, i)
+		}
+	}
+	return steps, d
+}
+
+// Walk calls f on e and every node below it.
+func Walk(e *Expr, f func(*Expr)) {
+	f(e)
+	for _, a := range e.Args {
+		Walk(a, f)
+	}
+}
+
+// SegmentBindings returns the bindings of one role and segment, in order.
+func (k *Kernel) SegmentBindings(seg int, r Role) []Binding {
+	var out []Binding
+	for _, b := range k.BindingsOf(r) {
+		if b.Segment == seg {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// NumSegments is 1, or the number of segments of a multi-segment kernel.
+func (k *Kernel) NumSegments() int {
+	if k.Rows == nil || len(k.Rows.Segments) == 0 {
+		return 1
+	}
+	return len(k.Rows.Segments)
+}
+
+// FormatExpr writes e in the formula language (reductions by their calls),
+// for comments in generated code.
+func (k *Kernel) FormatExpr(e *Expr) string {
+	switch e.Op {
+	case OpLiteral:
+		return e.Text
+	case OpRef:
+		if e.Ref == RefReduce && k.Rows != nil {
+			red := k.Rows.Reductions[e.Index]
+			return red.Func + "(" + k.FormatExpr(red.Arg) + ")"
+		}
+		return e.Name
+	case OpUnary:
+		return e.Operator + k.formatOperand(e.Args[0], 7)
+	case OpBinary:
+		p := opPrec(e.Operator)
+		return k.formatOperand(e.Args[0], p) + " " + e.Operator + " " + k.formatOperand(e.Args[1], p+1)
+	case OpCall:
+		var args []string
+		for _, a := range e.Args {
+			args = append(args, k.FormatExpr(a))
+		}
+		return e.Func + "(" + strings.Join(args, ", ") + ")"
+	}
+	return "?"
+}
+
+func (k *Kernel) formatOperand(e *Expr, min int) string {
+	s := k.FormatExpr(e)
+	p := 8
+	switch e.Op {
+	case OpBinary:
+		p = opPrec(e.Operator)
+	case OpUnary:
+		p = 7
+	}
+	if p < min {
+		return "(" + s + ")"
+	}
+	return s
+}
+
+func opPrec(op string) int {
+	switch op {
+	case "||":
+		return 1
+	case "&&":
+		return 2
+	case "==", "!=", "<", "<=", ">", ">=":
+		return 3
+	case "+", "-":
+		return 4
+	}
+	return 5
+}
+
+// Schedule describes the passes in words, for comments and inventory.md.
+func (k *Kernel) Schedule() []string {
+	r := k.Rows
+	if r == nil {
+		return nil
+	}
+	var out []string
+	for p := 1; p <= r.Passes+1; p++ {
+		var what []string
+		if p <= r.Passes {
+			for i, red := range r.Reductions {
+				if red.Level == p {
+					what = append(what, ReductionName(i)+" = "+red.Func+"("+k.FormatExpr(red.Arg)+")")
+				}
+			}
+		} else {
+			for _, st := range k.Steps {
+				if st.Output {
+					what = append(what, "store "+st.Name)
+				}
+			}
+		}
+		var reads []string
+		for _, i := range r.Reads[p-1] {
+			src := "device memory"
+			if contains(r.Cached, i) && !firstRead(r, i, p) {
+				src = "registers when the row fits"
+			}
+			reads = append(reads, fmt.Sprintf("%s (%s)", k.inputName(i), src))
+		}
+		out = append(out, fmt.Sprintf("pass %d: %s; reads %s", p, strings.Join(what, ", "), strings.Join(reads, ", ")))
+	}
+	return out
+}
+
+// inputName is the spec's name of input i (without a segment prefix).
+func (k *Kernel) inputName(i int) string {
+	name := k.BindingsOf(Input)[i].Name
+	if len(k.Rows.Segments) > 0 {
+		name = strings.TrimPrefix(name, k.Rows.Segments[0]+"_")
+	}
+	return name
+}
+
+// FirstRead reports whether pass p is the first to read input i.
+func (r *Rows) FirstRead(i, p int) bool { return firstRead(r, i, p) }
+
+func firstRead(r *Rows, i, p int) bool {
+	for q := 1; q < p; q++ {
+		if contains(r.Reads[q-1], i) {
+			return false
+		}
+	}
+	return true
+}
+
+// IsCached reports whether input i is kept in registers between passes.
+func (r *Rows) IsCached(i int) bool { return contains(r.Cached, i) }
+
+func contains(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}

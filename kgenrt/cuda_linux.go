@@ -1,0 +1,246 @@
+//go:build linux && (amd64 || arm64)
+
+package kgenrt
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+)
+
+// The CUDA driver API through purego: libcuda.so.1 is opened at first use,
+// every entry point is looked up by name, and every CUresult is checked and
+// turned into a *CUDAError with the driver's name and text for it. All calls
+// take integers and pointers; scalars travel inside kernelParams, so no C
+// float ABI is involved. One device (ordinal 0) and its primary context per
+// process; each sequence of calls runs on a locked OS thread with that
+// context made current.
+
+type cudaModuleHandle uintptr
+
+type cudaFunction uintptr
+
+var cu struct {
+	once sync.Once
+	err  error
+	ctx  uintptr
+	dev  int32
+
+	init              func(flags uint32) uintptr
+	deviceGetCount    func(count *int32) uintptr
+	deviceGet         func(dev *int32, ordinal int32) uintptr
+	primaryCtxRetain  func(ctx *uintptr, dev int32) uintptr
+	ctxSetCurrent     func(ctx uintptr) uintptr
+	ctxSynchronize    func() uintptr
+	moduleLoadData    func(mod *uintptr, image unsafe.Pointer) uintptr
+	moduleGetFunction func(fn *uintptr, mod uintptr, name string) uintptr
+	memAlloc          func(dptr *uintptr, size uintptr) uintptr
+	memFree           func(dptr uintptr) uintptr
+	memcpyHtoD        func(dst uintptr, src unsafe.Pointer, n uintptr) uintptr
+	memcpyDtoH        func(dst unsafe.Pointer, src uintptr, n uintptr) uintptr
+	launchKernel      func(f uintptr, gx, gy, gz, bx, by, bz, shmem uint32, stream uintptr, params, extra unsafe.Pointer) uintptr
+	getErrorName      func(res uintptr, s *uintptr) uintptr
+	getErrorString    func(res uintptr, s *uintptr) uintptr
+}
+
+// cudaReady opens the driver, finds a device and retains its primary
+// context, once per process.
+func cudaReady() error {
+	cu.once.Do(func() { cu.err = cudaOpen() })
+	return cu.err
+}
+
+func cudaOpen() error {
+	lib, err := purego.Dlopen("libcuda.so.1", purego.RTLD_NOW|purego.RTLD_GLOBAL)
+	if err != nil {
+		return fmt.Errorf("the CUDA driver (libcuda.so.1) cannot be opened: %v", err)
+	}
+	for _, s := range []struct {
+		fn   any
+		name string
+	}{
+		{&cu.init, "cuInit"}, {&cu.deviceGetCount, "cuDeviceGetCount"}, {&cu.deviceGet, "cuDeviceGet"},
+		{&cu.primaryCtxRetain, "cuDevicePrimaryCtxRetain"}, {&cu.ctxSetCurrent, "cuCtxSetCurrent"},
+		{&cu.ctxSynchronize, "cuCtxSynchronize"}, {&cu.moduleLoadData, "cuModuleLoadData"},
+		{&cu.moduleGetFunction, "cuModuleGetFunction"}, {&cu.memAlloc, "cuMemAlloc_v2"},
+		{&cu.memFree, "cuMemFree_v2"}, {&cu.memcpyHtoD, "cuMemcpyHtoD_v2"}, {&cu.memcpyDtoH, "cuMemcpyDtoH_v2"},
+		{&cu.launchKernel, "cuLaunchKernel"}, {&cu.getErrorName, "cuGetErrorName"},
+		{&cu.getErrorString, "cuGetErrorString"},
+	} {
+		sym, err := purego.Dlsym(lib, s.name)
+		if err != nil {
+			return fmt.Errorf("the CUDA driver (libcuda.so.1) lacks %s: %v", s.name, err)
+		}
+		purego.RegisterFunc(s.fn, sym)
+	}
+	if err := cuCheck("cuInit", cu.init(0)); err != nil {
+		return err
+	}
+	var count int32
+	if err := cuCheck("cuDeviceGetCount", cu.deviceGetCount(&count)); err != nil {
+		return err
+	}
+	if count == 0 {
+		return errNoCUDADevice
+	}
+	if err := cuCheck("cuDeviceGet", cu.deviceGet(&cu.dev, 0)); err != nil {
+		return err
+	}
+	return cuCheck("cuDevicePrimaryCtxRetain", cu.primaryCtxRetain(&cu.ctx, cu.dev))
+}
+
+// cuCheck turns a CUresult into nil or a *CUDAError.
+func cuCheck(call string, res uintptr) error {
+	res = uintptr(uint32(res))
+	if res == 0 {
+		return nil
+	}
+	e := &CUDAError{Call: call, Result: int(res), Name: "CUDA_ERROR_UNKNOWN", Text: "unknown error"}
+	var s uintptr
+	if cu.getErrorName != nil && uint32(cu.getErrorName(res, &s)) == 0 && s != 0 {
+		e.Name = cString(s)
+	}
+	if cu.getErrorString != nil && uint32(cu.getErrorString(res, &s)) == 0 && s != 0 {
+		e.Text = cString(s)
+	}
+	return e
+}
+
+// cString copies a NUL-terminated C string owned by the driver.
+func cString(p uintptr) string {
+	base := *(**byte)(unsafe.Pointer(&p))
+	var b []byte
+	for i := 0; i < 4096; i++ {
+		c := *(*byte)(unsafe.Add(unsafe.Pointer(base), i))
+		if c == 0 {
+			break
+		}
+		b = append(b, c)
+	}
+	return string(b)
+}
+
+// withContext runs f on a locked OS thread with the primary context current.
+func withContext(f func() error) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := cuCheck("cuCtxSetCurrent", cu.ctxSetCurrent(cu.ctx)); err != nil {
+		return err
+	}
+	return f()
+}
+
+func cudaLoadModule(image []byte) (cudaModuleHandle, error) {
+	var mod uintptr
+	err := withContext(func() error {
+		var pin runtime.Pinner
+		defer pin.Unpin()
+		pin.Pin(&image[0])
+		return cuCheck("cuModuleLoadData", cu.moduleLoadData(&mod, unsafe.Pointer(&image[0])))
+	})
+	return cudaModuleHandle(mod), err
+}
+
+func cudaGetFunction(m cudaModuleHandle, name string) (cudaFunction, error) {
+	var fn uintptr
+	err := withContext(func() error {
+		return cuCheck("cuModuleGetFunction", cu.moduleGetFunction(&fn, uintptr(m), name))
+	})
+	return cudaFunction(fn), err
+}
+
+// cudaRunHost stages host tensors through temporary device buffers.
+func cudaRunHost(p *cudaPort, c *Call) error {
+	return withContext(func() error {
+		ptrs := make([]DevicePtr, len(c.Tensors))
+		var allocated []uintptr
+		defer func() {
+			for _, d := range allocated {
+				cu.memFree(d)
+			}
+		}()
+		for i, st := range stages(c) {
+			if st.SameAs >= 0 {
+				ptrs[i] = ptrs[st.SameAs]
+				continue
+			}
+			data := st.Tensor.data
+			var d uintptr
+			if err := cuCheck("cuMemAlloc", cu.memAlloc(&d, uintptr(len(data)))); err != nil {
+				return err
+			}
+			allocated = append(allocated, d)
+			ptrs[i] = DevicePtr(d)
+			if err := hostToDevice(d, data); err != nil {
+				return err
+			}
+		}
+		if err := launchOnThread(p, 0, c, ptrs); err != nil {
+			return err
+		}
+		if err := cuCheck("cuCtxSynchronize (after "+c.Variant.HostName+")", cu.ctxSynchronize()); err != nil {
+			return err
+		}
+		for i, st := range stages(c) {
+			if st.CopyOut {
+				if err := deviceToHost(st.Tensor.data, uintptr(ptrs[i])); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+func hostToDevice(d uintptr, data []byte) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pin.Pin(&data[0])
+	return cuCheck("cuMemcpyHtoD", cu.memcpyHtoD(d, unsafe.Pointer(&data[0]), uintptr(len(data))))
+}
+
+func deviceToHost(data []byte, d uintptr) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pin.Pin(&data[0])
+	return cuCheck("cuMemcpyDtoH", cu.memcpyDtoH(unsafe.Pointer(&data[0]), d, uintptr(len(data))))
+}
+
+func cudaLaunch(p *cudaPort, stream CUDAStream, c *Call, ptrs []DevicePtr) error {
+	return withContext(func() error { return launchOnThread(p, stream, c, ptrs) })
+}
+
+// launchOnThread launches c's variant with ptrs and the args struct as the
+// kernel parameters (pointers in binding order, then the struct by value).
+func launchOnThread(p *cudaPort, stream CUDAStream, c *Call, ptrs []DevicePtr) error {
+	fn, err := p.module.function(c.Variant.HostName)
+	if err != nil {
+		return err
+	}
+	blocks, threads, err := cudaGrid(c)
+	if err != nil {
+		return err
+	}
+	// Parameter storage in one Go allocation, pinned while the driver reads
+	// it; cuLaunchKernel copies the values before it returns.
+	vals := make([]uintptr, len(ptrs)+(len(c.Args)+7)/8)
+	for i, d := range ptrs {
+		vals[i] = uintptr(d)
+	}
+	args := unsafe.Slice((*byte)(unsafe.Pointer(&vals[len(ptrs)])), len(c.Args))
+	copy(args, c.Args)
+	params := make([]unsafe.Pointer, len(ptrs)+1)
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pin.Pin(&vals[0])
+	pin.Pin(&params[0])
+	for i := range ptrs {
+		params[i] = unsafe.Pointer(&vals[i])
+	}
+	params[len(ptrs)] = unsafe.Pointer(&vals[len(ptrs)])
+	res := cu.launchKernel(uintptr(fn), blocks, 1, 1, threads, 1, 1, 0, uintptr(stream), unsafe.Pointer(&params[0]), nil)
+	return cuCheck("cuLaunchKernel ("+c.Variant.HostName+")", res)
+}

@@ -1,0 +1,24 @@
+//go:build !(linux && (amd64 || arm64))
+
+package kgenrt
+
+import (
+	"fmt"
+	"runtime"
+)
+
+// The CUDA driver is opened only on linux/amd64 and linux/arm64 (purego's
+// cgo-free targets); elsewhere the CUDA port reports why it cannot run.
+
+type cudaModuleHandle uintptr
+
+type cudaFunction uintptr
+
+func cudaReady() error {
+	return fmt.Errorf("kgenrt's CUDA path runs on linux/amd64 and linux/arm64; this is %s/%s", runtime.GOOS, runtime.GOARCH)
+}
+
+func cudaLoadModule([]byte) (cudaModuleHandle, error)                { return 0, cudaReady() }
+func cudaGetFunction(cudaModuleHandle, string) (cudaFunction, error) { return 0, cudaReady() }
+func cudaRunHost(*cudaPort, *Call) error                             { return cudaReady() }
+func cudaLaunch(*cudaPort, CUDAStream, *Call, []DevicePtr) error     { return cudaReady() }

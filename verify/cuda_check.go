@@ -1,0 +1,72 @@
+package verify
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path"
+	"sync"
+
+	"github.com/kgen-dev/kgen/config"
+	"github.com/kgen-dev/kgen/diag"
+	"github.com/kgen-dev/kgen/emit/cuda"
+	"github.com/kgen-dev/kgen/emit/golang"
+	"github.com/kgen-dev/kgen/generate"
+	"github.com/kgen-dev/kgen/spec"
+)
+
+// cudaPorts checks every `cuda: generated` kernel: its .cu source and its Go
+// module descriptor are both generated and name the same source hash (drift
+// has already compared both with the disk), and, where nvcc exists, the
+// source compiles for sm_90.
+func (r *Report) cudaPorts(ctx context.Context, cfg *config.Config, res *generate.Result) {
+	files := map[string][]byte{}
+	for _, f := range res.Files {
+		files[f.Path] = f.Data
+	}
+	var todo []int
+	for i, k := range res.Kernels {
+		if !k.Ports[spec.CUDA] {
+			continue
+		}
+		cu := files[generate.CUDAPath(cfg, k)]
+		goFile := files[path.Join(cfg.OutGo, k.Name+"_cuda.go")]
+		pos := diag.Pos{Path: k.SpecPath, Line: 1, Col: 1}
+		switch {
+		case cu == nil || goFile == nil:
+			r.Findings = append(r.Findings, Finding{Check: "cuda", Pos: pos, Msg: "cuda: generated, but the .cu source or its Go module is missing"})
+		case !bytes.Contains(goFile, []byte(`"`+golang.CUDAHash(cu)+`"`)):
+			r.Findings = append(r.Findings, Finding{Check: "cuda", Pos: pos, Msg: "the Go CUDA module does not name the hash of " + generate.CUDAPath(cfg, k)})
+		default:
+			todo = append(todo, i)
+		}
+	}
+	if len(todo) == 0 {
+		return
+	}
+	r.Checks = append(r.Checks, "cuda")
+	nvcc, err := cuda.NVCC()
+	if err != nil {
+		r.Notes = append(r.Notes, "cuda compile skipped: no nvcc")
+		return
+	}
+	errs := make([]error, len(todo))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 4)
+	for j, i := range todo {
+		wg.Add(1)
+		go func(j int, name string, src []byte) {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			errs[j] = cuda.Compile(ctx, nvcc, name, src, "check", "")
+		}(j, res.Kernels[i].Name, files[generate.CUDAPath(cfg, res.Kernels[i])])
+	}
+	wg.Wait()
+	for j, i := range todo {
+		if errs[j] != nil {
+			pos := diag.Pos{Path: generate.CUDAPath(cfg, res.Kernels[i]), Line: 1, Col: 1}
+			r.Findings = append(r.Findings, Finding{Check: "cuda", Pos: pos, Msg: fmt.Sprint(errs[j])})
+		}
+	}
+}

@@ -1,0 +1,83 @@
+package parity
+
+import (
+	"fmt"
+	"regexp"
+
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// Mutation replaces what a generated kernel stores, to show that parity
+// fails when the kernel computes something else: a check that a kernel
+// returning its input, or nothing, would pass is vacuous.
+type Mutation int
+
+const (
+	NoMutation Mutation = iota
+	// FirstInput stores the kernel's first input in every output.
+	FirstInput
+	// Zero stores 0 in every output.
+	Zero
+)
+
+func (m Mutation) String() string {
+	switch m {
+	case FirstInput:
+		return "first-input"
+	case Zero:
+		return "zero"
+	}
+	return "none"
+}
+
+// ParseMutation reads "first-input", "zero" or "none" (or "").
+func ParseMutation(s string) (Mutation, error) {
+	for _, m := range []Mutation{NoMutation, FirstInput, Zero} {
+		if s == m.String() || (s == "" && m == NoMutation) {
+			return m, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown mutation %q: want first-input, zero or none", s)
+}
+
+// Mutate rewrites every store of an output in a kgen-generated kernel,
+// `<out>_v[<i>] = <T>(<out>_c);` (the elementwise template) or
+// `<out>[<index>] = <T>(<value>);` (any template storing straight to the
+// output buffer), so that it stores the first input's element instead, or
+// 0. It fails when an output has no store it recognises: a template change
+// must not make the mutation test pass by mutating nothing.
+func Mutate(src []byte, k *ir.Kernel, m Mutation) ([]byte, error) {
+	if m == NoMutation {
+		return src, nil
+	}
+	ins := k.BindingsOf(ir.Input)
+	if len(ins) == 0 {
+		return nil, fmt.Errorf("mutate %s: the kernel has no input", k.Name)
+	}
+	first := ins[0].Name
+	out := src
+	for _, b := range k.BindingsOf(ir.Output) {
+		name := regexp.QuoteMeta(b.Name)
+		stores := []struct {
+			re    *regexp.Regexp
+			store string // the replacement's left-hand side
+			input string // the first input at the same index
+		}{
+			{regexp.MustCompile(`\b` + name + `_v\[(\w+)\](\s*=\s*)(\w+)\(\s*` + name + `_c\s*\)\s*;`), b.Name + `_v[$1]`, first + `_v[$1]`},
+			{regexp.MustCompile(`\b` + name + `\[([^\[\]=;]+)\](\s*=\s*)(\w+)\([^;]*\)\s*;`), b.Name + `[$1]`, first + `[$1]`},
+		}
+		n := 0
+		for _, st := range stores {
+			value := `float(` + st.input + `)`
+			if m == Zero {
+				value = `0.0f`
+			}
+			n += len(st.re.FindAllIndex(out, -1))
+			out = st.re.ReplaceAll(out, []byte(st.store+`$2$3(`+value+`);`))
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("mutate %s: no store of output %s found (want `%s_v[i] = T(%s_c);` or `%s[index] = T(value);`)", k.Name, b.Name, b.Name, b.Name, b.Name)
+		}
+	}
+	return out, nil
+}

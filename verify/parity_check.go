@@ -108,8 +108,9 @@ func (r *Report) parity(ctx context.Context, cfg *config.Config, res *generate.R
 // parityOf checks every variant of one kernel.
 func parityOf(ctx context.Context, k *ir.Kernel, src []byte, m parity.Mutation) ([]*ParityReport, error) {
 	if k.Kind == spec.Rowwise {
-		if m != parity.NoMutation {
-			return nil, fmt.Errorf("the parity mutation mode covers elementwise kernels only")
+		src, err := parity.Mutate(src, k, m)
+		if err != nil {
+			return nil, err
 		}
 		results, err := parity.CheckRows(ctx, k, src, parity.RowOptions{Seed: 1})
 		if err != nil {

@@ -44,8 +44,11 @@ func ParseMutation(s string) (Mutation, error) {
 // `<out>_v[<i>] = <T>(<out>_c);` (the elementwise template) or
 // `<out>[<index>] = <T>(<value>);` (any template storing straight to the
 // output buffer), so that it stores the first input's element instead, or
-// 0. It fails when an output has no store it recognises: a template change
-// must not make the mutation test pass by mutating nothing.
+// 0. A kernel that stores through a local alias of its buffers (`device T*
+// y = seg == 0 ? q_y : k_y;` in multi-segment rowwise kernels) is rewritten
+// through the aliases. It fails when an output has no store it recognises:
+// a template change must not make the mutation test pass by mutating
+// nothing.
 func Mutate(src []byte, k *ir.Kernel, m Mutation) ([]byte, error) {
 	if m == NoMutation {
 		return src, nil
@@ -54,30 +57,54 @@ func Mutate(src []byte, k *ir.Kernel, m Mutation) ([]byte, error) {
 	if len(ins) == 0 {
 		return nil, fmt.Errorf("mutate %s: the kernel has no input", k.Name)
 	}
-	first := ins[0].Name
 	out := src
 	for _, b := range k.BindingsOf(ir.Output) {
-		name := regexp.QuoteMeta(b.Name)
-		stores := []struct {
-			re    *regexp.Regexp
-			store string // the replacement's left-hand side
-			input string // the first input at the same index
-		}{
-			{regexp.MustCompile(`\b` + name + `_v\[(\w+)\](\s*=\s*)(\w+)\(\s*` + name + `_c\s*\)\s*;`), b.Name + `_v[$1]`, first + `_v[$1]`},
-			{regexp.MustCompile(`\b` + name + `\[([^\[\]=;]+)\](\s*=\s*)(\w+)\([^;]*\)\s*;`), b.Name + `[$1]`, first + `[$1]`},
-		}
 		n := 0
-		for _, st := range stores {
-			value := `float(` + st.input + `)`
-			if m == Zero {
-				value = `0.0f`
+		for _, names := range [][2]string{{b.Name, ins[0].Name}, {alias(src, b.Name), alias(src, ins[0].Name)}} {
+			if names[0] == "" || n > 0 {
+				continue
 			}
-			n += len(st.re.FindAllIndex(out, -1))
-			out = st.re.ReplaceAll(out, []byte(st.store+`$2$3(`+value+`);`))
+			var k int
+			out, k = mutateStores(out, names[0], names[1], m)
+			n += k
 		}
 		if n == 0 {
 			return nil, fmt.Errorf("mutate %s: no store of output %s found (want `%s_v[i] = T(%s_c);` or `%s[index] = T(value);`)", k.Name, b.Name, b.Name, b.Name, b.Name)
 		}
 	}
 	return out, nil
+}
+
+// mutateStores rewrites the stores of output out to store input in (at the
+// same index) or 0, and returns how many it rewrote.
+func mutateStores(src []byte, out, in string, m Mutation) ([]byte, int) {
+	name := regexp.QuoteMeta(out)
+	stores := []struct {
+		re    *regexp.Regexp
+		store string // the replacement's left-hand side
+		input string // the first input at the same index
+	}{
+		{regexp.MustCompile(`\b` + name + `_v\[(\w+)\](\s*=\s*)(\w+)\(\s*` + name + `_c\s*\)\s*;`), out + `_v[$1]`, in + `_v[$1]`},
+		{regexp.MustCompile(`\b` + name + `\[([^\[\]=;]+)\](\s*=\s*)(\w+)\([^;]*\)\s*;`), out + `[$1]`, in + `[$1]`},
+	}
+	n := 0
+	for _, st := range stores {
+		value := `float(` + st.input + `)`
+		if m == Zero {
+			value = `0.0f`
+		}
+		n += len(st.re.FindAllIndex(src, -1))
+		src = st.re.ReplaceAll(src, []byte(st.store+`$2$3(`+value+`);`))
+	}
+	return src, n
+}
+
+// alias returns the local pointer a kernel declares from buffer name
+// (`device T* y = seg == 0 ? q_y : k_y;` gives y for q_y), or "".
+func alias(src []byte, name string) string {
+	re := regexp.MustCompile(`device\s+(?:const\s+)?\w+\s*\*\s*(\w+)\s*=\s*[^;]*\b` + regexp.QuoteMeta(name) + `\b[^;]*;`)
+	if m := re.FindSubmatch(src); m != nil {
+		return string(m[1])
+	}
+	return ""
 }

@@ -67,7 +67,7 @@ func (l Lane) String() string {
 	if l.Note != "" {
 		return s + " (" + l.Note + ")"
 	}
-	return s + fmt.Sprintf(" ± %s (|err| %s of it)", num(l.Allowed), num(l.Excess))
+	return s + fmt.Sprintf(" ± %s (|err| %s%% of it)", num(l.Allowed), num(100*l.Excess))
 }
 
 // num prints a value briefly: 3 significant digits.
@@ -117,7 +117,7 @@ func (r *Report) String() string {
 		if w.Note != "" {
 			s += " (" + w.Note + ")"
 		} else {
-			s += fmt.Sprintf(" (%s of the allowed %s)", num(w.Excess), num(w.Allowed))
+			s += fmt.Sprintf(" (|err| %s%% of the allowed %s)", num(100*w.Excess), num(w.Allowed))
 		}
 	}
 	if r.Undecided > 0 {

@@ -90,9 +90,6 @@ func buildRowwise(s *spec.Spec, diags *diag.List) *Kernel {
 		Threadgroup: s.Threadgroup, Compute: s.Compute.Type, ElemsPerThread: 1,
 	}
 	checkPorts(s, diags)
-	if s.Ports[spec.CUDA].Generated {
-		diags.Addf(s.Ports[spec.CUDA].Pos, "kgen cannot generate a cuda port for rowwise kernels yet; set `cuda: null` (callers take their fallback path)")
-	}
 	for b, p := range s.Ports {
 		k.Ports[b] = p.Generated
 	}

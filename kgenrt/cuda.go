@@ -1,6 +1,7 @@
 package kgenrt
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -266,3 +267,59 @@ func (e *CUDAError) Error() string {
 
 // errNoCUDADevice is Ready's reason when the driver loads but sees no GPU.
 var errNoCUDADevice = errors.New("the CUDA driver reports no device")
+
+// CUDALanesPerRow is the CUDA port's team size for rows of cols elements of
+// esz bytes at tg threads per block: the smallest power of two from 32 (one
+// warp) up to tg with at most two 16-byte vectors per lane. The Metal rule
+// (LanesPerRow: at most 4 values per lane) suits scalar loads; the CUDA
+// kernels load 16-byte vectors and need more bytes in flight per thread, so
+// the CUDA port gives a row fewer lanes (more rows per block). The kernels
+// read rows_per_group from the args struct and work with any power-of-two
+// team, so only the launch changes.
+func CUDALanesPerRow(cols, tg, esz int) int {
+	v := 16 / esz
+	w := 32
+	for w < tg && w*2*v < cols {
+		w *= 2
+	}
+	return w
+}
+
+// CUDARowsPerGroup is rows_per_group for the CUDA port (tg /
+// CUDALanesPerRow).
+func CUDARowsPerGroup(cols, tg, esz int) int { return tg / CUDALanesPerRow(cols, tg, esz) }
+
+// cudaRowLaunch lays out a rowwise call for the CUDA port: the args struct
+// with rows_per_group = CUDARowsPerGroup and the block count, the sum over
+// segments of ceildiv(rows, rows_per_group). ok is false for other kernels.
+func cudaRowLaunch(c *Call) (args []byte, blocks uint32, ok bool) {
+	k := c.Kernel
+	if k.Kind != "rowwise" || c.Variant == nil {
+		return nil, 0, false
+	}
+	colsOff, rpgOff := -1, -1
+	var rowsOffs []int
+	for _, f := range k.ArgsBinding().Fields {
+		switch {
+		case f.Name == "cols":
+			colsOff = f.Offset
+		case f.Name == "rows_per_group":
+			rpgOff = f.Offset
+		case f.Size:
+			rowsOffs = append(rowsOffs, f.Offset)
+		}
+	}
+	esz := c.Variant.DType.Size()
+	if colsOff < 0 || rpgOff < 0 || esz == 0 {
+		return nil, 0, false
+	}
+	cols := int(binary.LittleEndian.Uint32(c.Args[colsOff:]))
+	rpg := CUDARowsPerGroup(cols, c.Threadgroup[0], esz)
+	args = append([]byte(nil), c.Args...)
+	binary.LittleEndian.PutUint32(args[rpgOff:], uint32(rpg))
+	n := 0
+	for _, off := range rowsOffs {
+		n += (int(binary.LittleEndian.Uint32(args[off:])) + rpg - 1) / rpg
+	}
+	return args, uint32(n), true
+}

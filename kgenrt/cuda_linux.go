@@ -168,6 +168,9 @@ func cudaRunHost(p *cudaPort, c *Call) error {
 				continue
 			}
 			data := st.Tensor.data
+			if len(data) == 0 {
+				continue // an empty segment: the kernel reads and writes none of it
+			}
 			var d uintptr
 			if err := cuCheck("cuMemAlloc", cu.memAlloc(&d, uintptr(len(data)))); err != nil {
 				return err
@@ -185,7 +188,7 @@ func cudaRunHost(p *cudaPort, c *Call) error {
 			return err
 		}
 		for i, st := range stages(c) {
-			if st.CopyOut {
+			if st.CopyOut && len(st.Tensor.data) > 0 {
 				if err := deviceToHost(st.Tensor.data, uintptr(ptrs[i])); err != nil {
 					return err
 				}
@@ -224,14 +227,18 @@ func launchOnThread(p *cudaPort, stream CUDAStream, c *Call, ptrs []DevicePtr) e
 	if err != nil {
 		return err
 	}
+	callArgs := c.Args
+	if a, b, ok := cudaRowLaunch(c); ok {
+		callArgs, blocks = a, b
+	}
 	// Parameter storage in one Go allocation, pinned while the driver reads
 	// it; cuLaunchKernel copies the values before it returns.
-	vals := make([]uintptr, len(ptrs)+(len(c.Args)+7)/8)
+	vals := make([]uintptr, len(ptrs)+(len(callArgs)+7)/8)
 	for i, d := range ptrs {
 		vals[i] = uintptr(d)
 	}
-	args := unsafe.Slice((*byte)(unsafe.Pointer(&vals[len(ptrs)])), len(c.Args))
-	copy(args, c.Args)
+	args := unsafe.Slice((*byte)(unsafe.Pointer(&vals[len(ptrs)])), len(callArgs))
+	copy(args, callArgs)
 	params := make([]unsafe.Pointer, len(ptrs)+1)
 	var pin runtime.Pinner
 	defer pin.Unpin()

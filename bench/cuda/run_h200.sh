@@ -20,5 +20,11 @@ wait
 ls $FB $EXTRA
 nvcc -std=c++17 -O3 -cubin -arch=sm_90 -Xptxas -v -o /tmp/gt.cubin gen/cuda/gelu_tanh.cu 2>&1 | grep -E "Function properties|registers|stack|spill" | tee "$OUT/ptxas.txt"
 cuobjdump -sass /tmp/gt.cubin | grep -cE "LDG.E.128|STG.E.128" | sed 's/^/128-bit global ld\/st in gelu_tanh.cubin: /' | tee -a "$OUT/ptxas.txt"
-(cd e2e/cudagpu && KGEN_PARITY_OUT="$OUT" KGEN_CUDA_FATBIN_DIR=$FB ../../.cudabench/cudagpu.test -test.v -test.count=1) 2>&1 | tee "$OUT/parity.log" | grep -vE "^=== RUN" | tail -60
-PYTHONUNBUFFERED=1 python3 bench/cuda/bench.py --fatbins $FB --extra $EXTRA --copy /tmp/copy.cubin --out "$OUT/bench.json" "$@" 2>&1 | tee "$OUT/bench.log"
+(cd e2e/cudagpu && KGEN_PARITY_OUT="$OUT" KGEN_CUDA_FATBIN_DIR=$FB ../../.cudabench/cudagpu.test -test.v -test.count=1 -test.run "${KGEN_PARITY_RUN:-.}") 2>&1 | tee "$OUT/parity.log" | grep -vE "^=== RUN" | tail -60
+for k in rms_norm softmax layer_norm; do
+  nvcc -std=c++17 -O3 -cubin -arch=sm_90 -Xptxas -v -o /tmp/$k.cubin gen/cuda/$k.cu 2>&1 | grep -E "registers|stack|spill" | sed "s/^/$k: /" | tee -a "$OUT/ptxas.txt"
+done
+# Rowwise: rms_norm / softmax / layer_norm vs torch at 128, 1K, 4K, 16K columns.
+PYTHONUNBUFFERED=1 python3 bench/cuda/bench_rows.py --fatbins $FB --copy /tmp/copy.cubin --out "$OUT/bench_rows.json" 2>&1 | tee "$OUT/bench_rows.log"
+# Elementwise (skip with KGEN_BENCH_ELEMENTWISE=0).
+[ "${KGEN_BENCH_ELEMENTWISE:-1}" = 1 ] && PYTHONUNBUFFERED=1 python3 bench/cuda/bench.py --fatbins $FB --extra $EXTRA --copy /tmp/copy.cubin --out "$OUT/bench.json" "$@" 2>&1 | tee "$OUT/bench.log"

@@ -75,8 +75,8 @@ type instance struct {
 
 // Supported reports whether the CUDA emitter can write kernel k's port.
 func Supported(k *ir.Kernel) error {
-	if k.Kind != spec.Elementwise {
-		return fmt.Errorf("the CUDA emitter supports elementwise kernels only, not %s", k.Kind)
+	if k.Kind != spec.Elementwise && k.Kind != spec.Rowwise {
+		return fmt.Errorf("the CUDA emitter supports elementwise and rowwise kernels only, not %s", k.Kind)
 	}
 	return nil
 }
@@ -85,6 +85,9 @@ func Supported(k *ir.Kernel) error {
 func Emit(k *ir.Kernel, opts Options) ([]byte, error) {
 	if err := Supported(k); err != nil {
 		return nil, err
+	}
+	if k.Kind == spec.Rowwise {
+		return emitRows(k, opts)
 	}
 	v := buildView(k, opts)
 	for _, name := range preludeBlocks(k) {
@@ -244,6 +247,11 @@ func preludeBlocks(k *ir.Kernel) []string {
 	}
 	for _, s := range k.Steps {
 		walk(s.Expr)
+	}
+	if k.Rows != nil {
+		for _, r := range k.Rows.Reductions {
+			walk(r.Arg)
+		}
 	}
 	var out []string
 	for f := range used {

@@ -11,7 +11,7 @@ type parityJSON struct {
 	Lanes    int      `json:"lanes"`
 	Differ   int      `json:"differ"`
 	MaxAbs   float64  `json:"max_abs"`
-	MaxRel   *float64 `json:"max_rel"` // null where not measured (rowwise)
+	MaxRel   *float64 `json:"max_rel"` // null where no lane had a reference of at least the smallest normal
 	Worst    string   `json:"worst,omitempty"`
 	Line     string   `json:"line"`
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/ir"
@@ -14,10 +15,18 @@ import (
 
 // RowOptions shape the test data of a rowwise kernel.
 type RowOptions struct {
-	Cols  []int   // row widths; default DefaultCols
-	Rows  []int   // row counts; default DefaultRows
-	Range float64 // inputs are uniform in [-Range, Range]; default 8
+	Cols []int // row widths; default DefaultCols
+	Rows []int // row counts; default DefaultRows
+	// Range is the largest finite input magnitude: DefaultRange (170), or 8
+	// with Plain.
+	Range float64
 	Seed  uint64
+	// Plain draws inputs uniformly from [-Range, Range] with no special
+	// values. Otherwise inputs are adversarial: every row is finite and
+	// mixed (see MixedRow) except the designated rows of RowKindOf — one
+	// with a NaN, one with +Inf, one with -Inf, one of ±0, one of
+	// subnormals, one of huge values — and row vectors are finite and mixed.
+	Plain bool
 	// Order is the lane order within each threadgroup (mslcpu.Forward if
 	// unset); a kernel whose result depends on it has a race.
 	Order mslcpu.LaneOrder
@@ -38,9 +47,17 @@ type RowResult struct {
 	Rows, Cols int // rows of the first segment (segment s has SegmentRows(rows, s))
 	Checked    int
 	Failed     int
-	MaxAbs     float64
-	MaxRel     float64 // largest |got-ref| / (abs + rel*|ref| + bound): 1 is the tolerance's edge
-	First      string
+	Undecided  int // references at the compute type's overflow edge (see Result.Undecided)
+	// NaNs and Infs count the lanes whose reference is NaN or ±Inf: with
+	// adversarial inputs they must stay within the designated rows, or the
+	// check would be vacuous.
+	NaNs, Infs int
+	NaNRows    []int   // the rows (of any segment) with a NaN reference, in order met
+	MaxAbs     float64 // largest |got-ref| among finite pairs
+	MaxRel     float64 // largest |got-ref|/|ref| where |ref| >= the storage type's smallest normal
+	Worst      *Lane   // the lane with the largest Excess; nil when every lane is exact
+	Failures   []Lane  // the first few failing lanes
+	First      string  // the first failure, described, or ""
 }
 
 // SegmentRows is the row count parity gives segment s of a multi-segment
@@ -68,7 +85,10 @@ func CheckRows(ctx context.Context, k *ir.Kernel, source []byte, opts RowOptions
 		opts.Rows = DefaultRows
 	}
 	if opts.Range == 0 {
-		opts.Range = 8
+		opts.Range = DefaultRange
+		if opts.Plain {
+			opts.Range = 8
+		}
 	}
 	var out []RowResult
 	for _, v := range k.Variants {
@@ -93,18 +113,9 @@ func checkRowsOne(ctx context.Context, k *ir.Kernel, v ir.Variant, source []byte
 		segRows[s] = SegmentRows(rows, s)
 	}
 	buffers := make([][]byte, len(k.Bindings))
-	vals := make([][]float64, len(k.Bindings)) // inputs as stored, by binding index
+	vals := RowInputs(rng, k, v, segRows, cols, opts.Range, opts.Plain) // inputs as stored, by binding index
 	for _, b := range k.BindingsOf(ir.Input) {
-		t := elemType(b, v)
-		n := cols
-		if !b.Row {
-			n = segRows[b.Segment] * cols
-		}
-		vals[b.Index] = make([]float64, n)
-		for j := range vals[b.Index] {
-			vals[b.Index][j] = dtype.Round((rng.Float64()*2-1)*opts.Range, t)
-		}
-		buffers[b.Index] = encode(vals[b.Index], t)
+		buffers[b.Index] = encode(vals[b.Index], elemType(b, v))
 	}
 	for _, b := range k.BindingsOf(ir.Output) {
 		nan := make([]float64, segRows[b.Segment]*cols)
@@ -132,8 +143,13 @@ func checkRowsOne(ctx context.Context, k *ir.Kernel, v ir.Variant, source []byte
 	}
 	res := RowResult{HostName: v.HostName, Rows: rows, Cols: cols}
 	rounding := roundingOf(k, v)
+	worst := 0.0
 	for s := 0; s < nseg; s++ {
 		ins, outs := k.SegmentBindings(s, ir.Input), k.SegmentBindings(s, ir.Output)
+		names := make([]string, len(ins))
+		for i, b := range ins {
+			names[i] = b.Name
+		}
 		row := make([][]float64, len(ins))
 		for r := 0; r < segRows[s]; r++ {
 			for i, b := range ins {
@@ -146,26 +162,121 @@ func checkRowsOne(ctx context.Context, k *ir.Kernel, v ir.Variant, source []byte
 			want, bound := k.EvalRowsBound(row, params, rounding)
 			for o, b := range outs {
 				t := elemType(b, v)
+				minNormal := LimitsOf(t).MinNormal
 				for j := 0; j < cols; j++ {
 					g := decode(got[b.Index], t, r*cols+j)
+					w := want[o][j]
 					res.Checked++
-					d, ok := within(g, want[o][j], bound[o][j], t, v.Tolerance)
-					res.MaxAbs = math.Max(res.MaxAbs, d)
-					if lim := v.Tolerance.Abs + v.Tolerance.Rel*math.Abs(want[o][j]) + bound[o][j]; lim > 0 && ok {
-						res.MaxRel = math.Max(res.MaxRel, d/lim)
+					if math.IsInf(bound[o][j], 1) {
+						res.Undecided++
+					}
+					switch {
+					case math.IsNaN(w):
+						res.NaNs++
+						if !slices.Contains(res.NaNRows, r) {
+							res.NaNRows = append(res.NaNRows, r)
+						}
+					case math.IsInf(w, 0):
+						res.Infs++
+					}
+					allowed, ok, note := judge(g, w, bound[o][j], t, v.Tolerance)
+					d := math.Abs(g - w)
+					if !math.IsNaN(d) && !math.IsInf(d, 0) {
+						res.MaxAbs = math.Max(res.MaxAbs, d)
+						if math.Abs(w) >= minNormal {
+							res.MaxRel = math.Max(res.MaxRel, d/math.Abs(w))
+						}
+					}
+					excess := 0.0
+					if g != dtype.Round(w, t) || !ok {
+						excess = excessOf(g, w, allowed, note)
+					}
+					if ok && excess <= worst {
+						continue
+					}
+					at := make([]float64, len(ins))
+					for i := range ins {
+						at[i] = row[i][j]
+					}
+					lane := Lane{N: segRows[s], Index: r*cols + j, Output: b.Name, Inputs: names, Values: at,
+						Got: g, Want: w, Allowed: allowed, Excess: excess, Note: note,
+						Row: r, Col: j, Cols: cols, Kind: kindOf(opts, r, segRows[s])}
+					if excess > worst {
+						worst, res.Worst = excess, &lane
 					}
 					if !ok {
 						res.Failed++
-						if res.First == "" {
-							res.First = fmt.Sprintf("%s[%d, %d] = %g, want %g ± %.3g (tolerance abs %g rel %g)",
-								b.Name, r, j, g, want[o][j], bound[o][j], v.Tolerance.Abs, v.Tolerance.Rel)
+						if len(res.Failures) < maxFailures {
+							res.Failures = append(res.Failures, lane)
 						}
 					}
 				}
 			}
 		}
 	}
+	if len(res.Failures) > 0 {
+		res.First = res.Failures[0].String()
+	}
 	return res, nil
+}
+
+// RowInputs draws the inputs CheckRows gives variant v of rowwise kernel k
+// at segRows rows per segment and cols columns, by binding index (nil for
+// outputs and args), each value exact in its storage type: plain values
+// uniform in [-rng, rng], or adversarial rows (RowKindOf) and finite mixed
+// row vectors. Harnesses that launch kernels themselves (a GPU) use it to
+// meet the same inputs.
+func RowInputs(r *rand.Rand, k *ir.Kernel, v ir.Variant, segRows []int, cols int, rng float64, plain bool) [][]float64 {
+	vals := make([][]float64, len(k.Bindings))
+	carrierOf := carriers(k)
+	for _, b := range k.BindingsOf(ir.Input) {
+		t := elemType(b, v)
+		switch {
+		case plain:
+			n := cols
+			if !b.Row {
+				n = segRows[b.Segment] * cols
+			}
+			vals[b.Index] = Inputs(r, n, t, rng, false)
+		case b.Row:
+			vals[b.Index] = finiteInputs(r, cols, t, rng)
+		default:
+			rows := segRows[b.Segment]
+			vals[b.Index] = make([]float64, 0, rows*cols)
+			for row := 0; row < rows; row++ {
+				kind := RowKindOf(row, rows)
+				vals[b.Index] = append(vals[b.Index], rowValues(r, kind, cols, t, rng, carrierOf(b, kind))...)
+			}
+		}
+	}
+	return vals
+}
+
+// kindOf is the kind of row r, or MixedRow for plain inputs.
+func kindOf(opts RowOptions, r, rows int) RowKind {
+	if opts.Plain {
+		return MixedRow
+	}
+	return RowKindOf(r, rows)
+}
+
+// carriers returns which [rows, cols] input carries a designated row's
+// special value: the NaN row's goes to the segment's first such input, the
+// +Inf row's to the second (the first when there is one), and so on, so a
+// kernel with several row inputs (add_rms_norm's x and residual) meets
+// specials in each.
+func carriers(k *ir.Kernel) func(b ir.Binding, kind RowKind) bool {
+	pos := map[int]int{}   // binding index → position among its segment's [rows, cols] inputs
+	count := map[int]int{} // segment → how many
+	for _, b := range k.BindingsOf(ir.Input) {
+		if !b.Row {
+			pos[b.Index] = count[b.Segment]
+			count[b.Segment]++
+		}
+	}
+	return func(b ir.Binding, kind RowKind) bool {
+		return pos[b.Index] == int(kind-NaNRow)%count[b.Segment]
+	}
 }
 
 // rowParamValues picks typical runtime params for rowwise kernels: f32

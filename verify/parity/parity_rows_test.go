@@ -42,8 +42,10 @@ func rowKernels(t *testing.T, cfgPath string) ([]*ir.Kernel, map[string][]byte) 
 }
 
 // TestBuiltinRowKernels runs every built-in rowwise kernel × dtype at the
-// widths {1, 7, 64, 4304, 8192} and row counts {0, 1, 11} and compares each
-// element with the float64 row evaluation.
+// widths {1, 7, 64, 4304, 8192} and row counts {0, 1, 11} with adversarial
+// inputs (parity.RowKindOf: special values confined to designated rows)
+// and compares each element with the float64 row evaluation; it logs the
+// lane-level report.
 func TestBuiltinRowKernels(t *testing.T) {
 	needCompiler(t)
 	cfg := filepath.Join(repoRoot(), "kgen.yaml")
@@ -62,12 +64,17 @@ func TestBuiltinRowKernels(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, r := range results {
-				if r.Failed > 0 {
-					t.Errorf("%s rows=%d cols=%d: %d of %d elements out of tolerance; first: %s", r.HostName, r.Rows, r.Cols, r.Failed, r.Checked, r.First)
+				checkConfined(t, r)
+			}
+			for _, r := range parity.SummarizeRows(k, results) {
+				if !r.OK() {
+					t.Errorf("%s", r)
+					for _, f := range r.Failures {
+						t.Errorf("  %s", f)
+					}
+					continue
 				}
-				if r.Rows > 1 {
-					t.Logf("%s rows=%d cols=%d: max |got-ref| %.3g, max %.2f of the tolerance, %d elements", r.HostName, r.Rows, r.Cols, r.MaxAbs, r.MaxRel, r.Checked)
-				}
+				t.Logf("%s", r)
 			}
 		})
 	}
@@ -95,6 +102,27 @@ func TestRowKernelsShuffled(t *testing.T) {
 	}
 }
 
+// checkConfined fails when a NaN reference appears outside the rows that
+// hold a NaN or an infinity (the check would be vacuous there), or when the
+// NaN row of a run with designated rows has no NaN reference (the special
+// values did not reach the kernel).
+func checkConfined(t *testing.T, r parity.RowResult) {
+	t.Helper()
+	sawNaNRow := false
+	for _, row := range r.NaNRows {
+		switch parity.RowKindOf(row, r.Rows) {
+		case parity.NaNRow:
+			sawNaNRow = true
+		case parity.PosInfRow, parity.NegInfRow:
+		default:
+			t.Errorf("%s rows=%d cols=%d: a NaN reference in row %d (%s)", r.HostName, r.Rows, r.Cols, row, parity.RowKindOf(row, r.Rows))
+		}
+	}
+	if parity.RowKindOf(1, r.Rows) == parity.NaNRow && !sawNaNRow {
+		t.Errorf("%s rows=%d cols=%d: the NaN row gave no NaN reference", r.HostName, r.Rows, r.Cols)
+	}
+}
+
 func TestDumpRowMSL(t *testing.T) {
 	p := os.Getenv("KGEN_DUMP")
 	if p == "" {
@@ -107,7 +135,12 @@ func TestDumpRowMSL(t *testing.T) {
 }
 
 // TestWrongRowKernelFails proves the row check is not vacuous: each
-// mutation of a rowwise kernel's source must fail parity somewhere.
+// mutation of a rowwise kernel's source must fail parity for every variant
+// (dtype) of the kernel, with adversarial inputs. The last two are
+// rowwise-specific slips: a combine loop that drops the last simdgroup's
+// partial (only rows spanning several simdgroups, hence 4304 columns) and
+// an unbiased variance (dividing by cols - 1, which wide rows hide below
+// the bf16 tolerance, hence 7 and 64 columns).
 func TestWrongRowKernelFails(t *testing.T) {
 	needCompiler(t)
 	kernels, src := rowKernels(t, filepath.Join(repoRoot(), "kgen.yaml"))
@@ -117,31 +150,71 @@ func TestWrongRowKernelFails(t *testing.T) {
 	}
 	mutations := []struct {
 		kernel, name, old, new string
+		cols                   []int // default {7, 64, 4304}
 	}{
-		{"rms_norm", "mean divides by the lanes", "/ float(args.cols)", "/ float(kgen_width)"},
-		{"rms_norm", "only the first simdgroup of a row", "r += part[team * m + i];", "r += 0.0f;"},
-		{"rms_norm", "cache never filled", "kgen_c_x[kgen_i] = kgen_v_x;", "kgen_c_x[kgen_i] = C(0);"},
-		{"softmax", "max over one lane only", "v = simd_max(v);", "v = v;"},
-		{"dual_head_norm", "second segment reads the first's weights", "kgen_seg == 0 ? q_w : k_w", "q_w"},
+		{"rms_norm", "mean divides by the lanes", "/ float(args.cols)", "/ float(kgen_width)", nil},
+		{"rms_norm", "only the first simdgroup of a row", "r += part[team * m + i];", "r += 0.0f;", nil},
+		{"rms_norm", "cache never filled", "kgen_c_x[kgen_i] = kgen_v_x;", "kgen_c_x[kgen_i] = C(0);", nil},
+		{"softmax", "max over one lane only", "v = simd_max(v);", "v = v;", nil},
+		{"dual_head_norm", "second segment reads the first's weights", "kgen_seg == 0 ? q_w : k_w", "q_w", nil},
+		// Rowwise-specific slips of the reduction.
+		{"rms_norm", "the combine skips the last simdgroup partial", "for (uint i = 1; i < m; ++i) {", "for (uint i = 1; i + 1 < m; ++i) {", []int{4304}},
+		{"layer_norm", "the variance divides by cols - 1", "kgen_a1, kgen_part, kgen_width, kgen_team, kgen_simd, kgen_simd_lane) / float(args.cols)",
+			"kgen_a1, kgen_part, kgen_width, kgen_team, kgen_simd, kgen_simd_lane) / float(args.cols - 1)", []int{7, 64}},
 	}
 	for _, m := range mutations {
 		t.Run(m.kernel+"/"+m.name, func(t *testing.T) {
+			t.Parallel()
 			k := byName[m.kernel]
 			if k == nil {
 				t.Fatalf("no kernel %s", m.kernel)
 			}
 			wrong := replaceOnce(t, src[k.Name], m.old, m.new)
+			cols := m.cols
+			if cols == nil {
+				cols = []int{7, 64, 4304}
+			}
 			results, err := parity.CheckRows(context.Background(), k, wrong,
-				parity.RowOptions{Seed: 1, Cols: []int{7, 64, 4304}, Rows: []int{11}})
+				parity.RowOptions{Seed: 1, Cols: cols, Rows: []int{11}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			failed := 0
-			for _, r := range results {
-				failed += r.Failed
+			for _, r := range parity.SummarizeRows(k, results) {
+				if r.OK() {
+					t.Errorf("%s passed parity with the mutation %q: %s", r.HostName, m.name, r)
+					continue
+				}
+				t.Logf("%s fails as it must: %d/%d lanes; first: %s", r.HostName, r.Differ, r.Lanes, r.First)
 			}
-			if failed == 0 {
-				t.Errorf("%s passed parity with the mutation %q", k.Name, m.name)
+		})
+	}
+}
+
+// TestGoldenRowKernels runs the rowwise golden kernels (segments, row_min
+// and row_max, compute in the storage type, a pinned f32 row vector, a
+// runtime param) with adversarial inputs at 11 rows of 7 and 4304 columns.
+func TestGoldenRowKernels(t *testing.T) {
+	needCompiler(t)
+	kernels, src := rowKernels(t, filepath.Join(repoRoot(), "testdata", "golden", "rowwise", "kgen.yaml"))
+	if len(kernels) == 0 {
+		t.Fatal("no rowwise golden kernels")
+	}
+	for _, k := range kernels {
+		t.Run(k.Name, func(t *testing.T) {
+			t.Parallel()
+			results, err := parity.CheckRows(context.Background(), k, src[k.Name], parity.RowOptions{Seed: 3, Cols: []int{7, 4304}, Rows: []int{11}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range results {
+				checkConfined(t, r)
+			}
+			for _, r := range parity.SummarizeRows(k, results) {
+				if !r.OK() {
+					t.Errorf("%s; first: %s", r, r.First)
+					continue
+				}
+				t.Logf("%s", r)
 			}
 		})
 	}

@@ -31,6 +31,29 @@ type Lane struct {
 	// where the reference has none, or a lane whose value changed with the
 	// lane order.
 	Note string
+	// Rowwise lanes: Cols > 0, the lane is Output[Row, Col] of a launch of
+	// N rows (Index is Row·Cols + Col), Values are the inputs at that
+	// element (a row vector's at Col), and Kind is what the row holds.
+	Row, Col, Cols int
+	Kind           RowKind
+}
+
+// Where names the lane's output element: "y" for an elementwise lane,
+// "y[3, 17]" (row, column) for a rowwise one.
+func (l Lane) Where() string {
+	if l.Cols == 0 {
+		return l.Output
+	}
+	return fmt.Sprintf("%s[%d, %d]", l.Output, l.Row, l.Col)
+}
+
+// shape is the launch the lane belongs to: "n=9" or "rows=11 cols=64, a
+// row of subnormals".
+func (l Lane) shape() string {
+	if l.Cols == 0 {
+		return fmt.Sprintf("n=%d", l.N)
+	}
+	return fmt.Sprintf("rows=%d cols=%d, %s", l.N, l.Cols, l.Kind)
 }
 
 // excessOf is |got − want| as a share of allowed: up to 1 passes;
@@ -64,6 +87,9 @@ func (l Lane) At() string {
 
 func (l Lane) String() string {
 	s := fmt.Sprintf("n=%d %s[%d] at %s: got %s, want %s", l.N, l.Output, l.Index, l.At(), num(l.Got), num(l.Want))
+	if l.Cols > 0 {
+		s = fmt.Sprintf("%s %s at %s: got %s, want %s", l.shape(), l.Where(), l.At(), num(l.Got), num(l.Want))
+	}
 	if l.Note != "" {
 		return s + " (" + l.Note + ")"
 	}
@@ -113,7 +139,11 @@ func (r *Report) String() string {
 		s += "; every lane equals the correctly rounded reference"
 	case r.Worst != nil:
 		w := r.Worst
-		s += fmt.Sprintf("; worst %s at %s: got %s, want %s", w.Output, w.At(), num(w.Got), num(w.Want))
+		if w.Cols > 0 {
+			s += fmt.Sprintf("; worst %s (%s) at %s: got %s, want %s", w.Where(), w.shape(), w.At(), num(w.Got), num(w.Want))
+		} else {
+			s += fmt.Sprintf("; worst %s at %s: got %s, want %s", w.Output, w.At(), num(w.Got), num(w.Want))
+		}
 		if w.Note != "" {
 			s += " (" + w.Note + ")"
 		} else {
@@ -162,16 +192,15 @@ func Summarize(results []Result) []*Report {
 	return out
 }
 
-// SummarizeRows folds the results of CheckRows into one Report per variant.
-// Rowwise results carry no per-lane detail: Worst stays nil and MaxRel is
-// -1 (printed "n/a").
+// SummarizeRows folds the results of CheckRows into one Report per
+// variant, as Summarize does for elementwise results; Sizes are rows·cols.
 func SummarizeRows(k *ir.Kernel, results []RowResult) []*Report {
 	var out []*Report
 	by := map[string]*Report{}
 	for _, res := range results {
 		r := by[res.HostName]
 		if r == nil {
-			r = &Report{HostName: res.HostName, MaxRel: -1}
+			r = &Report{HostName: res.HostName}
 			for _, v := range k.Variants {
 				if v.HostName == res.HostName {
 					r.DType = v.DType
@@ -183,9 +212,19 @@ func SummarizeRows(k *ir.Kernel, results []RowResult) []*Report {
 		r.Sizes = append(r.Sizes, res.Rows*res.Cols)
 		r.Lanes += res.Checked
 		r.Differ += res.Failed
+		r.Undecided += res.Undecided
 		r.MaxAbs = math.Max(r.MaxAbs, res.MaxAbs)
-		if r.First == "" && res.First != "" {
-			r.First = fmt.Sprintf("rows=%d cols=%d %s", res.Rows, res.Cols, res.First)
+		r.MaxRel = math.Max(r.MaxRel, res.MaxRel)
+		if res.Worst != nil && (r.Worst == nil || res.Worst.Excess > r.Worst.Excess) {
+			r.Worst = res.Worst
+		}
+		for _, f := range res.Failures {
+			if len(r.Failures) < maxFailures {
+				r.Failures = append(r.Failures, f)
+			}
+		}
+		if r.First == "" {
+			r.First = res.First
 		}
 	}
 	return out

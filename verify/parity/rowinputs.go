@@ -1,0 +1,130 @@
+package parity
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/kgen-dev/kgen/dtype"
+)
+
+// RowKind is what one row of a rowwise kernel's [rows, cols] inputs holds.
+// A NaN anywhere in a row makes every output of that row NaN, in kernel and
+// reference alike, and an infinity usually does too, so special values are
+// confined to a few designated rows (SpecialRows) and the other rows stay
+// informative.
+type RowKind int
+
+const (
+	// MixedRow holds finite adversarial values: the bands of Inputs
+	// (magnitudes to ±Range, a far-negative tail, tiny values down to the
+	// storage type's smallest subnormal) with ±0, ±subnormals, the smallest
+	// ±normal, ±1 and ±Range mixed in; no infinity and no NaN.
+	MixedRow RowKind = iota
+	// NaNRow is a mixed row with one NaN at a seeded column.
+	NaNRow
+	// PosInfRow is a mixed row with one +Inf at a seeded column.
+	PosInfRow
+	// NegInfRow is a mixed row with one -Inf at a seeded column.
+	NegInfRow
+	// ZeroRow holds ±0 only.
+	ZeroRow
+	// SubnormalRow holds ±subnormals of the storage type only.
+	SubnormalRow
+	// HugeRow holds magnitudes in [Range/2, Range] only, ±Range included.
+	HugeRow
+)
+
+func (k RowKind) String() string {
+	switch k {
+	case NaNRow:
+		return "a row with a NaN"
+	case PosInfRow:
+		return "a row with a +Inf"
+	case NegInfRow:
+		return "a row with a -Inf"
+	case ZeroRow:
+		return "a row of ±0"
+	case SubnormalRow:
+		return "a row of subnormals"
+	case HugeRow:
+		return "a row of huge values"
+	}
+	return "a mixed row"
+}
+
+// SpecialRows are the designated rows' kinds, in row order from row 1 (row
+// 0 and the rows after them are mixed).
+var SpecialRows = []RowKind{NaNRow, PosInfRow, NegInfRow, ZeroRow, SubnormalRow, HugeRow}
+
+// RowKindOf returns the kind of row r of rows. With fewer rows than the
+// designated ones plus two mixed rows, every row is mixed (one row, or a
+// handful, then checks the finite arithmetic only).
+func RowKindOf(r, rows int) RowKind {
+	if rows < len(SpecialRows)+2 || r < 1 || r > len(SpecialRows) {
+		return MixedRow
+	}
+	return SpecialRows[r-1]
+}
+
+// finiteInputs is Inputs with adversarial values but no infinity or NaN:
+// each non-finite draw is replaced by a finite special.
+func finiteInputs(r *rand.Rand, n int, t dtype.DType, rng float64) []float64 {
+	out := Inputs(r, n, t, rng, true)
+	var finite []float64
+	for _, v := range Specials(t, rng) {
+		if !math.IsInf(v, 0) && !math.IsNaN(v) {
+			finite = append(finite, v)
+		}
+	}
+	for j, v := range out {
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			out[j] = finite[r.IntN(len(finite))]
+		}
+	}
+	return out
+}
+
+// rowValues returns one row of cols values of type t for a [rows, cols]
+// input of the given kind. carrier says whether this input carries the
+// row's special value (NaN and ±Inf rows put it in one input only; the
+// zero, subnormal and huge rows fill every input).
+func rowValues(r *rand.Rand, kind RowKind, cols int, t dtype.DType, rng float64, carrier bool) []float64 {
+	lim := LimitsOf(t)
+	out := make([]float64, cols)
+	switch kind {
+	case ZeroRow:
+		for j := range out {
+			out[j] = signed(r, 0)
+		}
+		return out
+	case SubnormalRow:
+		for j := range out {
+			out[j] = dtype.Round(signed(r, logUniform(r, lim.MinSub, lim.MaxSub)), t)
+		}
+		if cols >= 2 {
+			out[0], out[cols-1] = lim.MinSub, -lim.MaxSub
+		}
+		return out
+	case HugeRow:
+		for j := range out {
+			out[j] = dtype.Round(signed(r, uniform(r, rng/2, rng)), t)
+		}
+		if cols >= 2 {
+			out[0], out[cols-1] = dtype.Round(rng, t), dtype.Round(-rng, t)
+		}
+		return out
+	}
+	out = finiteInputs(r, cols, t, rng)
+	if !carrier {
+		return out
+	}
+	switch kind {
+	case NaNRow:
+		out[r.IntN(cols)] = math.NaN()
+	case PosInfRow:
+		out[r.IntN(cols)] = math.Inf(1)
+	case NegInfRow:
+		out[r.IntN(cols)] = math.Inf(-1)
+	}
+	return out
+}

@@ -10,7 +10,7 @@ import (
 )
 
 // The rowwise shape. The CUDA port runs the IR's pass schedule (the same
-// passes, reductions, cached inputs and stage functions as the Metal port)
+// passes, reductions, cached inputs and ir.Stage functions as the Metal port)
 // in blocks of the spec's threadgroup; a row is worked on by a team of
 // threadgroup / rows_per_group lanes (whole warps), ceildiv(rows,
 // rows_per_group) blocks per segment. rows_per_group comes from the args
@@ -138,100 +138,13 @@ func reduceOp(fn string) string {
 	return "sum"
 }
 
-// stage is one stage function's work: the targets it computes and what
-// they need (the same stages as emit/msl).
-type stage struct {
-	name    string
-	comment string
-	targets []target
-	deps    ir.Deps
-	row     bool
-}
-
-type target struct {
-	name string
-	expr *ir.Expr
-	bool bool
-}
-
-func stages(k *ir.Kernel) []stage {
-	r := k.Rows
-	var out []stage
-	for p := 0; p <= r.Passes; p++ {
-		if steps, d := k.RowDeps(p); len(steps) > 0 {
-			st := stage{name: fmt.Sprintf("%s_row%d", k.Name, p), row: true, deps: d,
-				comment: fmt.Sprintf("per-row values available after pass %d", p)}
-			if p == 0 {
-				st.comment = "per-row values of the params and constants alone"
-			}
-			for _, i := range steps {
-				s := k.Steps[i]
-				st.targets = append(st.targets, target{name: s.Name, expr: s.Expr, bool: s.Expr.Bool})
-			}
-			out = append(out, st)
-		}
-		if p == r.Passes {
-			break
-		}
-		st := stage{name: fmt.Sprintf("%s_pass%d", k.Name, p+1),
-			comment: fmt.Sprintf("pass %d: the terms of its reductions for one element", p+1)}
-		var exprs []*ir.Expr
-		for i, red := range r.Reductions {
-			if red.Level == p+1 {
-				st.targets = append(st.targets, target{name: fmt.Sprintf("kgen_t%d", i), expr: red.Arg})
-				exprs = append(exprs, red.Arg)
-			}
-		}
-		st.deps = k.ElementDeps(exprs)
-		out = append(out, st)
-	}
-	st := stage{name: k.Name + "_write", comment: fmt.Sprintf("pass %d: the outputs of one element", r.Passes+1)}
-	var exprs []*ir.Expr
-	for _, s := range k.Steps {
-		if s.Output {
-			st.targets = append(st.targets, target{name: s.Name, expr: s.Expr})
-			exprs = append(exprs, s.Expr)
-		}
-	}
-	st.deps = k.ElementDeps(exprs)
-	return append(out, st)
-}
-
-func stageArgs(k *ir.Kernel, st stage) (names []string, bools []bool) {
-	for i, b := range k.SegmentBindings(0, ir.Input) {
-		if st.deps.Inputs[i] {
-			names, bools = append(names, specName(k, b)), append(bools, false)
-		}
-	}
-	for i, p := range k.Params() {
-		if st.deps.Params[i] {
-			names, bools = append(names, p.Name), append(bools, false)
-		}
-	}
-	for _, i := range st.deps.RowLets {
-		names, bools = append(names, k.Steps[i].Name), append(bools, k.Steps[i].Expr.Bool)
-	}
-	for _, i := range st.deps.Reductions {
-		names, bools = append(names, ir.ReductionName(i)), append(bools, false)
-	}
-	return names, bools
-}
-
-// specName is a tensor's name in the formulas (without a segment prefix).
-func specName(k *ir.Kernel, b ir.Binding) string {
-	if len(k.Rows.Segments) > 0 {
-		return strings.TrimPrefix(b.Name, k.Rows.Segments[b.Segment]+"_")
-	}
-	return b.Name
-}
-
 func stageFuncs(k *ir.Kernel, c dtype.DType) []stageFunc {
 	r := renderer{compute: c, d: dialectFor(k.Math)}
 	ct := cudaNames[c]
 	var out []stageFunc
-	for _, st := range stages(k) {
+	for _, st := range k.Stages() {
 		var ps []string
-		names, bools := stageArgs(k, st)
+		names, bools := k.StageArgs(st)
 		for i, n := range names {
 			t := ct
 			if bools[i] {
@@ -239,21 +152,21 @@ func stageFuncs(k *ir.Kernel, c dtype.DType) []stageFunc {
 			}
 			ps = append(ps, t+" "+n)
 		}
-		for _, t := range st.targets {
+		for _, t := range st.Targets {
 			ty := ct
-			if t.bool {
+			if t.Bool {
 				ty = "bool"
 			}
-			ps = append(ps, ty+"& "+t.name)
+			ps = append(ps, ty+"& "+t.Name)
 		}
-		f := stageFunc{Comment: st.comment, Name: st.name, Params: strings.Join(ps, ", ")}
+		f := stageFunc{Comment: st.Comment, Name: st.Name, Params: strings.Join(ps, ", ")}
 		for i, con := range k.Constants {
-			if st.deps.Constants[i] {
+			if st.Deps.Constants[i] {
 				val, _ := dtype.Literal(con.Text, c)
 				f.Lines = append(f.Lines, fmt.Sprintf("const %s %s = %s; // %s", ct, con.Name, r.number(val), con.Text))
 			}
 		}
-		for _, i := range st.deps.ElemLets {
+		for _, i := range st.Deps.ElemLets {
 			s := k.Steps[i]
 			t := ct
 			if s.Expr.Bool {
@@ -261,8 +174,8 @@ func stageFuncs(k *ir.Kernel, c dtype.DType) []stageFunc {
 			}
 			f.Lines = append(f.Lines, fmt.Sprintf("const %s %s = %s;", t, s.Name, r.expr(s.Expr)))
 		}
-		for _, t := range st.targets {
-			f.Lines = append(f.Lines, fmt.Sprintf("%s = %s;", t.name, r.expr(t.expr)))
+		for _, t := range st.Targets {
+			f.Lines = append(f.Lines, fmt.Sprintf("%s = %s;", t.Name, r.expr(t.Expr)))
 		}
 		out = append(out, f)
 	}
@@ -320,7 +233,7 @@ func rowBody(k *ir.Kernel) []string {
 				if role == ir.Output {
 					qual = ""
 				}
-				add("%s%s* __restrict__ %s = %s;", qual, elemType(bd.DType), specName(k, bd), sel)
+				add("%s%s* __restrict__ %s = %s;", qual, elemType(bd.DType), k.FormulaName(bd), sel)
 			}
 		}
 		rows, group = "kgen_rows", "kgen_group"
@@ -340,30 +253,30 @@ func rowBody(k *ir.Kernel) []string {
 	for _, p := range k.Params() {
 		add("const C %s = kgen_cvt<C>(args.%s);", p.Name, p.Name)
 	}
-	sts := stages(k)
+	sts := k.Stages()
 	si := 0
-	call := func(st stage, extra []string) string {
-		names, _ := stageArgs(k, st)
-		if !st.row {
+	call := func(st ir.Stage, extra []string) string {
+		names, _ := k.StageArgs(st)
+		if !st.Row {
 			for i, n := range names {
 				if isInputName(k, n) {
 					names[i] = "kgen_v_" + n
 				}
 			}
 		}
-		return fmt.Sprintf("%s(%s);", st.name, strings.Join(append(names, extra...), ", "))
+		return fmt.Sprintf("%s(%s);", st.Name, strings.Join(append(names, extra...), ", "))
 	}
 	rowStage := func() {
-		if si < len(sts) && sts[si].row {
+		if si < len(sts) && sts[si].Row {
 			st := sts[si]
 			var outs []string
-			for _, t := range st.targets {
+			for _, t := range st.Targets {
 				ty := "C"
-				if t.bool {
+				if t.Bool {
 					ty = "bool"
 				}
-				add("%s %s;", ty, t.name)
-				outs = append(outs, t.name)
+				add("%s %s;", ty, t.Name)
+				outs = append(outs, t.Name)
 			}
 			add("%s", call(st, outs))
 			si++
@@ -453,7 +366,7 @@ func rowBody(k *ir.Kernel) []string {
 			}
 			if p == r.Passes+1 {
 				for _, o := range outsOf {
-					add("%salignas(16) T kgen_y_%s[kV];", ind, specName(k, o))
+					add("%salignas(16) T kgen_y_%s[kV];", ind, k.FormulaName(o))
 				}
 			}
 			add("#pragma unroll")
@@ -471,7 +384,7 @@ func rowBody(k *ir.Kernel) []string {
 			add("%s}", ind)
 			if p == r.Passes+1 {
 				for _, o := range outsOf {
-					n := specName(k, o)
+					n := k.FormulaName(o)
 					add("%s*reinterpret_cast<uint4*>(%s + kgen_base + kgen_j0) = *reinterpret_cast<const uint4*>(kgen_y_%s);", ind, n, n)
 				}
 			}
@@ -614,18 +527,18 @@ func rowBody(k *ir.Kernel) []string {
 	st := sts[si]
 	add("// Pass %d: write.", r.Passes+1)
 	var outs []string
-	for _, t := range st.targets {
-		outs = append(outs, "kgen_o_"+t.name)
+	for _, t := range st.Targets {
+		outs = append(outs, "kgen_o_"+t.Name)
 	}
 	loops(r.Passes+1, func(ind string, vec bool) {
 		add("%sC %s;", ind, strings.Join(outs, ", "))
 		add("%s%s", ind, call(st, outs))
 		for i, o := range k.SegmentBindings(0, ir.Output) {
 			if vec {
-				add("%skgen_y_%s[kgen_e] = kgen_cvt<T>(%s);", ind, specName(k, o), outs[i])
+				add("%skgen_y_%s[kgen_e] = kgen_cvt<T>(%s);", ind, k.FormulaName(o), outs[i])
 				continue
 			}
-			add("%s%s[kgen_base + kgen_j] = kgen_cvt<%s>(%s);", ind, specName(k, o), elemType(o.DType), outs[i])
+			add("%s%s[kgen_base + kgen_j] = kgen_cvt<%s>(%s);", ind, k.FormulaName(o), elemType(o.DType), outs[i])
 		}
 	})
 	return b
@@ -642,12 +555,12 @@ func redIndices(r *ir.Rows, p int) []int {
 }
 
 func inputSpecName(k *ir.Kernel, i int) string {
-	return specName(k, k.SegmentBindings(0, ir.Input)[i])
+	return k.FormulaName(k.SegmentBindings(0, ir.Input)[i])
 }
 
 func isInputName(k *ir.Kernel, n string) bool {
 	for _, b := range k.SegmentBindings(0, ir.Input) {
-		if specName(k, b) == n {
+		if k.FormulaName(b) == n {
 			return true
 		}
 	}

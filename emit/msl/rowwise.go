@@ -118,105 +118,13 @@ func reduceOp(fn string) string {
 	return "sum"
 }
 
-// stage is one stage function's work: the targets it computes and what
-// they need.
-type stage struct {
-	name    string
-	comment string
-	targets []target
-	deps    ir.Deps
-	row     bool // a per-row stage: its targets are per-row lets
-}
-
-type target struct {
-	name string // the output parameter
-	expr *ir.Expr
-	bool bool
-}
-
-// stages lists the stage functions: per pass p a function returning the
-// terms of its reductions for one element, per level the per-row lets, and
-// the write function returning the outputs for one element.
-func stages(k *ir.Kernel) []stage {
-	r := k.Rows
-	var out []stage
-	for p := 0; p <= r.Passes; p++ {
-		if steps, d := k.RowDeps(p); len(steps) > 0 {
-			st := stage{name: fmt.Sprintf("%s_row%d", k.Name, p), row: true, deps: d,
-				comment: fmt.Sprintf("per-row values available after pass %d", p)}
-			if p == 0 {
-				st.comment = "per-row values of the params and constants alone"
-			}
-			for _, i := range steps {
-				s := k.Steps[i]
-				st.targets = append(st.targets, target{name: s.Name, expr: s.Expr, bool: s.Expr.Bool})
-			}
-			out = append(out, st)
-		}
-		if p == r.Passes {
-			break
-		}
-		st := stage{name: fmt.Sprintf("%s_pass%d", k.Name, p+1),
-			comment: fmt.Sprintf("pass %d: the terms of its reductions for one element", p+1)}
-		var exprs []*ir.Expr
-		for i, red := range r.Reductions {
-			if red.Level == p+1 {
-				st.targets = append(st.targets, target{name: fmt.Sprintf("kgen_t%d", i), expr: red.Arg})
-				exprs = append(exprs, red.Arg)
-			}
-		}
-		st.deps = k.ElementDeps(exprs)
-		out = append(out, st)
-	}
-	st := stage{name: k.Name + "_write", comment: fmt.Sprintf("pass %d: the outputs of one element", r.Passes+1)}
-	var exprs []*ir.Expr
-	for _, s := range k.Steps {
-		if s.Output {
-			st.targets = append(st.targets, target{name: s.Name, expr: s.Expr})
-			exprs = append(exprs, s.Expr)
-		}
-	}
-	st.deps = k.ElementDeps(exprs)
-	return append(out, st)
-}
-
-// stageArgs lists a stage's value parameters by name: inputs, params,
-// per-row lets, reductions.
-func stageArgs(k *ir.Kernel, st stage) (names []string, bools []bool) {
-	for i, b := range k.SegmentBindings(0, ir.Input) {
-		if st.deps.Inputs[i] {
-			names, bools = append(names, specName(k, b)), append(bools, false)
-		}
-	}
-	for i, p := range k.Params() {
-		if st.deps.Params[i] {
-			names, bools = append(names, p.Name), append(bools, false)
-		}
-	}
-	for _, i := range st.deps.RowLets {
-		names, bools = append(names, k.Steps[i].Name), append(bools, k.Steps[i].Expr.Bool)
-	}
-	for _, i := range st.deps.Reductions {
-		names, bools = append(names, ir.ReductionName(i)), append(bools, false)
-	}
-	return names, bools
-}
-
-// specName is a tensor's name in the formulas (without a segment prefix).
-func specName(k *ir.Kernel, b ir.Binding) string {
-	if len(k.Rows.Segments) > 0 {
-		return strings.TrimPrefix(b.Name, k.Rows.Segments[b.Segment]+"_")
-	}
-	return b.Name
-}
-
 func stageFuncs(k *ir.Kernel, c dtype.DType) []stageFunc {
 	r := renderer{compute: c}
 	ct := c.MSL()
 	var out []stageFunc
-	for _, st := range stages(k) {
+	for _, st := range k.Stages() {
 		var params []string
-		names, bools := stageArgs(k, st)
+		names, bools := k.StageArgs(st)
 		for i, n := range names {
 			t := ct
 			if bools[i] {
@@ -224,21 +132,21 @@ func stageFuncs(k *ir.Kernel, c dtype.DType) []stageFunc {
 			}
 			params = append(params, t+" "+n)
 		}
-		for _, t := range st.targets {
+		for _, t := range st.Targets {
 			ty := ct
-			if t.bool {
+			if t.Bool {
 				ty = "bool"
 			}
-			params = append(params, "thread "+ty+"& "+t.name)
+			params = append(params, "thread "+ty+"& "+t.Name)
 		}
-		f := stageFunc{Comment: st.comment, Name: st.name, Params: strings.Join(params, ", ")}
+		f := stageFunc{Comment: st.Comment, Name: st.Name, Params: strings.Join(params, ", ")}
 		for i, con := range k.Constants {
-			if st.deps.Constants[i] {
+			if st.Deps.Constants[i] {
 				val, _ := dtype.Literal(con.Text, c)
 				f.Lines = append(f.Lines, fmt.Sprintf("const %s %s = %s; // %s", ct, con.Name, r.number(val), con.Text))
 			}
 		}
-		for _, i := range st.deps.ElemLets {
+		for _, i := range st.Deps.ElemLets {
 			s := k.Steps[i]
 			t := ct
 			if s.Expr.Bool {
@@ -246,8 +154,8 @@ func stageFuncs(k *ir.Kernel, c dtype.DType) []stageFunc {
 			}
 			f.Lines = append(f.Lines, fmt.Sprintf("const %s %s = %s;", t, s.Name, r.expr(s.Expr)))
 		}
-		for _, t := range st.targets {
-			f.Lines = append(f.Lines, fmt.Sprintf("%s = %s;", t.name, r.expr(t.expr)))
+		for _, t := range st.Targets {
+			f.Lines = append(f.Lines, fmt.Sprintf("%s = %s;", t.Name, r.expr(t.Expr)))
 		}
 		out = append(out, f)
 	}
@@ -301,7 +209,7 @@ func rowBody(k *ir.Kernel) []string {
 				if role == ir.Output {
 					qual = "device"
 				}
-				add("%s %s* %s = %s;", qual, mslType(bd.DType), specName(k, bd), sel)
+				add("%s %s* %s = %s;", qual, mslType(bd.DType), k.FormulaName(bd), sel)
 			}
 		}
 		rows, group = "kgen_rows", "kgen_group"
@@ -320,30 +228,30 @@ func rowBody(k *ir.Kernel) []string {
 	for _, p := range k.Params() {
 		add("const C %s = C(args.%s);", p.Name, p.Name)
 	}
-	sts := stages(k)
+	sts := k.Stages()
 	si := 0
-	call := func(st stage, extra []string) string {
-		names, _ := stageArgs(k, st)
+	call := func(st ir.Stage, extra []string) string {
+		names, _ := k.StageArgs(st)
 		for i, n := range names {
-			if strings.HasPrefix(st.name, k.Name+"_pass") || strings.HasPrefix(st.name, k.Name+"_write") {
+			if strings.HasPrefix(st.Name, k.Name+"_pass") || strings.HasPrefix(st.Name, k.Name+"_write") {
 				if isInputName(k, n) {
 					names[i] = "kgen_v_" + n
 				}
 			}
 		}
-		return fmt.Sprintf("%s(%s);", st.name, strings.Join(append(names, extra...), ", "))
+		return fmt.Sprintf("%s(%s);", st.Name, strings.Join(append(names, extra...), ", "))
 	}
 	rowStage := func() {
-		if si < len(sts) && sts[si].row {
+		if si < len(sts) && sts[si].Row {
 			st := sts[si]
 			var outs []string
-			for _, t := range st.targets {
+			for _, t := range st.Targets {
 				ty := "C"
-				if t.bool {
+				if t.Bool {
 					ty = "bool"
 				}
-				add("%s %s;", ty, t.name)
-				outs = append(outs, t.name)
+				add("%s %s;", ty, t.Name)
+				outs = append(outs, t.Name)
 			}
 			add("%s", call(st, outs))
 			si++
@@ -420,13 +328,13 @@ func rowBody(k *ir.Kernel) []string {
 	add("%s", loop)
 	loads(r.Passes+1, r.Reads[r.Passes])
 	var outs []string
-	for _, t := range st.targets {
-		outs = append(outs, "kgen_o_"+t.name)
+	for _, t := range st.Targets {
+		outs = append(outs, "kgen_o_"+t.Name)
 	}
 	add("    C %s;", strings.Join(outs, ", "))
 	add("    %s", call(st, outs))
 	for i, o := range k.SegmentBindings(0, ir.Output) {
-		add("    %s[kgen_base + kgen_j] = %s(%s);", specName(k, o), mslType(o.DType), outs[i])
+		add("    %s[kgen_base + kgen_j] = %s(%s);", k.FormulaName(o), mslType(o.DType), outs[i])
 	}
 	add("}")
 	return b
@@ -443,12 +351,12 @@ func redIndices(r *ir.Rows, p int) []int {
 }
 
 func inputSpecName(k *ir.Kernel, i int) string {
-	return specName(k, k.SegmentBindings(0, ir.Input)[i])
+	return k.FormulaName(k.SegmentBindings(0, ir.Input)[i])
 }
 
 func isInputName(k *ir.Kernel, n string) bool {
 	for _, b := range k.SegmentBindings(0, ir.Input) {
-		if specName(k, b) == n {
+		if k.FormulaName(b) == n {
 			return true
 		}
 	}

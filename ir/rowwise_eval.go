@@ -22,115 +22,159 @@ func (k *Kernel) EvalRows(in [][]float64, params []float64) [][]float64 {
 // (ceil(cols/lanes)), one simdgroup (32) and the simdgroups of a row; any
 // order with a shallower tree, Apple's simd_sum included, is within it.
 func (k *Kernel) EvalRowsBound(in [][]float64, params []float64, r Rounding) (vals, bounds [][]float64) {
-	cols := 0
+	cols := rowCols(k, in)
+	rows := k.Rows
+	lanes := LanesPerRow(cols, k.Threadgroup)
+	e := &rowEval{
+		k: k, rows: rows, in: in, cols: cols, elem: make([]float64, len(in)),
+		env: boundEnv{k: k, params: params, r: r,
+			lets: make([]dual, len(k.Steps)), reds: make([]dual, len(rows.Reductions))},
+		depth: float64((cols+lanes-1)/lanes + SimdWidth + lanes/SimdWidth),
+	}
+	for p := 1; p <= rows.Passes; p++ {
+		e.rowLets(p - 1)
+		e.finishReductions(p, e.accumulate(p))
+	}
+	e.rowLets(rows.Passes)
+	return e.outputs()
+}
+
+// rowEval is the state of one EvalRowsBound call, shared by its passes.
+type rowEval struct {
+	k     *Kernel
+	rows  *Rows
+	in    [][]float64
+	cols  int
+	elem  []float64 // the inputs at the current column
+	env   boundEnv
+	depth float64 // summation depth D of the float accumulators
+}
+
+// rowAcc is one reduction's running value, error bound and Σ|terms|.
+type rowAcc struct{ v, e, abs float64 }
+
+// rowCols is the row length: the length of the first input that is not a
+// `shape: row` vector.
+func rowCols(k *Kernel, in [][]float64) int {
 	for i, b := range k.SegmentBindings(0, Input) {
 		if !b.Row {
-			cols = len(in[i])
-			break
+			return len(in[i])
 		}
 	}
-	rows := k.Rows
-	env := boundEnv{k: k, params: params, r: r,
-		lets: make([]dual, len(k.Steps)), reds: make([]dual, len(rows.Reductions))}
-	elem := make([]float64, len(in))
-	setElem := func(j int) {
-		for i := range in {
-			elem[i] = in[i][j]
-		}
-		env.inputs = elem
+	return 0
+}
+
+// setElem points the environment's inputs at column j.
+func (e *rowEval) setElem(j int) {
+	for i := range e.in {
+		e.elem[i] = e.in[i][j]
 	}
-	// elemLets evaluates the per-element lets available by pass p.
-	elemLets := func(p int) {
-		for i, st := range k.Steps {
-			if !st.Output && !rows.Info[i].PerRow && rows.Info[i].Level < p {
-				env.lets[i] = env.eval(st.Expr)
-			}
-		}
-	}
-	rowLets := func(level int) {
-		for i, st := range k.Steps {
-			if !st.Output && rows.Info[i].PerRow && rows.Info[i].Level == level {
-				env.lets[i] = env.eval(st.Expr)
-			}
+	e.env.inputs = e.elem
+}
+
+// elemLets evaluates the per-element lets available by pass p.
+func (e *rowEval) elemLets(p int) {
+	for i, st := range e.k.Steps {
+		if !st.Output && !e.rows.Info[i].PerRow && e.rows.Info[i].Level < p {
+			e.env.lets[i] = e.env.eval(st.Expr)
 		}
 	}
-	lanes := LanesPerRow(cols, k.Threadgroup)
-	depth := float64((cols+lanes-1)/lanes + SimdWidth + lanes/SimdWidth)
-	for p := 1; p <= rows.Passes; p++ {
-		rowLets(p - 1)
-		type acc struct{ v, e, abs float64 }
-		accs := make([]acc, len(rows.Reductions))
-		for ri, red := range rows.Reductions {
-			if red.Level == p && (red.Func == "row_max" || red.Func == "row_min") {
-				accs[ri].v = math.Inf(1)
-				if red.Func == "row_max" {
-					accs[ri].v = math.Inf(-1)
-				}
-			}
+}
+
+// rowLets evaluates the per-row lets of the given level, once per row.
+func (e *rowEval) rowLets(level int) {
+	for i, st := range e.k.Steps {
+		if !st.Output && e.rows.Info[i].PerRow && e.rows.Info[i].Level == level {
+			e.env.lets[i] = e.env.eval(st.Expr)
 		}
-		for j := 0; j < cols; j++ {
-			setElem(j)
-			elemLets(p)
-			for ri, red := range rows.Reductions {
-				if red.Level != p {
-					continue
-				}
-				d := env.eval(red.Arg)
-				a := &accs[ri]
-				switch red.Func {
-				case "row_sum", "row_mean":
-					a.v += d.v
-					a.e += d.e
-					a.abs += math.Abs(d.v)
-				case "row_max":
-					if d.v > a.v || math.IsNaN(a.v) {
-						a.v = d.v
-					}
-					a.e = math.Max(a.e, d.e)
-				case "row_min":
-					if d.v < a.v || math.IsNaN(a.v) {
-						a.v = d.v
-					}
-					a.e = math.Max(a.e, d.e)
-				}
-			}
-		}
-		for ri, red := range rows.Reductions {
-			if red.Level != p {
-				continue
-			}
-			a := accs[ri]
-			switch red.Func {
-			case "row_sum":
-				env.reds[ri] = env.round(a.v, a.e+depth*accumUnit*a.abs*boolf(r.Unit > 0))
-			case "row_mean":
-				n := float64(cols)
-				e := (a.e + depth*accumUnit*a.abs*boolf(r.Unit > 0)) / n
-				v := a.v / n
-				env.reds[ri] = env.round(v, e+accumUnit*math.Abs(v)*boolf(r.Unit > 0))
-			default:
-				env.reds[ri] = dual{a.v, a.e}
+	}
+}
+
+// accumulate runs pass p over the row, feeding every reduction of level p.
+func (e *rowEval) accumulate(p int) []rowAcc {
+	accs := make([]rowAcc, len(e.rows.Reductions))
+	for ri, red := range e.rows.Reductions {
+		if red.Level == p && (red.Func == "row_max" || red.Func == "row_min") {
+			accs[ri].v = math.Inf(1)
+			if red.Func == "row_max" {
+				accs[ri].v = math.Inf(-1)
 			}
 		}
 	}
-	rowLets(rows.Passes)
+	for j := 0; j < e.cols; j++ {
+		e.setElem(j)
+		e.elemLets(p)
+		for ri, red := range e.rows.Reductions {
+			if red.Level == p {
+				accs[ri].add(red.Func, e.env.eval(red.Arg))
+			}
+		}
+	}
+	return accs
+}
+
+// add folds one term d into the accumulator of reduction fn.
+func (a *rowAcc) add(fn string, d dual) {
+	switch fn {
+	case "row_sum", "row_mean":
+		a.v += d.v
+		a.e += d.e
+		a.abs += math.Abs(d.v)
+	case "row_max":
+		if d.v > a.v || math.IsNaN(a.v) {
+			a.v = d.v
+		}
+		a.e = math.Max(a.e, d.e)
+	case "row_min":
+		if d.v < a.v || math.IsNaN(a.v) {
+			a.v = d.v
+		}
+		a.e = math.Max(a.e, d.e)
+	}
+}
+
+// finishReductions turns the accumulators of pass p into the reductions'
+// values, adding the float accumulation's rounding to their bounds.
+func (e *rowEval) finishReductions(p int, accs []rowAcc) {
+	env, r := &e.env, e.env.r
+	for ri, red := range e.rows.Reductions {
+		if red.Level != p {
+			continue
+		}
+		a := accs[ri]
+		switch red.Func {
+		case "row_sum":
+			env.reds[ri] = env.round(a.v, a.e+e.depth*accumUnit*a.abs*boolf(r.Unit > 0))
+		case "row_mean":
+			n := float64(e.cols)
+			err := (a.e + e.depth*accumUnit*a.abs*boolf(r.Unit > 0)) / n
+			v := a.v / n
+			env.reds[ri] = env.round(v, err+accumUnit*math.Abs(v)*boolf(r.Unit > 0))
+		default:
+			env.reds[ri] = dual{a.v, a.e}
+		}
+	}
+}
+
+// outputs runs the write pass: every output step at every column.
+func (e *rowEval) outputs() (vals, bounds [][]float64) {
 	outs := 0
-	for _, st := range k.Steps {
+	for _, st := range e.k.Steps {
 		if st.Output {
 			outs++
 		}
 	}
 	vals, bounds = make([][]float64, outs), make([][]float64, outs)
 	for o := range vals {
-		vals[o], bounds[o] = make([]float64, cols), make([]float64, cols)
+		vals[o], bounds[o] = make([]float64, e.cols), make([]float64, e.cols)
 	}
-	for j := 0; j < cols; j++ {
-		setElem(j)
-		elemLets(rows.Passes + 1)
+	for j := 0; j < e.cols; j++ {
+		e.setElem(j)
+		e.elemLets(e.rows.Passes + 1)
 		o := 0
-		for _, st := range k.Steps {
+		for _, st := range e.k.Steps {
 			if st.Output {
-				d := env.eval(st.Expr)
+				d := e.env.eval(st.Expr)
 				vals[o][j], bounds[o][j] = d.v, d.e
 				o++
 			}

@@ -297,118 +297,165 @@ func rowLoops(k *ir.Kernel, n *names, io rowIO) []jen.Code {
 	return out
 }
 
+// rowBodyGen holds what every part of one segment's row body needs, so the
+// helpers below need no long parameter lists.
+type rowBodyGen struct {
+	k       *ir.Kernel
+	n       *names
+	io      rowIO
+	ins     []ir.Binding
+	outs    []ir.Binding
+	mode    string          // suffix of the stage functions of io.mode
+	usedRow map[string]bool // per-row lets a later stage takes
+}
+
+// rowBodyFor writes the body of one row of segment seg: its stages in order.
 func rowBodyFor(k *ir.Kernel, n *names, io rowIO, seg int) []jen.Code {
-	r := k.Rows
-	ins := k.SegmentBindings(seg, ir.Input)
-	outs := k.SegmentBindings(seg, ir.Output)
-	var body []jen.Code
-	valueArgs := func(st rowStage) []jen.Code {
-		names, kinds := stageValueArgs(k, st)
-		var out []jen.Code
-		for i, name := range names {
-			switch kinds[i] {
-			case "input":
-				out = append(out, jen.Id("kgen_v_"+name))
-			case "param":
-				for _, p := range k.Params() {
-					if p.Name == name {
-						out = append(out, io.param(p))
-					}
-				}
-			case "reduction":
-				out = append(out, jen.Id(name))
-			default:
-				out = append(out, jen.Id(n.local(name)))
-			}
-		}
-		return out
-	}
-	loads := func(st rowStage) []jen.Code {
-		var out []jen.Code
-		for i, b := range ins {
-			if !st.deps.Inputs[i] {
-				continue
-			}
-			idx := jen.Id("kgenBase").Op("+").Id("kgenJ")
-			if b.Row {
-				idx = jen.Id("kgenJ")
-			}
-			out = append(out, jen.Id("kgen_v_"+rowSpecName(k, b)).Op(":=").Add(io.load(b, idx)))
-		}
-		return out
-	}
-	results := func(st rowStage) []jen.Code {
-		var out []jen.Code
-		for _, t := range st.targets {
-			out = append(out, jen.Id(t.name))
-		}
-		return out
-	}
-	loop := func(stmts ...jen.Code) jen.Code {
-		return jen.For(jen.Id("kgenJ").Op(":=").Lit(0), jen.Id("kgenJ").Op("<").Id("cols"), jen.Id("kgenJ").Op("++")).Block(stmts...)
-	}
-	mode := modeName(io.mode)
 	stages := rowStages(k, n)
-	usedRow := map[string]bool{} // per-row lets a later stage takes
+	g := &rowBodyGen{
+		k: k, n: n, io: io,
+		ins:     k.SegmentBindings(seg, ir.Input),
+		outs:    k.SegmentBindings(seg, ir.Output),
+		mode:    modeName(io.mode),
+		usedRow: usedRowLets(k, n, stages),
+	}
+	var body []jen.Code
+	for _, st := range stages {
+		switch {
+		case st.row:
+			body = append(body, g.rowCall(st))
+		case st.level <= k.Rows.Passes:
+			body = append(body, g.reducePass(st)...)
+		default:
+			body = append(body, g.writePass(st)...)
+		}
+	}
+	return body
+}
+
+// usedRowLets marks the per-row lets some stage takes, so unused row
+// results can be discarded with _.
+func usedRowLets(k *ir.Kernel, n *names, stages []rowStage) map[string]bool {
+	usedRow := map[string]bool{}
 	for _, st := range stages {
 		for _, i := range st.deps.RowLets {
 			usedRow[n.local(k.Steps[i].Name)] = true
 		}
 	}
-	for _, st := range stages {
-		switch {
-		case st.row:
-			var ids []jen.Code
-			op := "="
-			for _, t := range st.targets {
-				if usedRow[t.name] {
-					ids, op = append(ids, jen.Id(t.name)), ":="
-				} else {
-					ids = append(ids, jen.Id("_"))
+	return usedRow
+}
+
+// valueArgs is the argument list of a stage call, each value named as this
+// mode holds it.
+func (g *rowBodyGen) valueArgs(st rowStage) []jen.Code {
+	names, kinds := stageValueArgs(g.k, st)
+	var out []jen.Code
+	for i, name := range names {
+		switch kinds[i] {
+		case "input":
+			out = append(out, jen.Id("kgen_v_"+name))
+		case "param":
+			for _, p := range g.k.Params() {
+				if p.Name == name {
+					out = append(out, g.io.param(p))
 				}
 			}
-			body = append(body, jen.List(ids...).Op(op).Id(st.name+mode).Call(valueArgs(st)...))
-		case st.level <= r.Passes:
-			body = append(body, jen.Comment(fmt.Sprintf("Pass %d.", st.level)))
-			var accs, adds []jen.Code
-			for i, red := range r.Reductions {
-				if red.Level != st.level {
-					continue
-				}
-				a := fmt.Sprintf("kgen_a%d", i)
-				body = append(body, jen.Id(a).Op(":=").Add(io.acc(red)).Comment(red.Func+"("+k.FormatExpr(red.Arg)+")"))
-				accs = append(accs, jen.Id(a))
-				adds = append(adds, io.add(jen.Id(a), jen.Id("kgenJ"), jen.Id(fmt.Sprintf("kgen_t%d", i))))
-			}
-			stmts := loads(st)
-			stmts = append(stmts, jen.List(results(st)...).Op(":=").Id(st.name+mode).Call(valueArgs(st)...))
-			stmts = append(stmts, adds...)
-			body = append(body, loop(stmts...))
-			for i, red := range r.Reductions {
-				if red.Level != st.level {
-					continue
-				}
-				res := jen.Id(fmt.Sprintf("kgen_a%d", i)).Dot("Result").Call(jen.Id("cols"))
-				if io.mode == dtype.BF16 || io.mode == dtype.F16 {
-					res = roundTo(io.mode, res)
-				}
-				body = append(body, jen.Id(ir.ReductionName(i)).Op(":=").Add(res))
-			}
+		case "reduction":
+			out = append(out, jen.Id(name))
 		default:
-			body = append(body, jen.Comment(fmt.Sprintf("Pass %d: write.", st.level)))
-			stmts := loads(st)
-			var vals []jen.Code
-			for i := range st.targets {
-				vals = append(vals, jen.Id(fmt.Sprintf("val%d", i)))
-			}
-			stmts = append(stmts, jen.List(vals...).Op(":=").Id(st.name+mode).Call(valueArgs(st)...))
-			for i, o := range outs {
-				stmts = append(stmts, io.store(o, jen.Id("kgenBase").Op("+").Id("kgenJ"), vals[i]))
-			}
-			body = append(body, loop(stmts...))
+			out = append(out, jen.Id(g.n.local(name)))
 		}
 	}
+	return out
+}
+
+// loads reads, at column kgenJ, every input the stage takes.
+func (g *rowBodyGen) loads(st rowStage) []jen.Code {
+	var out []jen.Code
+	for i, b := range g.ins {
+		if !st.deps.Inputs[i] {
+			continue
+		}
+		idx := jen.Id("kgenBase").Op("+").Id("kgenJ")
+		if b.Row {
+			idx = jen.Id("kgenJ")
+		}
+		out = append(out, jen.Id("kgen_v_"+rowSpecName(g.k, b)).Op(":=").Add(g.io.load(b, idx)))
+	}
+	return out
+}
+
+// stageResults names the targets a stage call returns.
+func stageResults(st rowStage) []jen.Code {
+	var out []jen.Code
+	for _, t := range st.targets {
+		out = append(out, jen.Id(t.name))
+	}
+	return out
+}
+
+// rowColLoop wraps stmts in the loop over the columns of a row.
+func rowColLoop(stmts ...jen.Code) jen.Code {
+	return jen.For(jen.Id("kgenJ").Op(":=").Lit(0), jen.Id("kgenJ").Op("<").Id("cols"), jen.Id("kgenJ").Op("++")).Block(stmts...)
+}
+
+// rowCall calls a per-row stage, keeping only the results a later stage uses.
+func (g *rowBodyGen) rowCall(st rowStage) jen.Code {
+	var ids []jen.Code
+	op := "="
+	for _, t := range st.targets {
+		if g.usedRow[t.name] {
+			ids, op = append(ids, jen.Id(t.name)), ":="
+		} else {
+			ids = append(ids, jen.Id("_"))
+		}
+	}
+	return jen.List(ids...).Op(op).Id(st.name + g.mode).Call(g.valueArgs(st)...)
+}
+
+// reducePass writes one reduction pass: accumulators, the column loop that
+// feeds them, and the row values they yield.
+func (g *rowBodyGen) reducePass(st rowStage) []jen.Code {
+	k, io := g.k, g.io
+	body := []jen.Code{jen.Comment(fmt.Sprintf("Pass %d.", st.level))}
+	var adds []jen.Code
+	for i, red := range k.Rows.Reductions {
+		if red.Level != st.level {
+			continue
+		}
+		a := fmt.Sprintf("kgen_a%d", i)
+		body = append(body, jen.Id(a).Op(":=").Add(io.acc(red)).Comment(red.Func+"("+k.FormatExpr(red.Arg)+")"))
+		adds = append(adds, io.add(jen.Id(a), jen.Id("kgenJ"), jen.Id(fmt.Sprintf("kgen_t%d", i))))
+	}
+	stmts := g.loads(st)
+	stmts = append(stmts, jen.List(stageResults(st)...).Op(":=").Id(st.name+g.mode).Call(g.valueArgs(st)...))
+	stmts = append(stmts, adds...)
+	body = append(body, rowColLoop(stmts...))
+	for i, red := range k.Rows.Reductions {
+		if red.Level != st.level {
+			continue
+		}
+		res := jen.Id(fmt.Sprintf("kgen_a%d", i)).Dot("Result").Call(jen.Id("cols"))
+		if io.mode == dtype.BF16 || io.mode == dtype.F16 {
+			res = roundTo(io.mode, res)
+		}
+		body = append(body, jen.Id(ir.ReductionName(i)).Op(":=").Add(res))
+	}
 	return body
+}
+
+// writePass writes the last pass, which computes and stores the outputs.
+func (g *rowBodyGen) writePass(st rowStage) []jen.Code {
+	stmts := g.loads(st)
+	var vals []jen.Code
+	for i := range st.targets {
+		vals = append(vals, jen.Id(fmt.Sprintf("val%d", i)))
+	}
+	stmts = append(stmts, jen.List(vals...).Op(":=").Id(st.name+g.mode).Call(g.valueArgs(st)...))
+	for i, o := range g.outs {
+		stmts = append(stmts, g.io.store(o, jen.Id("kgenBase").Op("+").Id("kgenJ"), vals[i]))
+	}
+	return []jen.Code{jen.Comment(fmt.Sprintf("Pass %d: write.", st.level)), rowColLoop(stmts...)}
 }
 
 // rowReferenceMethod writes K.Reference for a rowwise kernel.

@@ -162,182 +162,248 @@ func stageFuncs(k *ir.Kernel, c dtype.DType) []stageFunc {
 	return out
 }
 
+// rowBodyWriter holds the state shared while the kernel body is written, so
+// the helpers below need no long parameter lists.
+type rowBodyWriter struct {
+	k   *ir.Kernel
+	r   *ir.Rows
+	b   []string
+	sts []ir.Stage
+	si  int // index of the next stage to call
+}
+
+// rowLoop is the strided per-lane loop over the columns of a row.
+const rowLoop = "for (uint kgen_i = 0, kgen_j = kgen_lane; kgen_j < kgen_cols; ++kgen_i, kgen_j += kgen_width) {"
+
 // rowBody writes the kernel body.
 func rowBody(k *ir.Kernel) []string {
-	r := k.Rows
-	var b []string
-	add := func(format string, a ...any) { b = append(b, fmt.Sprintf(format, a...)) }
-	compute := "T"
-	if k.Compute != dtype.Invalid {
-		compute = k.Compute.MSL()
-	}
-	add("using C = %s;", compute)
-	add("constexpr uint kThreads = %d;", k.Threadgroup)
-	if len(r.Reductions) > 0 {
-		add("threadgroup float kgen_part[kThreads / 32]; // one partial per simdgroup")
-	}
-	add("const uint kgen_rpg = args.rows_per_group;")
-	add("const uint kgen_width = kThreads / kgen_rpg; // lanes per row")
-	add("const uint kgen_team = kgen_tid / kgen_width;")
-	add("const uint kgen_lane = kgen_tid %% kgen_width;")
-	rows := "args.rows"
-	group := "kgen_tg"
-	if segs := r.Segments; len(segs) > 0 {
-		add("// Segments: threadgroups [0, ceildiv(%s_rows, rows_per_group)) work on %s, the next ones on %s, and so on.", segs[0], segs[0], segs[1])
-		add("uint kgen_group = kgen_tg;")
-		add("uint kgen_seg = 0;")
-		add("uint kgen_rows = args.%s_rows;", segs[0])
-		for s := 0; s < len(segs)-1; s++ {
-			add("if (kgen_seg == %d && kgen_group >= (kgen_rows + kgen_rpg - 1) / kgen_rpg) {", s)
-			add("    kgen_group -= (kgen_rows + kgen_rpg - 1) / kgen_rpg;")
-			add("    kgen_seg = %d;", s+1)
-			add("    kgen_rows = args.%s_rows;", segs[s+1])
-			add("}")
-		}
-		for _, role := range []ir.Role{ir.Input, ir.Output} {
-			for i, bd := range k.SegmentBindings(0, role) {
-				sel := ""
-				for s := len(segs) - 1; s >= 0; s-- {
-					name := k.SegmentBindings(s, role)[i].Name
-					if sel == "" {
-						sel = name
-					} else {
-						sel = fmt.Sprintf("kgen_seg == %d ? %s : %s", s, name, sel)
-					}
-				}
-				qual := "device const"
-				if role == ir.Output {
-					qual = "device"
-				}
-				add("%s %s* %s = %s;", qual, mslType(bd.DType), k.FormulaName(bd), sel)
-			}
-		}
+	w := &rowBodyWriter{k: k, r: k.Rows, sts: k.Stages()}
+	w.preamble()
+	rows, group := "args.rows", "kgen_tg"
+	if len(w.r.Segments) > 0 {
+		w.segments()
 		rows, group = "kgen_rows", "kgen_group"
 	}
-	add("const uint kgen_row = %s * kgen_rpg + kgen_team;", group)
-	add("// Teams past the last row do no element work but join every barrier.")
-	add("const uint kgen_cols = kgen_row < %s ? args.cols : 0;", rows)
-	add("const uint kgen_base = kgen_row * args.cols;")
-	if len(r.Cached) > 0 {
-		add("constexpr uint kCache = %d; // cached values per lane and input", r.CachePerLane)
-		add("const bool kgen_cached = args.cols <= kCache * kgen_width;")
-		for _, i := range r.Cached {
-			add("C kgen_c_%s[kCache];", inputSpecName(k, i))
+	w.rowSetup(rows, group)
+	w.rowStage()
+	for p := 1; p <= w.r.Passes; p++ {
+		w.reducePass(p)
+		w.rowStage()
+	}
+	w.writePass()
+	return w.b
+}
+
+// add appends one formatted line to the body.
+func (w *rowBodyWriter) add(format string, a ...any) {
+	w.b = append(w.b, fmt.Sprintf(format, a...))
+}
+
+// preamble declares the compute type, the team geometry and the scratch
+// the team reductions need.
+func (w *rowBodyWriter) preamble() {
+	compute := "T"
+	if w.k.Compute != dtype.Invalid {
+		compute = w.k.Compute.MSL()
+	}
+	w.add("using C = %s;", compute)
+	w.add("constexpr uint kThreads = %d;", w.k.Threadgroup)
+	if len(w.r.Reductions) > 0 {
+		w.add("threadgroup float kgen_part[kThreads / 32]; // one partial per simdgroup")
+	}
+	w.add("const uint kgen_rpg = args.rows_per_group;")
+	w.add("const uint kgen_width = kThreads / kgen_rpg; // lanes per row")
+	w.add("const uint kgen_team = kgen_tid / kgen_width;")
+	w.add("const uint kgen_lane = kgen_tid %% kgen_width;")
+}
+
+// segments maps the threadgroup onto its segment and group within it, so
+// one dispatch covers every segment in turn.
+func (w *rowBodyWriter) segments() {
+	segs := w.r.Segments
+	w.add("// Segments: threadgroups [0, ceildiv(%s_rows, rows_per_group)) work on %s, the next ones on %s, and so on.", segs[0], segs[0], segs[1])
+	w.add("uint kgen_group = kgen_tg;")
+	w.add("uint kgen_seg = 0;")
+	w.add("uint kgen_rows = args.%s_rows;", segs[0])
+	for s := 0; s < len(segs)-1; s++ {
+		w.add("if (kgen_seg == %d && kgen_group >= (kgen_rows + kgen_rpg - 1) / kgen_rpg) {", s)
+		w.add("    kgen_group -= (kgen_rows + kgen_rpg - 1) / kgen_rpg;")
+		w.add("    kgen_seg = %d;", s+1)
+		w.add("    kgen_rows = args.%s_rows;", segs[s+1])
+		w.add("}")
+	}
+	for _, role := range []ir.Role{ir.Input, ir.Output} {
+		w.segmentPointers(role)
+	}
+}
+
+// segmentPointers binds each formula name of role to the buffer of the
+// segment this threadgroup works on.
+func (w *rowBodyWriter) segmentPointers(role ir.Role) {
+	k, segs := w.k, w.r.Segments
+	for i, bd := range k.SegmentBindings(0, role) {
+		sel := ""
+		for s := len(segs) - 1; s >= 0; s-- {
+			name := k.SegmentBindings(s, role)[i].Name
+			if sel == "" {
+				sel = name
+			} else {
+				sel = fmt.Sprintf("kgen_seg == %d ? %s : %s", s, name, sel)
+			}
+		}
+		qual := "device const"
+		if role == ir.Output {
+			qual = "device"
+		}
+		w.add("%s %s* %s = %s;", qual, mslType(bd.DType), k.FormulaName(bd), sel)
+	}
+}
+
+// rowSetup locates the team's row and declares the per-lane cache and the
+// scalar parameters the stages read.
+func (w *rowBodyWriter) rowSetup(rows, group string) {
+	w.add("const uint kgen_row = %s * kgen_rpg + kgen_team;", group)
+	w.add("// Teams past the last row do no element work but join every barrier.")
+	w.add("const uint kgen_cols = kgen_row < %s ? args.cols : 0;", rows)
+	w.add("const uint kgen_base = kgen_row * args.cols;")
+	if len(w.r.Cached) > 0 {
+		w.add("constexpr uint kCache = %d; // cached values per lane and input", w.r.CachePerLane)
+		w.add("const bool kgen_cached = args.cols <= kCache * kgen_width;")
+		for _, i := range w.r.Cached {
+			w.add("C kgen_c_%s[kCache];", inputSpecName(w.k, i))
 		}
 	}
-	for _, p := range k.Params() {
-		add("const C %s = C(args.%s);", p.Name, p.Name)
+	for _, p := range w.k.Params() {
+		w.add("const C %s = C(args.%s);", p.Name, p.Name)
 	}
-	sts := k.Stages()
-	si := 0
-	call := func(st ir.Stage, extra []string) string {
-		names, _ := k.StageArgs(st)
-		for i, n := range names {
-			if strings.HasPrefix(st.Name, k.Name+"_pass") || strings.HasPrefix(st.Name, k.Name+"_write") {
-				if isInputName(k, n) {
-					names[i] = "kgen_v_" + n
-				}
-			}
-		}
-		return fmt.Sprintf("%s(%s);", st.Name, strings.Join(append(names, extra...), ", "))
-	}
-	rowStage := func() {
-		if si < len(sts) && sts[si].Row {
-			st := sts[si]
-			var outs []string
-			for _, t := range st.Targets {
-				ty := "C"
-				if t.Bool {
-					ty = "bool"
-				}
-				add("%s %s;", ty, t.Name)
-				outs = append(outs, t.Name)
-			}
-			add("%s", call(st, outs))
-			si++
-		}
-	}
-	loads := func(p int, reads []int) {
-		for _, i := range reads {
-			in := k.SegmentBindings(0, ir.Input)[i]
-			n := inputSpecName(k, i)
-			switch {
-			case in.Row:
-				add("    const C kgen_v_%s = C(%s[kgen_j]);", n, n)
-			case !r.IsCached(i):
-				add("    const C kgen_v_%s = C(%s[kgen_base + kgen_j]);", n, n)
-			case r.FirstRead(i, p):
-				add("    const C kgen_v_%s = C(%s[kgen_base + kgen_j]);", n, n)
-				add("    if (kgen_cached) {")
-				add("        kgen_c_%s[kgen_i] = kgen_v_%s;", n, n)
-				add("    }")
-			default:
-				add("    const C kgen_v_%s = kgen_cached ? kgen_c_%s[kgen_i] : C(%s[kgen_base + kgen_j]);", n, n, n)
+}
+
+// call is the call of stage st; pass and write stages read the loaded
+// kgen_v_ values in place of the inputs.
+func (w *rowBodyWriter) call(st ir.Stage, extra []string) string {
+	k := w.k
+	names, _ := k.StageArgs(st)
+	for i, n := range names {
+		if strings.HasPrefix(st.Name, k.Name+"_pass") || strings.HasPrefix(st.Name, k.Name+"_write") {
+			if isInputName(k, n) {
+				names[i] = "kgen_v_" + n
 			}
 		}
 	}
-	loop := "for (uint kgen_i = 0, kgen_j = kgen_lane; kgen_j < kgen_cols; ++kgen_i, kgen_j += kgen_width) {"
-	rowStage()
-	for p := 1; p <= r.Passes; p++ {
-		st := sts[si]
-		si++
-		add("// Pass %d.", p)
-		var accs, terms []string
-		for i, red := range r.Reductions {
-			if red.Level != p {
-				continue
+	return fmt.Sprintf("%s(%s);", st.Name, strings.Join(append(names, extra...), ", "))
+}
+
+// rowStage calls the next stage if it is per-row work, declaring its targets.
+func (w *rowBodyWriter) rowStage() {
+	if w.si < len(w.sts) && w.sts[w.si].Row {
+		st := w.sts[w.si]
+		var outs []string
+		for _, t := range st.Targets {
+			ty := "C"
+			if t.Bool {
+				ty = "bool"
 			}
-			init := "0.0f"
-			switch reduceOp(red.Func) {
-			case "max":
-				init = "-INFINITY"
-			case "min":
-				init = "INFINITY"
-			}
-			add("float kgen_a%d = %s; // %s(%s)", i, init, red.Func, k.FormatExpr(red.Arg))
-			accs = append(accs, fmt.Sprintf("kgen_a%d", i))
-			terms = append(terms, fmt.Sprintf("kgen_t%d", i))
+			w.add("%s %s;", ty, t.Name)
+			outs = append(outs, t.Name)
 		}
-		add("%s", loop)
-		loads(p, r.Reads[p-1])
-		add("    C %s;", strings.Join(terms, ", "))
-		add("    %s", call(st, terms))
-		for j, i := range redIndices(r, p) {
-			switch reduceOp(r.Reductions[i].Func) {
-			case "sum":
-				add("    %s += float(%s);", accs[j], terms[j])
-			case "max":
-				add("    %s = metal::fmax(%s, float(%s));", accs[j], accs[j], terms[j])
-			case "min":
-				add("    %s = metal::fmin(%s, float(%s));", accs[j], accs[j], terms[j])
-			}
-		}
-		add("}")
-		for _, i := range redIndices(r, p) {
-			red := r.Reductions[i]
-			v := fmt.Sprintf("kgen_team_%s(kgen_a%d, kgen_part, kgen_width, kgen_team, kgen_simd, kgen_simd_lane)", reduceOp(red.Func), i)
-			if red.Func == "row_mean" {
-				v = fmt.Sprintf("%s / float(args.cols)", v)
-			}
-			add("const C %s = C(%s);", ir.ReductionName(i), v)
-		}
-		rowStage()
+		w.add("%s", w.call(st, outs))
+		w.si++
 	}
-	st := sts[si]
-	add("// Pass %d: write.", r.Passes+1)
-	add("%s", loop)
-	loads(r.Passes+1, r.Reads[r.Passes])
+}
+
+// loads reads the inputs of pass p for column kgen_j, filling or using the
+// per-lane cache where the input is cached.
+func (w *rowBodyWriter) loads(p int, reads []int) {
+	k, r := w.k, w.r
+	for _, i := range reads {
+		in := k.SegmentBindings(0, ir.Input)[i]
+		n := inputSpecName(k, i)
+		switch {
+		case in.Row:
+			w.add("    const C kgen_v_%s = C(%s[kgen_j]);", n, n)
+		case !r.IsCached(i):
+			w.add("    const C kgen_v_%s = C(%s[kgen_base + kgen_j]);", n, n)
+		case r.FirstRead(i, p):
+			w.add("    const C kgen_v_%s = C(%s[kgen_base + kgen_j]);", n, n)
+			w.add("    if (kgen_cached) {")
+			w.add("        kgen_c_%s[kgen_i] = kgen_v_%s;", n, n)
+			w.add("    }")
+		default:
+			w.add("    const C kgen_v_%s = kgen_cached ? kgen_c_%s[kgen_i] : C(%s[kgen_base + kgen_j]);", n, n, n)
+		}
+	}
+}
+
+// reducePass writes reduction pass p: the per-lane accumulation loop, then
+// the team reductions that turn the partials into row values.
+func (w *rowBodyWriter) reducePass(p int) {
+	st := w.sts[w.si]
+	w.si++
+	w.add("// Pass %d.", p)
+	accs, terms := w.accumulators(p)
+	w.add("%s", rowLoop)
+	w.loads(p, w.r.Reads[p-1])
+	w.add("    C %s;", strings.Join(terms, ", "))
+	w.add("    %s", w.call(st, terms))
+	for j, i := range redIndices(w.r, p) {
+		switch reduceOp(w.r.Reductions[i].Func) {
+		case "sum":
+			w.add("    %s += float(%s);", accs[j], terms[j])
+		case "max":
+			w.add("    %s = metal::fmax(%s, float(%s));", accs[j], accs[j], terms[j])
+		case "min":
+			w.add("    %s = metal::fmin(%s, float(%s));", accs[j], accs[j], terms[j])
+		}
+	}
+	w.add("}")
+	for _, i := range redIndices(w.r, p) {
+		red := w.r.Reductions[i]
+		v := fmt.Sprintf("kgen_team_%s(kgen_a%d, kgen_part, kgen_width, kgen_team, kgen_simd, kgen_simd_lane)", reduceOp(red.Func), i)
+		if red.Func == "row_mean" {
+			v = fmt.Sprintf("%s / float(args.cols)", v)
+		}
+		w.add("const C %s = C(%s);", ir.ReductionName(i), v)
+	}
+}
+
+// accumulators declares the identity-initialised accumulator of each
+// reduction of pass p and returns the accumulator and term names.
+func (w *rowBodyWriter) accumulators(p int) (accs, terms []string) {
+	for i, red := range w.r.Reductions {
+		if red.Level != p {
+			continue
+		}
+		init := "0.0f"
+		switch reduceOp(red.Func) {
+		case "max":
+			init = "-INFINITY"
+		case "min":
+			init = "INFINITY"
+		}
+		w.add("float kgen_a%d = %s; // %s(%s)", i, init, red.Func, w.k.FormatExpr(red.Arg))
+		accs = append(accs, fmt.Sprintf("kgen_a%d", i))
+		terms = append(terms, fmt.Sprintf("kgen_t%d", i))
+	}
+	return accs, terms
+}
+
+// writePass writes the final pass, which computes and stores the outputs.
+func (w *rowBodyWriter) writePass() {
+	k, r := w.k, w.r
+	st := w.sts[w.si]
+	w.add("// Pass %d: write.", r.Passes+1)
+	w.add("%s", rowLoop)
+	w.loads(r.Passes+1, r.Reads[r.Passes])
 	var outs []string
 	for _, t := range st.Targets {
 		outs = append(outs, "kgen_o_"+t.Name)
 	}
-	add("    C %s;", strings.Join(outs, ", "))
-	add("    %s", call(st, outs))
+	w.add("    C %s;", strings.Join(outs, ", "))
+	w.add("    %s", w.call(st, outs))
 	for i, o := range k.SegmentBindings(0, ir.Output) {
-		add("    %s[kgen_base + kgen_j] = %s(%s);", k.FormulaName(o), mslType(o.DType), outs[i])
+		w.add("    %s[kgen_base + kgen_j] = %s(%s);", k.FormulaName(o), mslType(o.DType), outs[i])
 	}
-	add("}")
-	return b
+	w.add("}")
 }
 
 func redIndices(r *ir.Rows, p int) []int {

@@ -105,119 +105,182 @@ func CheckRows(ctx context.Context, k *ir.Kernel, source []byte, opts RowOptions
 	return out, nil
 }
 
+// checkRowsOne runs variant v on one rows×cols input set and judges every
+// output element against the bounded float64 reference.
 func checkRowsOne(ctx context.Context, k *ir.Kernel, v ir.Variant, source []byte, rows, cols int, opts RowOptions) (RowResult, error) {
 	rng := rand.New(rand.NewPCG(opts.Seed, uint64(rows)<<32|uint64(cols)))
-	nseg := k.NumSegments()
-	segRows := make([]int, nseg)
+	segRows := make([]int, k.NumSegments())
 	for s := range segRows {
 		segRows[s] = SegmentRows(rows, s)
 	}
-	buffers := make([][]byte, len(k.Bindings))
-	vals := RowInputs(rng, k, v, segRows, cols, opts.Range, opts.Plain) // inputs as stored, by binding index
-	for _, b := range k.BindingsOf(ir.Input) {
-		buffers[b.Index] = encode(vals[b.Index], elemType(b, v))
-	}
-	for _, b := range k.BindingsOf(ir.Output) {
-		nan := make([]float64, segRows[b.Segment]*cols)
-		for j := range nan {
-			nan[j] = math.NaN() // every element must be overwritten
-		}
-		buffers[b.Index] = encode(nan, elemType(b, v))
-	}
-	params := rowParamValues(k)
-	rpg := k.Threadgroup / ir.LanesPerRow(cols, k.Threadgroup)
-	args := k.ArgsBinding()
-	buffers[args.Index] = rowArgsBytes(args, segRows, cols, rpg, params)
-	groups := 0
-	for _, r := range segRows {
-		groups += (r + rpg - 1) / rpg
-	}
-	got, err := mslcpu.Run(ctx, mslcpu.Launch{
-		Source: source, HostName: v.HostName, Buffers: buffers,
-		Grid:        [3]uint32{uint32(groups * k.Threadgroup), 1, 1},
-		Threadgroup: [3]uint32{uint32(k.Threadgroup), 1, 1},
-		Order:       opts.Order,
-	})
+	c := &rowCheck{k: k, v: v, opts: opts, cols: cols, segRows: segRows,
+		vals:   RowInputs(rng, k, v, segRows, cols, opts.Range, opts.Plain),
+		params: rowParamValues(k)}
+	got, err := c.run(ctx, source)
 	if err != nil {
 		return RowResult{}, err
 	}
-	res := RowResult{HostName: v.HostName, Rows: rows, Cols: cols}
-	rounding := roundingOf(k, v)
-	worst := 0.0
-	for s := 0; s < nseg; s++ {
-		ins, outs := k.SegmentBindings(s, ir.Input), k.SegmentBindings(s, ir.Output)
-		names := make([]string, len(ins))
+	c.got = got
+	c.res = RowResult{HostName: v.HostName, Rows: rows, Cols: cols}
+	c.rounding = roundingOf(k, v)
+	for s := range segRows {
+		c.checkSegment(s)
+	}
+	if len(c.res.Failures) > 0 {
+		c.res.First = c.res.Failures[0].String()
+	}
+	return c.res, nil
+}
+
+// rowCheck is the state of one checkRowsOne call, shared by its helpers.
+type rowCheck struct {
+	k        *ir.Kernel
+	v        ir.Variant
+	opts     RowOptions
+	cols     int
+	segRows  []int       // rows of each segment
+	vals     [][]float64 // inputs as stored, by binding index
+	params   []float64
+	got      [][]byte // the kernel's buffers after the run
+	rounding ir.Rounding
+	res      RowResult
+	worst    float64 // largest excess seen so far
+}
+
+// rowLaneAt locates one output element and what is needed to judge it.
+type rowLaneAt struct {
+	seg, row, col int
+	out           ir.Binding
+	t             dtype.DType
+	minNormal     float64
+	names         []string    // the segment's input names
+	inputs        [][]float64 // the row's inputs
+}
+
+// run encodes the buffers and runs the kernel on the MSL CPU interpreter.
+func (c *rowCheck) run(ctx context.Context, source []byte) ([][]byte, error) {
+	k := c.k
+	rpg := k.Threadgroup / ir.LanesPerRow(c.cols, k.Threadgroup)
+	groups := 0
+	for _, r := range c.segRows {
+		groups += (r + rpg - 1) / rpg
+	}
+	return mslcpu.Run(ctx, mslcpu.Launch{
+		Source: source, HostName: c.v.HostName, Buffers: c.buffers(rpg),
+		Grid:        [3]uint32{uint32(groups * k.Threadgroup), 1, 1},
+		Threadgroup: [3]uint32{uint32(k.Threadgroup), 1, 1},
+		Order:       c.opts.Order,
+	})
+}
+
+// buffers encodes the inputs, NaN-filled outputs (every element must be
+// overwritten) and the args struct, by binding index.
+func (c *rowCheck) buffers(rpg int) [][]byte {
+	k := c.k
+	buffers := make([][]byte, len(k.Bindings))
+	for _, b := range k.BindingsOf(ir.Input) {
+		buffers[b.Index] = encode(c.vals[b.Index], elemType(b, c.v))
+	}
+	for _, b := range k.BindingsOf(ir.Output) {
+		nan := make([]float64, c.segRows[b.Segment]*c.cols)
+		for j := range nan {
+			nan[j] = math.NaN() // every element must be overwritten
+		}
+		buffers[b.Index] = encode(nan, elemType(b, c.v))
+	}
+	args := k.ArgsBinding()
+	buffers[args.Index] = rowArgsBytes(args, c.segRows, c.cols, rpg, c.params)
+	return buffers
+}
+
+// checkSegment compares every row of segment s with the bounded reference.
+func (c *rowCheck) checkSegment(s int) {
+	k, cols := c.k, c.cols
+	ins, outs := k.SegmentBindings(s, ir.Input), k.SegmentBindings(s, ir.Output)
+	names := make([]string, len(ins))
+	for i, b := range ins {
+		names[i] = b.Name
+	}
+	row := make([][]float64, len(ins))
+	for r := 0; r < c.segRows[s]; r++ {
 		for i, b := range ins {
-			names[i] = b.Name
-		}
-		row := make([][]float64, len(ins))
-		for r := 0; r < segRows[s]; r++ {
-			for i, b := range ins {
-				if b.Row {
-					row[i] = vals[b.Index]
-				} else {
-					row[i] = vals[b.Index][r*cols : (r+1)*cols]
-				}
+			if b.Row {
+				row[i] = c.vals[b.Index]
+			} else {
+				row[i] = c.vals[b.Index][r*cols : (r+1)*cols]
 			}
-			want, bound := k.EvalRowsBound(row, params, rounding)
-			for o, b := range outs {
-				t := elemType(b, v)
-				minNormal := LimitsOf(t).MinNormal
-				for j := 0; j < cols; j++ {
-					g := decode(got[b.Index], t, r*cols+j)
-					w := want[o][j]
-					res.Checked++
-					if math.IsInf(bound[o][j], 1) {
-						res.Undecided++
-					}
-					switch {
-					case math.IsNaN(w):
-						res.NaNs++
-						if !slices.Contains(res.NaNRows, r) {
-							res.NaNRows = append(res.NaNRows, r)
-						}
-					case math.IsInf(w, 0):
-						res.Infs++
-					}
-					allowed, ok, note := judge(g, w, bound[o][j], t, v.Tolerance)
-					d := math.Abs(g - w)
-					if !math.IsNaN(d) && !math.IsInf(d, 0) {
-						res.MaxAbs = math.Max(res.MaxAbs, d)
-						if math.Abs(w) >= minNormal {
-							res.MaxRel = math.Max(res.MaxRel, d/math.Abs(w))
-						}
-					}
-					excess := 0.0
-					if g != dtype.Round(w, t) || !ok {
-						excess = excessOf(g, w, allowed, note)
-					}
-					if ok && excess <= worst {
-						continue
-					}
-					at := make([]float64, len(ins))
-					for i := range ins {
-						at[i] = row[i][j]
-					}
-					lane := Lane{N: segRows[s], Index: r*cols + j, Output: b.Name, Inputs: names, Values: at,
-						Got: g, Want: w, Allowed: allowed, Excess: excess, Note: note,
-						Row: r, Col: j, Cols: cols, Kind: kindOf(opts, r, segRows[s])}
-					if excess > worst {
-						worst, res.Worst = excess, &lane
-					}
-					if !ok {
-						res.Failed++
-						if len(res.Failures) < maxFailures {
-							res.Failures = append(res.Failures, lane)
-						}
-					}
-				}
+		}
+		want, bound := k.EvalRowsBound(row, c.params, c.rounding)
+		for o, b := range outs {
+			t := elemType(b, c.v)
+			at := rowLaneAt{seg: s, row: r, out: b, t: t, minNormal: LimitsOf(t).MinNormal, names: names, inputs: row}
+			for j := 0; j < cols; j++ {
+				at.col = j
+				c.checkLane(at, decode(c.got[b.Index], t, r*cols+j), want[o][j], bound[o][j])
 			}
 		}
 	}
-	if len(res.Failures) > 0 {
-		res.First = res.Failures[0].String()
+}
+
+// checkLane judges one element: it updates the counts and statistics and
+// records the lane if it failed or is the worst so far.
+func (c *rowCheck) checkLane(at rowLaneAt, g, w, bound float64) {
+	c.tally(at.row, w, bound)
+	allowed, ok, note := judge(g, w, bound, at.t, c.v.Tolerance)
+	d := math.Abs(g - w)
+	if !math.IsNaN(d) && !math.IsInf(d, 0) {
+		c.res.MaxAbs = math.Max(c.res.MaxAbs, d)
+		if math.Abs(w) >= at.minNormal {
+			c.res.MaxRel = math.Max(c.res.MaxRel, d/math.Abs(w))
+		}
 	}
-	return res, nil
+	excess := 0.0
+	if g != dtype.Round(w, at.t) || !ok {
+		excess = excessOf(g, w, allowed, note)
+	}
+	if ok && excess <= c.worst {
+		return
+	}
+	lane := c.lane(at, g, w, allowed, excess, note)
+	if excess > c.worst {
+		c.worst, c.res.Worst = excess, &lane
+	}
+	if !ok {
+		c.res.Failed++
+		if len(c.res.Failures) < maxFailures {
+			c.res.Failures = append(c.res.Failures, lane)
+		}
+	}
+}
+
+// tally counts a checked element and the undecided, NaN and Inf wants.
+func (c *rowCheck) tally(r int, w, bound float64) {
+	res := &c.res
+	res.Checked++
+	if math.IsInf(bound, 1) {
+		res.Undecided++
+	}
+	switch {
+	case math.IsNaN(w):
+		res.NaNs++
+		if !slices.Contains(res.NaNRows, r) {
+			res.NaNRows = append(res.NaNRows, r)
+		}
+	case math.IsInf(w, 0):
+		res.Infs++
+	}
+}
+
+// lane describes one element for the report, its inputs included.
+func (c *rowCheck) lane(at rowLaneAt, g, w, allowed, excess float64, note string) Lane {
+	vals := make([]float64, len(at.inputs))
+	for i := range at.inputs {
+		vals[i] = at.inputs[i][at.col]
+	}
+	r, j, n := at.row, at.col, c.segRows[at.seg]
+	return Lane{N: n, Index: r*c.cols + j, Output: at.out.Name, Inputs: at.names, Values: vals,
+		Got: g, Want: w, Allowed: allowed, Excess: excess, Note: note,
+		Row: r, Col: j, Cols: c.cols, Kind: kindOf(c.opts, r, n)}
 }
 
 // RowInputs draws the inputs CheckRows gives variant v of rowwise kernel k

@@ -98,7 +98,7 @@ func checkRows(t *testing.T, ik *ir.Kernel, v ir.Variant, outs []*kgenrt.Tensor,
 		rows := 0
 		if cols > 0 {
 			for _, b := range segIns {
-				if !b.Row {
+				if !b.IsRowVector() {
 					rows = len(ins[b.Index]) / cols
 				}
 			}
@@ -107,7 +107,7 @@ func checkRows(t *testing.T, ik *ir.Kernel, v ir.Variant, outs []*kgenrt.Tensor,
 			in := make([][]float64, len(segIns))
 			for i, b := range segIns {
 				in[i] = ins[b.Index]
-				if !b.Row {
+				if !b.IsRowVector() {
 					in[i] = ins[b.Index][row*cols : (row+1)*cols]
 				}
 			}

@@ -1,9 +1,9 @@
 package ir
 
 import (
-	"fmt"
 	"math"
 
+	"github.com/kgen-dev/kgen/backend"
 	"github.com/kgen-dev/kgen/diag"
 	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/spec"
@@ -33,15 +33,25 @@ func Build(specs []*spec.Spec, diags *diag.List) []*Kernel {
 	return out
 }
 
+// kinds maps a spec's kind to its IR kind and the builder of its bindings
+// and schedule: the one place ir branches on the kind.
+var kinds = map[spec.Kind]struct {
+	kind     Kind
+	bindings func(s *spec.Spec, k *Kernel, diags *diag.List) []Binding
+	schedule func(s *spec.Spec, k *Kernel, diags *diag.List) Schedule
+}{
+	spec.Elementwise: {Elementwise, bindings, elementwiseSchedule},
+	spec.Rowwise:     {Rowwise, rowBindings, rowSchedule},
+}
+
 func buildKernel(s *spec.Spec, diags *diag.List) *Kernel {
-	if s.Kind == spec.Rowwise {
-		return buildRowwise(s, diags)
-	}
-	if len(s.Segments) > 0 {
-		diags.Addf(s.SegmentsPos, "segments are only for rowwise kernels (kind: rowwise)")
+	kb, ok := kinds[s.Kind]
+	if !ok {
+		diags.Addf(s.KindPos, "kind %s is not supported", s.Kind)
+		return nil
 	}
 	k := &Kernel{
-		Name: s.Kernel.Name, Doc: s.Doc, Kind: s.Kind, SpecPath: s.Path, Math: s.Math,
+		Name: s.Kernel.Name, Doc: s.Doc, Kind: kb.kind, SpecPath: s.Path, Math: s.Math,
 		Threadgroup: s.Threadgroup, Compute: s.Compute.Type,
 	}
 	checkPorts(s, diags)
@@ -52,18 +62,37 @@ func buildKernel(s *spec.Spec, diags *diag.List) *Kernel {
 		k.Ports[spec.Metal] = true // metal is generated unless the spec says null
 	}
 	k.Variants = variants(s, diags)
-	k.Bindings = bindings(s, diags)
-	k.ElemsPerThread = elemsPerThread(k)
-	k.Dispatch = Dispatch{
-		Grid:        [3]string{fmt.Sprintf("ceildiv(n, %d)", k.ElemsPerThread), "1", "1"},
-		Threadgroup: [3]int{k.Threadgroup, 1, 1},
+	for _, seg := range s.Segments {
+		k.Segments = append(k.Segments, seg.Name)
 	}
+	k.Bindings = kb.bindings(s, k, diags)
+	checkLimits(s, k, diags)
 	for _, c := range s.Constants {
 		k.Constants = append(k.Constants, Constant{Name: c.Name.Name, Text: c.Text})
 	}
 	k.Steps = newFormulaChecker(s, k, diags).run()
 	checkLiterals(s, k, diags)
+	if diags.Len() > 0 {
+		return k
+	}
+	k.Schedule = kb.schedule(s, k, diags)
 	return k
+}
+
+func elementwiseSchedule(_ *spec.Spec, k *Kernel, _ *diag.List) Schedule {
+	return &Elems{PerThread: elemsPerThread(k)}
+}
+
+// checkLimits rejects a kernel with more buffers than a backend it has a
+// port for can bind, at the spec, before any compiler sees it.
+func checkLimits(s *spec.Spec, k *Kernel, diags *diag.List) {
+	for b := Backend(0); b < NumBackends; b++ {
+		lim := backend.Table[b].Buffers
+		if !k.Ports[b] || len(k.Bindings) <= lim {
+			continue
+		}
+		diags.Addf(s.Kernel.Pos, "kernel %s binds %d buffers (tensors and the args struct); %s allows %d per kernel", k.Name, len(k.Bindings), b, lim)
+	}
 }
 
 // checkPorts rejects ports kgen cannot generate: Metal and CUDA (emit/msl,
@@ -114,16 +143,19 @@ func typeNames(ts []spec.TypeRef) []string {
 
 // bindings fixes buffer indices: inputs in order, outputs in order, then the
 // args struct (size fields, then params; 4 bytes each, no padding).
-func bindings(s *spec.Spec, diags *diag.List) []Binding {
+func bindings(s *spec.Spec, _ *Kernel, diags *diag.List) []Binding {
+	if len(s.Segments) > 0 {
+		diags.Addf(s.SegmentsPos, "segments are only for rowwise kernels (kind: rowwise)")
+	}
 	var out []Binding
 	for _, in := range s.Inputs {
-		if in.Row && s.Kind != spec.Rowwise {
+		if in.Row {
 			diags.Addf(in.Pos, "input %s: shape row is only for rowwise kernels", in.Name.Name)
 		}
-		out = append(out, Binding{Index: len(out), Name: in.Name.Name, Role: Input, DType: in.DType.Type, Row: in.Row})
+		out = append(out, Binding{Index: len(out), Name: in.Name.Name, Role: Input, DType: in.DType.Type, Shape: Shape{"n"}})
 	}
 	for _, o := range s.Outputs {
-		out = append(out, Binding{Index: len(out), Name: o.Name.Name, Role: Output})
+		out = append(out, Binding{Index: len(out), Name: o.Name.Name, Role: Output, Shape: Shape{"n"}})
 	}
 	fields := []Field{{Name: "n", Type: dtype.U32, Offset: 0, Size: true}}
 	for _, p := range s.Params {

@@ -7,16 +7,18 @@ package ir
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"strings"
 
 	"github.com/kgen-dev/kgen/dtype"
-	"github.com/kgen-dev/kgen/spec"
+	"github.com/kgen-dev/kgen/launch"
 )
 
-// Kernel is one spec, checked and laid out.
+// Kernel is one spec, checked and laid out. Its fields are kind-neutral;
+// what a kind adds lives in its Schedule.
 type Kernel struct {
 	Name        string
 	Doc         string
-	Kind        spec.Kind
+	Kind        Kind   // Schedule.Kind()
 	SpecPath    string // relative to the config folder
 	Math        string // "precise" or "fast"
 	Threadgroup int
@@ -25,17 +27,21 @@ type Kernel struct {
 	Compute  dtype.DType
 	Variants []Variant
 	Bindings []Binding // by buffer index
-	// ElemsPerThread is how many elements one thread handles; chosen so each
-	// thread moves whole 16-byte vectors of its narrowest tensor.
-	ElemsPerThread int
-	Dispatch       Dispatch
-	Constants      []Constant
-	Steps          []Step // let bindings then outputs, in spec order
-	Ports          [spec.NumBackends]bool
-	// Rows is the row schedule of a rowwise kernel (see rowwise.go); nil
-	// for elementwise kernels.
-	Rows *Rows
+	// Segments names the independent problems of a multi-segment kernel
+	// (nil for one segment). Segment s has its own tensors (bindings with
+	// Segment == s, named <segment>_<name>) and size fields.
+	Segments  []string
+	Constants []Constant
+	Steps     []Step // let bindings then outputs, in spec order
+	Ports     [NumBackends]bool
+	Schedule  Schedule
 }
+
+// Launch is the kernel's launch on backend b.
+func (k *Kernel) Launch(b Backend) launch.Launch { return k.Schedule.Launch(k, b) }
+
+// Describe is the schedule in words (see Schedule.Describe).
+func (k *Kernel) Describe() []string { return k.Schedule.Describe(k) }
 
 // Variant is one storage dtype's instantiation of a kernel.
 type Variant struct {
@@ -68,12 +74,24 @@ type Binding struct {
 	// DType is the element type; dtype.Invalid means the variant's storage
 	// type ("T"). Unset for Args.
 	DType dtype.DType
-	Row   bool // a row vector shared by all rows (rowwise kernels)
+	// Shape is a tensor's dimensions, named by the size fields that give
+	// them, outermost first. Unset for Args.
+	Shape Shape
 	// Segment is the index of the segment the tensor belongs to, in a
-	// multi-segment rowwise kernel (see Rows.Segments); 0 otherwise.
+	// multi-segment kernel (see Kernel.Segments); 0 otherwise.
 	Segment int
 	Fields  []Field // the scalar struct, for Args
 }
+
+// Shape names a tensor's dimensions by size fields: [n] (elementwise),
+// [rows, cols] or [<segment>_rows, cols], and [cols] for a row vector that
+// every row shares.
+type Shape []string
+
+func (s Shape) String() string { return "[" + strings.Join(s, ", ") + "]" }
+
+// IsRowVector reports whether the tensor is a [cols] row vector.
+func (b Binding) IsRowVector() bool { return len(b.Shape) == 1 && b.Shape[0] == "cols" }
 
 // Field is a 4-byte member of the args struct.
 type Field struct {
@@ -82,15 +100,9 @@ type Field struct {
 	Offset int
 	Size   bool // a size field (n; rows, cols) rather than a param
 	// Derived is set on size fields the launcher computes from the others
-	// (rowwise: rows_per_group), with the rule it follows, for the inventory.
+	// (rowwise: rows_per_group): the Metal rule in words, for the inventory
+	// (Launch(b).Derived holds each backend's evaluable rule).
 	Derived string
-}
-
-// Dispatch is Metal's dispatchThreads: Grid is the total threads per axis as
-// expressions over the size fields; Threadgroup the threads per group.
-type Dispatch struct {
-	Grid        [3]string
-	Threadgroup [3]int
 }
 
 // Constant is a baked number.
@@ -107,7 +119,7 @@ type Step struct {
 	Expr   *Expr
 }
 
-// Bindings returns the kernel's bindings of one role.
+// BindingsOf returns the kernel's bindings of one role.
 func (k *Kernel) BindingsOf(r Role) []Binding {
 	var out []Binding
 	for _, b := range k.Bindings {

@@ -2,10 +2,13 @@ package ir
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
+	"github.com/kgen-dev/kgen/backend"
 	"github.com/kgen-dev/kgen/diag"
 	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/launch"
 	"github.com/kgen-dev/kgen/spec"
 )
 
@@ -19,11 +22,10 @@ import (
 // pass p; the write pass (Passes+1) walks it once more and stores the
 // outputs. Softmax, y = e / row_sum(e) with e = exp(x - row_max(x)), is
 // pass 1 row_max, pass 2 row_sum, pass 3 write.
+//
+// Segments (Kernel.Segments) are independent row problems sharing cols:
+// segment s has its own tensors and row count <segment>_rows.
 type Rows struct {
-	// Segments names the independent row problems of a multi-segment kernel
-	// (nil for one segment). Segment s has its own tensors (bindings with
-	// Segment == s, named <segment>_<name>) and row count (<segment>_rows).
-	Segments   []string
 	Reductions []Reduction
 	Passes     int // reduction passes; the write pass is Passes+1
 	// Info describes each step (Steps[i]).
@@ -51,16 +53,13 @@ type StepInfo struct {
 // Reduction is one row_* call, replaced in its formula by an OpRef with
 // Ref RefReduce and Name ReductionName(i).
 type Reduction struct {
-	Func  string // "row_sum", "row_mean", "row_max" or "row_min"
-	Arg   *Expr  // per-element
-	Level int    // its pass
+	Op    ReduceOp
+	Arg   *Expr // per-element
+	Level int   // its pass
 }
 
 // ReductionName is the generated name of reduction i's per-row value.
 func ReductionName(i int) string { return fmt.Sprintf("kgen_r%d", i) }
-
-// MaxThreadgroupMemory is Metal's threadgroup memory limit per threadgroup.
-const MaxThreadgroupMemory = 32 * 1024
 
 // SimdWidth is the lanes of an Apple simdgroup.
 const SimdWidth = 32
@@ -72,56 +71,34 @@ const SimdWidth = 32
 // 256 threads) and wide rows use the whole group and loop. The Go launcher
 // (kgenrt.LanesPerRow, which must agree) passes tg / LanesPerRow as the
 // size field rows_per_group.
-func LanesPerRow(cols, tg int) int {
-	w := SimdWidth
-	for w < tg && w*4 < cols {
-		w *= 2
-	}
-	return w
-}
+func LanesPerRow(cols, tg int) int { return launch.LanesFor(cols, tg, metalValuesPerLane) }
+
+// metalValuesPerLane is the most values one lane of a Metal row team takes
+// before the team doubles.
+const metalValuesPerLane = 4
 
 // cacheBudget is the register values per thread kgen spends on cached rows
 // at 256 threads per group (scaled inversely with the group size).
 const cacheBudget = 32
 
-func buildRowwise(s *spec.Spec, diags *diag.List) *Kernel {
-	k := &Kernel{
-		Name: s.Kernel.Name, Doc: s.Doc, Kind: s.Kind, SpecPath: s.Path, Math: s.Math,
-		Threadgroup: s.Threadgroup, Compute: s.Compute.Type, ElemsPerThread: 1,
-	}
-	checkPorts(s, diags)
-	for b, p := range s.Ports {
-		k.Ports[b] = p.Generated
-	}
-	if !s.Ports[spec.Metal].Generated && s.Ports[spec.Metal].Pos.Line == 0 {
-		k.Ports[spec.Metal] = true
-	}
-	k.Variants = variants(s, diags)
+// rowSchedule classifies the steps of a checked rowwise kernel.
+func rowSchedule(s *spec.Spec, k *Kernel, diags *diag.List) Schedule {
 	rows := &Rows{}
-	for _, seg := range s.Segments {
-		rows.Segments = append(rows.Segments, seg.Name)
-	}
-	k.Bindings = rowBindings(s, rows.Segments, diags)
-	k.Dispatch = Dispatch{Grid: [3]string{rowGrid(k.Threadgroup, rows.Segments), "1", "1"}, Threadgroup: [3]int{k.Threadgroup, 1, 1}}
-	for _, c := range s.Constants {
-		k.Constants = append(k.Constants, Constant{Name: c.Name.Name, Text: c.Text})
-	}
-	k.Steps = newFormulaChecker(s, k, diags).run()
-	checkLiterals(s, k, diags)
-	if diags.Len() > 0 {
-		return k
-	}
-	k.Rows = rows
-	schedule(s, k, diags)
-	return k
+	k.Schedule = rows // the scheduler reads reductions through k
+	schedule(s, k, rows, diags)
+	return rows
 }
+
+// Kind implements Schedule.
+func (*Rows) Kind() Kind { return Rowwise }
 
 // rowBindings fixes buffer indices of a rowwise kernel: the inputs in order,
 // then the outputs in order (segment by segment when there are segments),
 // then the args struct: the size fields (rows, cols, rows_per_group; with
 // segments <segment>_rows for each, then cols, rows_per_group), then the
 // params.
-func rowBindings(s *spec.Spec, segs []string, diags *diag.List) []Binding {
+func rowBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
+	segs := k.Segments
 	prefixes := []string{""}
 	if len(segs) > 0 {
 		prefixes = nil
@@ -132,16 +109,20 @@ func rowBindings(s *spec.Spec, segs []string, diags *diag.List) []Binding {
 	hasRowTensor := false
 	var out []Binding
 	for si, pre := range prefixes {
+		tensor := Shape{pre + "rows", "cols"}
 		for _, in := range s.Inputs {
-			if !in.Row {
+			shape := tensor
+			if in.Row {
+				shape = Shape{"cols"}
+			} else {
 				hasRowTensor = true
 			}
-			out = append(out, Binding{Index: len(out), Name: pre + in.Name.Name, Role: Input, DType: in.DType.Type, Row: in.Row, Segment: si})
+			out = append(out, Binding{Index: len(out), Name: pre + in.Name.Name, Role: Input, DType: in.DType.Type, Shape: shape, Segment: si})
 		}
 	}
 	for si, pre := range prefixes {
 		for _, o := range s.Outputs {
-			out = append(out, Binding{Index: len(out), Name: pre + o.Name.Name, Role: Output, Segment: si})
+			out = append(out, Binding{Index: len(out), Name: pre + o.Name.Name, Role: Output, Shape: Shape{pre + "rows", "cols"}, Segment: si})
 		}
 	}
 	if !hasRowTensor && len(s.Inputs) > 0 {
@@ -156,7 +137,7 @@ func rowBindings(s *spec.Spec, segs []string, diags *diag.List) []Binding {
 	}
 	fields = append(fields, Field{Name: "cols", Type: dtype.U32, Size: true},
 		Field{Name: "rows_per_group", Type: dtype.U32, Size: true,
-			Derived: fmt.Sprintf("%d / lanes_per_row(cols): lanes_per_row is the smallest power of two from 32 to %d with 4 * lanes >= cols", s.Threadgroup, s.Threadgroup)})
+			Derived: rowsPerGroupDoc(s.Threadgroup)})
 	for _, p := range s.Params {
 		fields = append(fields, Field{Name: p.Name.Name, Type: p.Type.Type})
 	}
@@ -166,17 +147,33 @@ func rowBindings(s *spec.Spec, segs []string, diags *diag.List) []Binding {
 	return append(out, Binding{Index: len(out), Name: "args", Role: Args, Fields: fields})
 }
 
-// rowGrid is the dispatch grid: one threadgroup per rows_per_group rows of
-// each segment.
-func rowGrid(tg int, segs []string) string {
-	if len(segs) == 0 {
-		return fmt.Sprintf("%d * ceildiv(rows, rows_per_group)", tg)
+// Launch implements Schedule: one threadgroup per rows_per_group rows of
+// each segment, rows_per_group = threads / the team width. Metal's teams
+// take at most 4 values per lane; CUDA's load 16-byte vectors and take two
+// vectors per lane (32 / element bytes values), so rows get fewer lanes.
+func (r *Rows) Launch(k *Kernel, b Backend) launch.Launch {
+	tg := launch.N(k.Threadgroup)
+	per := launch.N(metalValuesPerLane)
+	if b == CUDA {
+		per = launch.Over(launch.N(32), launch.V(launch.ElemBytes))
 	}
-	var parts []string
-	for _, sg := range segs {
-		parts = append(parts, fmt.Sprintf("ceildiv(%s_rows, rows_per_group)", sg))
+	rpg := launch.V("rows_per_group")
+	var groups []*launch.Expr
+	for _, f := range k.ArgsBinding().Fields {
+		if f.Size && f.Name != "cols" && f.Derived == "" {
+			groups = append(groups, launch.Ceil(launch.V(f.Name), rpg))
+		}
 	}
-	return fmt.Sprintf("%d * (%s)", tg, strings.Join(parts, " + "))
+	return launch.Launch{
+		Grid:        [3]*launch.Expr{launch.Times(tg, launch.Sum(groups...)), launch.N(1), launch.N(1)},
+		Threadgroup: [3]int{k.Threadgroup, 1, 1},
+		Derived: []launch.Derived{{Field: "rows_per_group", Rule: launch.Over(tg, launch.TeamLanes(launch.V("cols"), tg, per)),
+			Doc: rowsPerGroupDoc(k.Threadgroup)}},
+	}
+}
+
+func rowsPerGroupDoc(tg int) string {
+	return fmt.Sprintf("%d / lanes_per_row(cols): lanes_per_row is the smallest power of two from 32 to %d with 4 * lanes >= cols", tg, tg)
 }
 
 // valueInfo is what an expression depends on.
@@ -194,14 +191,14 @@ func (a valueInfo) merge(b valueInfo) valueInfo {
 type scheduler struct {
 	s     *spec.Spec
 	k     *Kernel
+	rows  *Rows
 	diags *diag.List
 	info  []valueInfo // per step
 	cur   spec.Formula
 }
 
-func schedule(s *spec.Spec, k *Kernel, diags *diag.List) {
-	sc := &scheduler{s: s, k: k, diags: diags}
-	r := k.Rows
+func schedule(s *spec.Spec, k *Kernel, r *Rows, diags *diag.List) {
+	sc := &scheduler{s: s, k: k, rows: r, diags: diags}
 	formulas := append(append([]spec.Formula(nil), s.Let...), s.Outputs...)
 	for i, st := range k.Steps {
 		sc.cur = formulas[i]
@@ -218,8 +215,10 @@ func schedule(s *spec.Spec, k *Kernel, diags *diag.List) {
 	sc.reads()
 	tg := k.Threadgroup
 	r.ThreadgroupBytes = 4 * (tg / SimdWidth)
-	if r.ThreadgroupBytes > MaxThreadgroupMemory {
-		diags.Addf(s.KindPos, "the kernel needs %d bytes of threadgroup memory; Metal allows %d", r.ThreadgroupBytes, MaxThreadgroupMemory)
+	for b := Backend(0); b < NumBackends; b++ {
+		if lim := backend.Table[b].ThreadgroupBytes; k.Ports[b] && r.ThreadgroupBytes > lim {
+			diags.Addf(s.KindPos, "the kernel needs %d bytes of threadgroup memory; %s allows %d", r.ThreadgroupBytes, b, lim)
+		}
 	}
 	if n := len(r.Cached); n > 0 {
 		per := cacheBudget * 256 / (tg * n)
@@ -241,7 +240,7 @@ func (sc *scheduler) classify(e *Expr) valueInfo {
 		case RefLet:
 			return sc.info[e.Index]
 		case RefReduce:
-			return valueInfo{level: sc.k.Rows.Reductions[e.Index].Level}
+			return valueInfo{level: sc.rows.Reductions[e.Index].Level}
 		}
 		return valueInfo{}
 	case OpCall:
@@ -249,7 +248,8 @@ func (sc *scheduler) classify(e *Expr) valueInfo {
 		for _, a := range e.Args {
 			in = in.merge(sc.classify(a))
 		}
-		if !strings.HasPrefix(e.Func, "row_") {
+		op, isReduction := ReduceOpOf(e.Func)
+		if !isReduction {
 			return in
 		}
 		pos := sc.cur.Map.At(e.Off)
@@ -259,10 +259,10 @@ func (sc *scheduler) classify(e *Expr) valueInfo {
 		case !in.tensor:
 			sc.diags.Addf(pos, "%s of row-shaped inputs only: the result is the same for every row; compute it once outside the kernel, or reduce an expression of a [rows, cols] input", e.Func)
 		}
-		rows := sc.k.Rows
+		rows := sc.rows
 		idx := len(rows.Reductions)
 		arg := e.Args[0]
-		rows.Reductions = append(rows.Reductions, Reduction{Func: e.Func, Arg: arg, Level: in.level + 1})
+		rows.Reductions = append(rows.Reductions, Reduction{Op: op, Arg: arg, Level: in.level + 1})
 		*e = Expr{Op: OpRef, Ref: RefReduce, Index: idx, Name: ReductionName(idx)}
 		return valueInfo{level: in.level + 1}
 	}
@@ -275,7 +275,7 @@ func (sc *scheduler) classify(e *Expr) valueInfo {
 
 // reads lists the inputs each pass reads and the inputs worth caching.
 func (sc *scheduler) reads() {
-	r := sc.k.Rows
+	r := sc.rows
 	r.Reads = make([][]int, r.Passes+1)
 	count := make([]int, len(sc.s.Inputs))
 	for p := 1; p <= r.Passes+1; p++ {
@@ -322,6 +322,14 @@ type Deps struct {
 
 // ElementDeps computes the Deps of targets in a rowwise kernel.
 func (k *Kernel) ElementDeps(targets []*Expr) Deps {
+	r := k.Schedule.(*Rows)
+	return k.elementDeps(targets, func(i int) bool { return r.Info[i].PerRow })
+}
+
+// elementDeps computes the Deps of per-element targets; perRow tells the
+// lets computed once per row (passed as arguments) from the per-element
+// ones (computed in place).
+func (k *Kernel) elementDeps(targets []*Expr, perRow func(step int) bool) Deps {
 	d := Deps{Inputs: map[int]bool{}, Params: map[int]bool{}, Constants: map[int]bool{}}
 	lets, rowLets, reds := map[int]bool{}, map[int]bool{}, map[int]bool{}
 	var walk func(e *Expr)
@@ -337,7 +345,7 @@ func (k *Kernel) ElementDeps(targets []*Expr) Deps {
 			case RefReduce:
 				reds[e.Index] = true
 			case RefLet:
-				if k.Rows.Info[e.Index].PerRow {
+				if perRow(e.Index) {
 					rowLets[e.Index] = true
 				} else if !lets[e.Index] {
 					lets[e.Index] = true
@@ -360,11 +368,10 @@ func (k *Kernel) ElementDeps(targets []*Expr) Deps {
 			d.RowLets = append(d.RowLets, i)
 		}
 	}
-	for i := range k.Rows.Reductions {
-		if reds[i] {
-			d.Reductions = append(d.Reductions, i)
-		}
+	for i := range reds {
+		d.Reductions = append(d.Reductions, i)
 	}
+	sort.Ints(d.Reductions)
 	return d
 }
 
@@ -372,10 +379,11 @@ func (k *Kernel) ElementDeps(targets []*Expr) Deps {
 // constants, reductions and per-row lets of earlier levels (lets of the same
 // level are computed together, in order).
 func (k *Kernel) RowDeps(level int) (steps []int, d Deps) {
+	r := k.Schedule.(*Rows)
 	d = Deps{Inputs: map[int]bool{}, Params: map[int]bool{}, Constants: map[int]bool{}}
 	same, rowLets, reds := map[int]bool{}, map[int]bool{}, map[int]bool{}
 	for i, st := range k.Steps {
-		if st.Output || !k.Rows.Info[i].PerRow || k.Rows.Info[i].Level != level {
+		if st.Output || !r.Info[i].PerRow || r.Info[i].Level != level {
 			continue
 		}
 		steps = append(steps, i)
@@ -403,7 +411,7 @@ func (k *Kernel) RowDeps(level int) (steps []int, d Deps) {
 			d.RowLets = append(d.RowLets, i)
 		}
 	}
-	for i := range k.Rows.Reductions {
+	for i := range r.Reductions {
 		if reds[i] {
 			d.Reductions = append(d.Reductions, i)
 		}
@@ -431,12 +439,7 @@ func (k *Kernel) SegmentBindings(seg int, r Role) []Binding {
 }
 
 // NumSegments is 1, or the number of segments of a multi-segment kernel.
-func (k *Kernel) NumSegments() int {
-	if k.Rows == nil || len(k.Rows.Segments) == 0 {
-		return 1
-	}
-	return len(k.Rows.Segments)
-}
+func (k *Kernel) NumSegments() int { return max(1, len(k.Segments)) }
 
 // FormatExpr writes e in the formula language (reductions by their calls),
 // for comments in generated code.
@@ -445,9 +448,9 @@ func (k *Kernel) FormatExpr(e *Expr) string {
 	case OpLiteral:
 		return e.Text
 	case OpRef:
-		if e.Ref == RefReduce && k.Rows != nil {
-			red := k.Rows.Reductions[e.Index]
-			return red.Func + "(" + k.FormatExpr(red.Arg) + ")"
+		if r, ok := k.Schedule.(*Rows); ok && e.Ref == RefReduce {
+			red := r.Reductions[e.Index]
+			return red.Op.Func() + "(" + k.FormatExpr(red.Arg) + ")"
 		}
 		return e.Name
 	case OpUnary:
@@ -494,19 +497,16 @@ func opPrec(op string) int {
 	return 5
 }
 
-// Schedule describes the passes in words, for comments and inventory.md.
-func (k *Kernel) Schedule() []string {
-	r := k.Rows
-	if r == nil {
-		return nil
-	}
+// Describe implements Schedule: the passes in words, for comments and
+// inventory.md.
+func (r *Rows) Describe(k *Kernel) []string {
 	var out []string
 	for p := 1; p <= r.Passes+1; p++ {
 		var what []string
 		if p <= r.Passes {
 			for i, red := range r.Reductions {
 				if red.Level == p {
-					what = append(what, ReductionName(i)+" = "+red.Func+"("+k.FormatExpr(red.Arg)+")")
+					what = append(what, ReductionName(i)+" = "+red.Op.Func()+"("+k.FormatExpr(red.Arg)+")")
 				}
 			}
 		} else {
@@ -532,8 +532,8 @@ func (k *Kernel) Schedule() []string {
 // inputName is the spec's name of input i (without a segment prefix).
 func (k *Kernel) inputName(i int) string {
 	name := k.BindingsOf(Input)[i].Name
-	if len(k.Rows.Segments) > 0 {
-		name = strings.TrimPrefix(name, k.Rows.Segments[0]+"_")
+	if len(k.Segments) > 0 {
+		name = strings.TrimPrefix(name, k.Segments[0]+"_")
 	}
 	return name
 }

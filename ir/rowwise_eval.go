@@ -23,7 +23,7 @@ func (k *Kernel) EvalRows(in [][]float64, params []float64) [][]float64 {
 // order with a shallower tree, Apple's simd_sum included, is within it.
 func (k *Kernel) EvalRowsBound(in [][]float64, params []float64, r Rounding) (vals, bounds [][]float64) {
 	cols := rowCols(k, in)
-	rows := k.Rows
+	rows := k.Schedule.(*Rows)
 	lanes := LanesPerRow(cols, k.Threadgroup)
 	e := &rowEval{
 		k: k, rows: rows, in: in, cols: cols, elem: make([]float64, len(in)),
@@ -57,7 +57,7 @@ type rowAcc struct{ v, e, abs float64 }
 // `shape: row` vector.
 func rowCols(k *Kernel, in [][]float64) int {
 	for i, b := range k.SegmentBindings(0, Input) {
-		if !b.Row {
+		if !b.IsRowVector() {
 			return len(in[i])
 		}
 	}
@@ -94,43 +94,30 @@ func (e *rowEval) rowLets(level int) {
 func (e *rowEval) accumulate(p int) []rowAcc {
 	accs := make([]rowAcc, len(e.rows.Reductions))
 	for ri, red := range e.rows.Reductions {
-		if red.Level == p && (red.Func == "row_max" || red.Func == "row_min") {
-			accs[ri].v = math.Inf(1)
-			if red.Func == "row_max" {
-				accs[ri].v = math.Inf(-1)
-			}
-		}
+		accs[ri].v = red.Op.Identity()
 	}
 	for j := 0; j < e.cols; j++ {
 		e.setElem(j)
 		e.elemLets(p)
 		for ri, red := range e.rows.Reductions {
 			if red.Level == p {
-				accs[ri].add(red.Func, e.env.eval(red.Arg))
+				accs[ri].add(red.Op, e.env.eval(red.Arg))
 			}
 		}
 	}
 	return accs
 }
 
-// add folds one term d into the accumulator of reduction fn.
-func (a *rowAcc) add(fn string, d dual) {
-	switch fn {
-	case "row_sum", "row_mean":
-		a.v += d.v
+// add folds one term d into the accumulator of a reduction: sums add their
+// terms' bounds, max and min keep the largest.
+func (a *rowAcc) add(op ReduceOp, d dual) {
+	a.v = op.Fold(a.v, d.v)
+	if op.Sums() {
 		a.e += d.e
 		a.abs += math.Abs(d.v)
-	case "row_max":
-		if d.v > a.v || math.IsNaN(a.v) {
-			a.v = d.v
-		}
-		a.e = math.Max(a.e, d.e)
-	case "row_min":
-		if d.v < a.v || math.IsNaN(a.v) {
-			a.v = d.v
-		}
-		a.e = math.Max(a.e, d.e)
+		return
 	}
+	a.e = math.Max(a.e, d.e)
 }
 
 // finishReductions turns the accumulators of pass p into the reductions'
@@ -142,10 +129,10 @@ func (e *rowEval) finishReductions(p int, accs []rowAcc) {
 			continue
 		}
 		a := accs[ri]
-		switch red.Func {
-		case "row_sum":
+		switch red.Op {
+		case ReduceSum:
 			env.reds[ri] = env.round(a.v, a.e+e.depth*accumUnit*a.abs*boolf(r.Unit > 0))
-		case "row_mean":
+		case ReduceMean:
 			n := float64(e.cols)
 			err := (a.e + e.depth*accumUnit*a.abs*boolf(r.Unit > 0)) / n
 			v := a.v / n

@@ -5,14 +5,33 @@ import (
 	"strings"
 )
 
+// StageKind is what a stage function computes.
+type StageKind int
+
+// The stage kinds.
+const (
+	StageElement StageKind = iota // elementwise: every output of one element
+	StageRowLets                  // rowwise: the per-row lets of one level
+	StagePass                     // rowwise: the terms of one pass's reductions for one element
+	StageWrite                    // rowwise: the outputs of one element
+)
+
 // Stage is one stage function's work: the targets it computes and what
 // they need.
 type Stage struct {
+	Kind StageKind
+	// Name is the function's name in MSL and CUDA: kgen_<kernel>_<Suffix>,
+	// under the prefix no user name may take, so no input, param or let can
+	// shadow it. The Go emitter registers its own name built on Suffix.
 	Name    string
+	Suffix  string // "eval", "write", "pass1", "row0"
+	Level   int    // StagePass: the pass (1..); StageRowLets: the level (0..)
 	Comment string
 	Targets []Target
 	Deps    Deps
-	Row     bool // a per-row stage: its targets are per-row lets
+	// Args are the stage's value parameters, in order: inputs, params,
+	// per-row lets, reductions; the targets follow as output parameters.
+	Args []StageArg
 }
 
 // Target is one value a stage computes.
@@ -22,15 +41,58 @@ type Target struct {
 	Bool bool
 }
 
-// Stages lists the stage functions: per pass p a function returning the
-// terms of its reductions for one element, per level the per-row lets, and
-// the write function returning the outputs for one element.
-func (k *Kernel) Stages() []Stage {
-	r := k.Rows
+// ArgKind is what a stage argument carries.
+type ArgKind int
+
+// The argument kinds.
+const (
+	ArgInput     ArgKind = iota // an input element (Index: among the spec's inputs)
+	ArgParam                    // a param (Index: among Params())
+	ArgRowLet                   // a per-row let (Index: step index)
+	ArgReduction                // a reduction's value (Index: into Rows.Reductions)
+)
+
+// StageArg is one value parameter of a stage function.
+type StageArg struct {
+	Kind  ArgKind
+	Index int
+	Name  string // the parameter's name: the name the formulas use
+	Bool  bool
+}
+
+// Stages lists the kernel's stage functions (see Schedule.Stages).
+func (k *Kernel) Stages() []Stage { return k.Schedule.Stages(k) }
+
+// finishStage names a stage and lists its arguments from its Deps.
+func (k *Kernel) finishStage(st Stage) Stage {
+	st.Name = "kgen_" + k.Name + "_" + st.Suffix
+	for i, b := range k.SegmentBindings(0, Input) {
+		if st.Deps.Inputs[i] {
+			st.Args = append(st.Args, StageArg{Kind: ArgInput, Index: i, Name: k.FormulaName(b)})
+		}
+	}
+	for i, p := range k.Params() {
+		if st.Deps.Params[i] {
+			st.Args = append(st.Args, StageArg{Kind: ArgParam, Index: i, Name: p.Name})
+		}
+	}
+	for _, i := range st.Deps.RowLets {
+		st.Args = append(st.Args, StageArg{Kind: ArgRowLet, Index: i, Name: k.Steps[i].Name, Bool: k.Steps[i].Expr.Bool})
+	}
+	for _, i := range st.Deps.Reductions {
+		st.Args = append(st.Args, StageArg{Kind: ArgReduction, Index: i, Name: ReductionName(i)})
+	}
+	return st
+}
+
+// Stages implements Schedule: per pass p a function returning the terms of
+// its reductions for one element, per level the per-row lets, and the write
+// function returning the outputs for one element.
+func (r *Rows) Stages(k *Kernel) []Stage {
 	var out []Stage
 	for p := 0; p <= r.Passes; p++ {
 		if steps, d := k.RowDeps(p); len(steps) > 0 {
-			st := Stage{Name: fmt.Sprintf("%s_row%d", k.Name, p), Row: true, Deps: d,
+			st := Stage{Kind: StageRowLets, Suffix: fmt.Sprintf("row%d", p), Level: p, Deps: d,
 				Comment: fmt.Sprintf("per-row values available after pass %d", p)}
 			if p == 0 {
 				st.Comment = "per-row values of the params and constants alone"
@@ -39,12 +101,12 @@ func (k *Kernel) Stages() []Stage {
 				s := k.Steps[i]
 				st.Targets = append(st.Targets, Target{Name: s.Name, Expr: s.Expr, Bool: s.Expr.Bool})
 			}
-			out = append(out, st)
+			out = append(out, k.finishStage(st))
 		}
 		if p == r.Passes {
 			break
 		}
-		st := Stage{Name: fmt.Sprintf("%s_pass%d", k.Name, p+1),
+		st := Stage{Kind: StagePass, Suffix: fmt.Sprintf("pass%d", p+1), Level: p + 1,
 			Comment: fmt.Sprintf("pass %d: the terms of its reductions for one element", p+1)}
 		var exprs []*Expr
 		for i, red := range r.Reductions {
@@ -54,9 +116,10 @@ func (k *Kernel) Stages() []Stage {
 			}
 		}
 		st.Deps = k.ElementDeps(exprs)
-		out = append(out, st)
+		out = append(out, k.finishStage(st))
 	}
-	st := Stage{Name: k.Name + "_write", Comment: fmt.Sprintf("pass %d: the outputs of one element", r.Passes+1)}
+	st := Stage{Kind: StageWrite, Suffix: "write", Level: r.Passes + 1,
+		Comment: fmt.Sprintf("pass %d: the outputs of one element", r.Passes+1)}
 	var exprs []*Expr
 	for _, s := range k.Steps {
 		if s.Output {
@@ -65,35 +128,21 @@ func (k *Kernel) Stages() []Stage {
 		}
 	}
 	st.Deps = k.ElementDeps(exprs)
-	return append(out, st)
+	return append(out, k.finishStage(st))
 }
 
-// StageArgs lists a stage's value parameters by Name: inputs, params,
-// per-row lets, reductions.
+// StageArgs lists a stage's value parameters by Name (see Stage.Args).
 func (k *Kernel) StageArgs(st Stage) (names []string, bools []bool) {
-	for i, b := range k.SegmentBindings(0, Input) {
-		if st.Deps.Inputs[i] {
-			names, bools = append(names, k.FormulaName(b)), append(bools, false)
-		}
-	}
-	for i, p := range k.Params() {
-		if st.Deps.Params[i] {
-			names, bools = append(names, p.Name), append(bools, false)
-		}
-	}
-	for _, i := range st.Deps.RowLets {
-		names, bools = append(names, k.Steps[i].Name), append(bools, k.Steps[i].Expr.Bool)
-	}
-	for _, i := range st.Deps.Reductions {
-		names, bools = append(names, ReductionName(i)), append(bools, false)
+	for _, a := range st.Args {
+		names, bools = append(names, a.Name), append(bools, a.Bool)
 	}
 	return names, bools
 }
 
 // FormulaName is a tensor's name in the formulas (without a segment prefix).
 func (k *Kernel) FormulaName(b Binding) string {
-	if len(k.Rows.Segments) > 0 {
-		return strings.TrimPrefix(b.Name, k.Rows.Segments[b.Segment]+"_")
+	if len(k.Segments) > 0 {
+		return strings.TrimPrefix(b.Name, k.Segments[b.Segment]+"_")
 	}
 	return b.Name
 }

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"github.com/kgen-dev/kgen/backend"
 	"math"
 	"regexp"
 	"slices"
@@ -214,8 +215,8 @@ func (p *parser) threadgroup(n ast.Node) int {
 		return DefaultThreadgroup
 	}
 	tg, err := strconv.ParseInt(v.GetToken().Value, 0, 64)
-	if err != nil || tg < 32 || tg > 1024 || tg&(tg-1) != 0 {
-		p.diags.Addf(p.doc.Pos(n), "threadgroup %s must be a power of two from 32 to 1024", v.GetToken().Value)
+	if most := backend.MaxThreads(); err != nil || tg < 32 || tg > int64(most) || tg&(tg-1) != 0 {
+		p.diags.Addf(p.doc.Pos(n), "threadgroup %s must be a power of two from 32 to %d", v.GetToken().Value, most)
 		return DefaultThreadgroup
 	}
 	return int(tg)

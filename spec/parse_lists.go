@@ -170,13 +170,13 @@ func (p *parser) ports(n ast.Node) [NumBackends]Port {
 	}
 	for _, f := range fields {
 		b := -1
-		for i, name := range backendNames {
+		for i, name := range BackendNames() {
 			if f.Key == name {
 				b = i
 			}
 		}
 		if b < 0 {
-			p.unknownKey(f, "port backend", backendNames[:])
+			p.unknownKey(f, "port backend", BackendNames())
 			continue
 		}
 		out[b].Pos = f.KeyPos

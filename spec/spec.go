@@ -6,6 +6,7 @@
 package spec
 
 import (
+	"github.com/kgen-dev/kgen/backend"
 	"github.com/kgen-dev/kgen/diag"
 	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/internal/yamlnode"
@@ -20,23 +21,20 @@ const (
 	Rowwise     Kind = "rowwise"
 )
 
-// Backend is a GPU backend a kernel may have a port for.
-type Backend int
+// Backend is a GPU backend a kernel may have a port for (package backend
+// owns the enum; the spec, the IR and the emitters share it).
+type Backend = backend.Backend
 
 // The backends, in the order of the port table.
 const (
-	Metal Backend = iota
-	CUDA
-	ROCm
-	NumBackends
+	Metal       = backend.Metal
+	CUDA        = backend.CUDA
+	ROCm        = backend.ROCm
+	NumBackends = backend.NumBackends
 )
 
-var backendNames = [NumBackends]string{"metal", "cuda", "rocm"}
-
-func (b Backend) String() string { return backendNames[b] }
-
 // BackendNames lists the backends' spec spellings in port-table order.
-func BackendNames() []string { return backendNames[:] }
+func BackendNames() []string { return backend.Names() }
 
 // Name is an identifier as written in the spec.
 type Name struct {

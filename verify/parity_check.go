@@ -13,7 +13,6 @@ import (
 	"github.com/kgen-dev/kgen/diag"
 	"github.com/kgen-dev/kgen/generate"
 	"github.com/kgen-dev/kgen/ir"
-	"github.com/kgen-dev/kgen/spec"
 	"github.com/kgen-dev/kgen/verify/mslcpu"
 	"github.com/kgen-dev/kgen/verify/parity"
 )
@@ -107,7 +106,7 @@ func (r *Report) parity(ctx context.Context, cfg *config.Config, res *generate.R
 
 // parityOf checks every variant of one kernel.
 func parityOf(ctx context.Context, k *ir.Kernel, src []byte, m parity.Mutation) ([]*ParityReport, error) {
-	if k.Kind == spec.Rowwise {
+	if k.Kind == ir.Rowwise {
 		src, err := parity.Mutate(src, k, m)
 		if err != nil {
 			return nil, err

@@ -39,7 +39,7 @@ func TestRowParity(t *testing.T) {
 	var report strings.Builder
 	fmt.Fprintf(&report, "| variant | shapes | elements checked | failed | max |got-ref| |\n|---|---|---|---|---|\n")
 	for _, k := range ks {
-		if !k.Ports[spec.CUDA] || k.Rows == nil {
+		if !k.Ports[spec.CUDA] || k.Kind != ir.Rowwise {
 			continue
 		}
 		d := descriptor(t, k.Name)
@@ -106,7 +106,7 @@ func checkRowsGPU(k *ir.Kernel, d *kgenrt.Kernel, port kgenrt.Port, v ir.Variant
 		}
 		et := rowElem(b, v)
 		n := cols
-		if !b.Row {
+		if !b.IsRowVector() {
 			n = segRows[b.Segment] * cols
 		}
 		f32 := make([]float32, n)
@@ -177,7 +177,7 @@ func checkRowsGPU(k *ir.Kernel, d *kgenrt.Kernel, port kgenrt.Port, v ir.Variant
 		row := make([][]float64, len(ins))
 		for r := 0; r < segRows[s]; r++ {
 			for i, b := range ins {
-				if b.Row {
+				if b.IsRowVector() {
 					row[i] = vals[b.Index]
 				} else {
 					row[i] = vals[b.Index][r*cols : (r+1)*cols]

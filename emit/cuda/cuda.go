@@ -24,7 +24,6 @@ import (
 
 	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/ir"
-	"github.com/kgen-dev/kgen/spec"
 	"github.com/kgen-dev/kgen/templates"
 )
 
@@ -54,6 +53,7 @@ type view struct {
 	Inputs      []tensor
 	Outputs     []tensor
 	EvalFuncs   []evalFunc
+	EvalName    string // the stage function (ir.Stage.Name)
 	EvalArgs    string
 	Instances   []instance
 	Threadgroup int
@@ -75,7 +75,7 @@ type instance struct {
 
 // Supported reports whether the CUDA emitter can write kernel k's port.
 func Supported(k *ir.Kernel) error {
-	if k.Kind != spec.Elementwise && k.Kind != spec.Rowwise {
+	if k.Kind != ir.Elementwise && k.Kind != ir.Rowwise {
 		return fmt.Errorf("the CUDA emitter supports elementwise and rowwise kernels only, not %s", k.Kind)
 	}
 	return nil
@@ -86,7 +86,7 @@ func Emit(k *ir.Kernel, opts Options) ([]byte, error) {
 	if err := Supported(k); err != nil {
 		return nil, err
 	}
-	if k.Kind == spec.Rowwise {
+	if k.Kind == ir.Rowwise {
 		return emitRows(k, opts)
 	}
 	v := buildView(k, opts)
@@ -110,7 +110,7 @@ func TypeName(t dtype.DType) string { return cudaNames[t] }
 func buildView(k *ir.Kernel, opts Options) view {
 	v := view{
 		Header: opts.Header, Kernel: k.Name, SpecPath: k.SpecPath, Math: k.Math,
-		ArgsStruct: k.Name + "_args", Compute: "T", PerThread: k.ElemsPerThread, Threadgroup: k.Threadgroup,
+		ArgsStruct: k.Name + "_args", Compute: "T", PerThread: k.Schedule.(*ir.Elems).PerThread, Threadgroup: k.Threadgroup,
 	}
 	if k.Compute != dtype.Invalid {
 		v.Compute = cudaNames[k.Compute]
@@ -139,6 +139,7 @@ func buildView(k *ir.Kernel, opts Options) view {
 	v.Params = params(k, "T")
 	v.ParamNames = strings.Join(names, ", ")
 	v.CallArgs = strings.Join(calls, ", ")
+	v.EvalName = k.Stages()[0].Name
 	v.EvalArgs = evalArgs(k)
 	for _, c := range k.ComputeTypes() {
 		v.EvalFuncs = append(v.EvalFuncs, evalFor(k, c))
@@ -248,8 +249,8 @@ func preludeBlocks(k *ir.Kernel) []string {
 	for _, s := range k.Steps {
 		walk(s.Expr)
 	}
-	if k.Rows != nil {
-		for _, r := range k.Rows.Reductions {
+	if k.Kind == ir.Rowwise {
+		for _, r := range k.Rows().Reductions {
 			walk(r.Arg)
 		}
 	}

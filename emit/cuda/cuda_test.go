@@ -8,7 +8,7 @@ import (
 	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/emit/cuda"
 	"github.com/kgen-dev/kgen/generate"
-	"github.com/kgen-dev/kgen/spec"
+	"github.com/kgen-dev/kgen/ir"
 )
 
 // TestBuiltins: every elementwise built-in emits a CUDA source whose entry
@@ -25,7 +25,7 @@ func TestBuiltins(t *testing.T) {
 	}
 	n := 0
 	for _, k := range ks {
-		if k.Kind != spec.Elementwise {
+		if k.Kind != ir.Elementwise {
 			continue
 		}
 		n++

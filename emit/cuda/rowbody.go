@@ -34,14 +34,14 @@ func (w *rowWriter) add(format string, a ...any) {
 func rowBody(k *ir.Kernel) []string {
 	w := &rowWriter{
 		k:      k,
-		r:      k.Rows,
+		r:      k.Rows(),
 		sts:    k.Stages(),
-		cached: len(k.Rows.Cached) > 0,
+		cached: len(k.Rows().Cached) > 0,
 		vector: allStoredInT(k),
 	}
 	w.threadGeometry()
 	rows, group := "args.rows", "blockIdx.x"
-	if len(w.r.Segments) > 0 {
+	if len(w.k.Segments) > 0 {
 		w.selectSegment()
 		w.segmentPointers()
 		rows, group = "kgen_rows", "kgen_group"
@@ -95,7 +95,7 @@ func (w *rowWriter) threadGeometry() {
 // selectSegment maps the block index to its segment and its block within
 // that segment, segment after segment.
 func (w *rowWriter) selectSegment() {
-	segs := w.r.Segments
+	segs := w.k.Segments
 	w.add("// Segments: blocks [0, ceildiv(%s_rows, rows_per_group)) work on %s, the next ones on %s, and so on.", segs[0], segs[0], segs[1])
 	w.add("unsigned int kgen_group = blockIdx.x;")
 	w.add("unsigned int kgen_seg = 0;")
@@ -112,7 +112,7 @@ func (w *rowWriter) selectSegment() {
 // segmentPointers binds each input and output's formula name to the selected
 // segment's tensor, so the passes read the same names in every segment.
 func (w *rowWriter) segmentPointers() {
-	k, segs := w.k, w.r.Segments
+	k, segs := w.k, w.k.Segments
 	for _, role := range []ir.Role{ir.Input, ir.Output} {
 		for i, bd := range k.SegmentBindings(0, role) {
 			sel := ""
@@ -184,13 +184,13 @@ func (w *rowWriter) vectorDecls() {
 // stageCall returns the call of stage st with extra appended to its
 // arguments; element stages read inputs through their kgen_v_ values.
 func (w *rowWriter) stageCall(st ir.Stage, extra []string) string {
-	names, _ := w.k.StageArgs(st)
-	if !st.Row {
-		for i, n := range names {
-			if isInputName(w.k, n) {
-				names[i] = "kgen_v_" + n
-			}
+	var names []string
+	for _, a := range st.Args {
+		if a.Kind == ir.ArgInput && st.Kind != ir.StageRowLets {
+			names = append(names, "kgen_v_"+a.Name)
+			continue
 		}
+		names = append(names, a.Name)
 	}
 	return fmt.Sprintf("%s(%s);", st.Name, strings.Join(append(names, extra...), ", "))
 }
@@ -198,7 +198,7 @@ func (w *rowWriter) stageCall(st ir.Stage, extra []string) string {
 // rowStage calls the next stage when it is a row-value stage (one call per
 // row, between passes), declaring its targets first.
 func (w *rowWriter) rowStage() {
-	if w.si >= len(w.sts) || !w.sts[w.si].Row {
+	if w.si >= len(w.sts) || w.sts[w.si].Kind != ir.StageRowLets {
 		return
 	}
 	st := w.sts[w.si]
@@ -226,7 +226,7 @@ func (w *rowWriter) reducePass(p int) {
 		w.add("%sC %s;", ind, strings.Join(terms, ", "))
 		w.add("%s%s", ind, w.stageCall(st, terms))
 		for j, i := range redIndices(w.r, p) {
-			switch reduceOp(w.r.Reductions[i].Func) {
+			switch reduceOp(w.r.Reductions[i].Op.Func()) {
 			case "sum":
 				w.add("%s%s += kgen_f(%s);", ind, accs[j], terms[j])
 			case "max":
@@ -248,13 +248,13 @@ func (w *rowWriter) accumulators(p int) (accs, terms []string) {
 			continue
 		}
 		init := "0.0f"
-		switch reduceOp(red.Func) {
+		switch reduceOp(red.Op.Func()) {
 		case "max":
 			init = "__int_as_float(0xff800000)"
 		case "min":
 			init = "__int_as_float(0x7f800000)"
 		}
-		w.add("float kgen_a%d = %s; // %s(%s)", i, init, red.Func, w.k.FormatExpr(red.Arg))
+		w.add("float kgen_a%d = %s; // %s(%s)", i, init, red.Op.Func(), w.k.FormatExpr(red.Arg))
 		accs = append(accs, fmt.Sprintf("kgen_a%d", i))
 		terms = append(terms, fmt.Sprintf("kgen_t%d", i))
 	}
@@ -266,8 +266,8 @@ func (w *rowWriter) accumulators(p int) (accs, terms []string) {
 func (w *rowWriter) teamReductions(p int) {
 	for _, i := range redIndices(w.r, p) {
 		red := w.r.Reductions[i]
-		v := fmt.Sprintf("kgen_team_%s(kgen_a%d, kgen_part, kgen_width, kgen_team, kgen_simd, kgen_simd_lane)", reduceOp(red.Func), i)
-		if red.Func == "row_mean" {
+		v := fmt.Sprintf("kgen_team_%s(kgen_a%d, kgen_part, kgen_width, kgen_team, kgen_simd, kgen_simd_lane)", reduceOp(red.Op.Func()), i)
+		if red.Op.Func() == "row_mean" {
 			v = fmt.Sprintf("%s / (float)args.cols", v)
 		}
 		w.add("const C %s = kgen_to<C>(%s);", ir.ReductionName(i), v)
@@ -407,7 +407,7 @@ func (w *rowWriter) loads(ind string, reads []int, fromCache bool) {
 		in := w.k.SegmentBindings(0, ir.Input)[i]
 		n := inputSpecName(w.k, i)
 		switch {
-		case in.Row:
+		case in.IsRowVector():
 			w.add("%sconst C kgen_v_%s = kgen_cvt<C>(__ldg(&%s[kgen_j]));", ind, n, n)
 		case !fromCache || !w.r.IsCached(i):
 			w.add("%sconst C kgen_v_%s = kgen_cvt<C>(%s[kgen_base + kgen_j]);", ind, n, n)
@@ -487,7 +487,7 @@ func (w *rowWriter) vecElems(p int, ind string, fromCache bool, body elemBody) {
 	for _, i := range reads {
 		in := w.k.SegmentBindings(0, ir.Input)[i]
 		n := inputSpecName(w.k, i)
-		if fromCache && !in.Row && w.r.IsCached(i) {
+		if fromCache && !in.IsRowVector() && w.r.IsCached(i) {
 			w.add("%s    const C kgen_v_%s = kgen_c_%s[kgen_s * kV + kgen_e];", ind, n, n)
 		} else {
 			w.add("%s    const C kgen_v_%s = kgen_cvt<C>(kgen_w_%s[kgen_e]);", ind, n, n)
@@ -510,7 +510,7 @@ func (w *rowWriter) vecLoads(ind string, reads []int, fromCache bool) {
 		in := w.k.SegmentBindings(0, ir.Input)[i]
 		n := inputSpecName(w.k, i)
 		switch {
-		case in.Row:
+		case in.IsRowVector():
 			w.add("%salignas(16) T kgen_w_%s[kV];", ind, n)
 			w.add("%s*reinterpret_cast<uint4*>(kgen_w_%s) = __ldg(reinterpret_cast<const uint4*>(%s + kgen_j0));", ind, n, n)
 		case !fromCache || !w.r.IsCached(i):
@@ -532,13 +532,4 @@ func redIndices(r *ir.Rows, p int) []int {
 
 func inputSpecName(k *ir.Kernel, i int) string {
 	return k.FormulaName(k.SegmentBindings(0, ir.Input)[i])
-}
-
-func isInputName(k *ir.Kernel, n string) bool {
-	for _, b := range k.SegmentBindings(0, ir.Input) {
-		if k.FormulaName(b) == n {
-			return true
-		}
-	}
-	return false
 }

@@ -75,7 +75,7 @@ func emitRows(k *ir.Kernel, opts Options) ([]byte, error) {
 	for _, s := range k.Steps {
 		v.Formulas = append(v.Formulas, s.Name+" = "+s.Source)
 	}
-	v.Schedule = k.Schedule()
+	v.Schedule = k.Describe()
 	for _, name := range preludeBlocks(k) {
 		var block bytes.Buffer
 		if err := kernelTemplate.ExecuteTemplate(&block, "prelude_"+name, nil); err != nil {
@@ -117,8 +117,8 @@ func emitRows(k *ir.Kernel, opts Options) ([]byte, error) {
 func reduceHelpers(k *ir.Kernel) []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, r := range k.Rows.Reductions {
-		op := reduceOp(r.Func)
+	for _, r := range k.Rows().Reductions {
+		op := reduceOp(r.Op.Func())
 		if !seen[op] {
 			seen[op] = true
 			out = append(out, op)

@@ -8,7 +8,7 @@ import (
 	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/emit/cuda"
 	"github.com/kgen-dev/kgen/generate"
-	"github.com/kgen-dev/kgen/spec"
+	"github.com/kgen-dev/kgen/ir"
 )
 
 // TestRowwiseBuiltins: every rowwise built-in emits a CUDA source with one
@@ -26,7 +26,7 @@ func TestRowwiseBuiltins(t *testing.T) {
 	}
 	n := 0
 	for _, k := range ks {
-		if k.Kind != spec.Rowwise {
+		if k.Kind != ir.Rowwise {
 			continue
 		}
 		n++
@@ -45,7 +45,7 @@ func TestRowwiseBuiltins(t *testing.T) {
 				t.Errorf("%s: no %q", k.Name, want)
 			}
 		}
-		for p := 1; p <= k.Rows.Passes; p++ {
+		for p := 1; p <= k.Rows().Passes; p++ {
 			if !strings.Contains(s, "// Pass "+string(rune('0'+p))) {
 				t.Errorf("%s: no pass %d", k.Name, p)
 			}

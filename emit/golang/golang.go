@@ -94,7 +94,7 @@ func Emit(kernels []*ir.Kernel, opts Options) ([]File, error) {
 
 // kernelFiles renders the three files of one kernel.
 func kernelFiles(k *ir.Kernel, opts Options) ([]File, error) {
-	if k.Kind != spec.Elementwise && k.Rows == nil {
+	if k.Kind != ir.Elementwise && k.Kind != ir.Rowwise {
 		return nil, fmt.Errorf("the Go emitter supports elementwise and rowwise kernels only, not %s", k.Kind)
 	}
 	n := newNames(k)
@@ -103,7 +103,7 @@ func kernelFiles(k *ir.Kernel, opts Options) ([]File, error) {
 		return nil, err
 	}
 	referenceOf := referenceFile
-	if k.Rows != nil {
+	if k.Kind == ir.Rowwise {
 		referenceOf = rowReferenceFile
 	}
 	ref, err := referenceOf(k, n, opts)

@@ -65,12 +65,12 @@ func kernelSection(b *strings.Builder, ik *ir.Kernel, k inventory.Kernel) {
 	}
 	fmt.Fprintf(b, "- Go: `%s` (`%s_kernel.go`); spec: `%s`; MSL: `%s`\n", GoName(k.Name), k.Name, k.Spec, k.MSL)
 	fmt.Fprintf(b, "- kind: %s; compute: %s; math: %s\n", k.Kind, compute, k.Math)
-	if ik.Rows != nil {
+	if ik.Rows() != nil {
 		rowDispatchDoc(b, ik, k)
 	} else {
 		fmt.Fprintf(b, "- dispatch: dispatchThreads, grid (`%s`), threadgroup (%d, %d, %d), %d element(s) per thread\n\n",
 			strings.Join(k.Dispatch.Grid[:], "`, `"), k.Dispatch.Threadgroup[0], k.Dispatch.Threadgroup[1],
-			k.Dispatch.Threadgroup[2], ik.ElemsPerThread)
+			k.Dispatch.Threadgroup[2], ik.Schedule.(*ir.Elems).PerThread)
 	}
 	b.WriteString("```\n")
 	for _, l := range formulaLines(ik) {

@@ -23,7 +23,7 @@ func apiFile(k *ir.Kernel, n *names, opts Options) (*jen.File, error) {
 	accessors(f, k, n)
 	launchers(f, k, n)
 	build := callBuilder
-	if k.Rows != nil {
+	if k.Kind == ir.Rowwise {
 		build = rowCallBuilder
 	}
 	if err := build(f, k, n); err != nil {
@@ -102,18 +102,18 @@ func descriptor(f *jen.File, k *ir.Kernel, n *names, opts Options) {
 	grid := make([]jen.Code, 3)
 	tg := make([]jen.Code, 3)
 	for i := range grid {
-		grid[i], tg[i] = jen.Lit(k.Dispatch.Grid[i]), jen.Lit(k.Dispatch.Threadgroup[i])
+		grid[i], tg[i] = jen.Lit(k.Launch(ir.Metal).GridStrings()[i]), jen.Lit(k.Launch(ir.Metal).Threadgroup[i])
 	}
 	f.Var().Id(n.desc).Op("=").Add(rt("Kernel")).Add(block(
 		item(field("Name", jen.Lit(k.Name))),
 		item(field("Spec", jen.Lit(k.SpecPath))),
-		item(field("Kind", jen.Lit(string(k.Kind)))),
+		item(field("Kind", jen.Lit(k.Kind.String()))),
 		item(field("Math", jen.Lit(k.Math))),
 		item(field("Source", jen.Id(n.source))),
 		item(field("Fallback", jen.Lit(opts.Package+"."+n.exported+".Reference"))),
 		item(field("Variants", jen.Index().Add(rt("Variant")).Add(block(items(variants)...)))),
 		item(field("Bindings", jen.Index().Add(rt("Binding")).Add(block(items(bindings)...)))),
-		item(field("ElemsPerThread", jen.Lit(k.ElemsPerThread))),
+		item(field("ElemsPerThread", jen.Lit(elemsPerThread(k)))),
 		rowThreads(k),
 		item(field("Grid", jen.Index(jen.Lit(3)).String().Values(grid...))),
 		item(field("Threadgroup", jen.Index(jen.Lit(3)).Int().Values(tg...))),
@@ -143,7 +143,7 @@ func bindingValue(b ir.Binding) jen.Code {
 	d := []jen.Code{field("Index", jen.Lit(b.Index)), field("Name", jen.Lit(b.Name)), field("Role", rt(role))}
 	if b.Role != ir.Args {
 		d = append(d, field("DType", rtType(b.DType)))
-		if b.Row {
+		if b.IsRowVector() {
 			d = append(d, field("Row", jen.True()))
 		}
 		if b.Segment > 0 {
@@ -216,4 +216,13 @@ func accessors(f *jen.File, k *ir.Kernel, n *names) {
 	))
 	f.Func().Add(recv).Id("Variant").Params(jen.Id("dt").Add(rt("DType"))).Params(jen.Op("*").Add(rt("Variant")), jen.Error()).Block(
 		jen.Return(jen.Id(n.desc).Dot("Variant").Call(jen.Id("dt"))))
+}
+
+// elemsPerThread is the descriptor's ElemsPerThread: the elementwise
+// schedule's, and 1 for kinds that map threads to elements otherwise.
+func elemsPerThread(k *ir.Kernel) int {
+	if e, ok := k.Schedule.(*ir.Elems); ok {
+		return e.PerThread
+	}
+	return 1
 }

@@ -145,7 +145,7 @@ func launchers(f *jen.File, k *ir.Kernel, n *names) {
 // offsets and the dispatch, computed from the IR's grid expressions.
 func callBuilder(f *jen.File, k *ir.Kernel, n *names) error {
 	grid := make([]jen.Code, 3)
-	for i, g := range k.Dispatch.Grid {
+	for i, g := range k.Launch(ir.Metal).GridStrings() {
 		c, err := gridExpr(g, sizeFields(k))
 		if err != nil {
 			return fmt.Errorf("dispatch grid %q: %w", g, err)
@@ -153,7 +153,7 @@ func callBuilder(f *jen.File, k *ir.Kernel, n *names) error {
 		grid[i] = c
 	}
 	tg := make([]jen.Code, 3)
-	for i, t := range k.Dispatch.Threadgroup {
+	for i, t := range k.Launch(ir.Metal).Threadgroup {
 		tg[i] = jen.Lit(t)
 	}
 	args := k.ArgsBinding()
@@ -172,14 +172,14 @@ func callBuilder(f *jen.File, k *ir.Kernel, n *names) error {
 		item(field("Variant", jen.Id("v"))),
 		item(field("Tensors", jen.Index().Op("*").Add(rt("Tensor")).Values(tensorArgs(k, n)...))),
 		item(field("Args", jen.Id("args"))),
-		item(field("Grid", jen.Index(jen.Lit(3)).Int().Values(grid...))).Comment(strings.Join(k.Dispatch.Grid[:], ", ")),
+		item(field("Grid", jen.Index(jen.Lit(3)).Int().Values(grid...))).Comment(strings.Join(k.Grid(ir.Metal), ", ")),
 		item(field("Threadgroup", jen.Index(jen.Lit(3)).Int().Values(tg...))),
 	)), jen.Nil()))
 	f.Add(comment(
 		fmt.Sprintf("%s checks the tensors of a %s launch against its binding table and lays", n.call, k.Name),
 		"out the launch: the args struct little-endian at the IR's offsets, and dispatchThreads",
-		fmt.Sprintf("with grid (%s) and threadgroup (%d, %d, %d).", strings.Join(k.Dispatch.Grid[:], ", "),
-			k.Dispatch.Threadgroup[0], k.Dispatch.Threadgroup[1], k.Dispatch.Threadgroup[2]),
+		fmt.Sprintf("with grid (%s) and threadgroup (%d, %d, %d).", strings.Join(k.Grid(ir.Metal), ", "),
+			k.Launch(ir.Metal).Threadgroup[0], k.Launch(ir.Metal).Threadgroup[1], k.Launch(ir.Metal).Threadgroup[2]),
 	))
 	f.Func().Id(n.call).Params(launchParams(k, n)...).Params(jen.Op("*").Add(rt("Call")), jen.Error()).Block(body...)
 	return nil

@@ -19,9 +19,9 @@ import (
 // rowCallBuilder writes the function that checks a rowwise launch and lays
 // it out.
 func rowCallBuilder(f *jen.File, k *ir.Kernel, n *names) error {
-	grid, err := gridExpr(k.Dispatch.Grid[0], sizeFields(k))
+	grid, err := gridExpr(k.Launch(ir.Metal).GridStrings()[0], sizeFields(k))
 	if err != nil {
-		return fmt.Errorf("dispatch grid %q: %w", k.Dispatch.Grid[0], err)
+		return fmt.Errorf("dispatch grid %q: %w", k.Launch(ir.Metal).GridStrings()[0], err)
 	}
 	args := k.ArgsBinding()
 	body := []jen.Code{
@@ -45,14 +45,14 @@ func rowCallBuilder(f *jen.File, k *ir.Kernel, n *names) error {
 		item(field("Variant", jen.Id("v"))),
 		item(field("Tensors", jen.Index().Op("*").Add(rt("Tensor")).Values(tensorArgs(k, n)...))),
 		item(field("Args", jen.Id("args"))),
-		item(field("Grid", jen.Index(jen.Lit(3)).Int().Values(grid, jen.Lit(1), jen.Lit(1)))).Comment(strings.Join(k.Dispatch.Grid[:], ", ")),
+		item(field("Grid", jen.Index(jen.Lit(3)).Int().Values(grid, jen.Lit(1), jen.Lit(1)))).Comment(strings.Join(k.Grid(ir.Metal), ", ")),
 		item(field("Threadgroup", jen.Index(jen.Lit(3)).Int().Values(jen.Lit(k.Threadgroup), jen.Lit(1), jen.Lit(1)))),
 	)), jen.Nil()))
 	f.Add(comment(
 		fmt.Sprintf("%s checks the tensors of a %s launch against its binding table (kgenrt", n.call, k.Name),
 		"CheckRows: [rows, cols] tensors, [cols] row vectors) and lays out the launch: the args",
 		"struct little-endian at the IR's offsets, rows_per_group derived from cols, and",
-		fmt.Sprintf("dispatchThreads with grid (%s) and threadgroup (%d, 1, 1).", strings.Join(k.Dispatch.Grid[:], ", "), k.Threadgroup),
+		fmt.Sprintf("dispatchThreads with grid (%s) and threadgroup (%d, 1, 1).", strings.Join(k.Grid(ir.Metal), ", "), k.Threadgroup),
 	))
 	f.Func().Id(n.call).Params(launchParams(k, n)...).Params(jen.Op("*").Add(rt("Call")), jen.Error()).Block(body...)
 	return nil
@@ -60,11 +60,11 @@ func rowCallBuilder(f *jen.File, k *ir.Kernel, n *names) error {
 
 // rowsFieldNames are the size fields holding each segment's rows.
 func rowsFieldNames(k *ir.Kernel) []string {
-	if len(k.Rows.Segments) == 0 {
+	if len(k.Segments) == 0 {
 		return []string{"rows"}
 	}
 	var out []string
-	for _, s := range k.Rows.Segments {
+	for _, s := range k.Segments {
 		out = append(out, s+"_rows")
 	}
 	return out
@@ -88,7 +88,7 @@ type rowTarget struct {
 // rowStages mirrors emit/msl's stages: per-row lets of each level, one
 // function per reduction pass returning its terms, and the write function.
 func rowStages(k *ir.Kernel, n *names) []rowStage {
-	r := k.Rows
+	r := k.Rows()
 	var out []rowStage
 	for p := 0; p <= r.Passes; p++ {
 		if steps, d := k.RowDeps(p); len(steps) > 0 {
@@ -135,8 +135,8 @@ func modeName(c dtype.DType) string {
 
 // rowSpecName is a tensor binding's name in the formulas.
 func rowSpecName(k *ir.Kernel, b ir.Binding) string {
-	if len(k.Rows.Segments) > 0 {
-		return strings.TrimPrefix(b.Name, k.Rows.Segments[b.Segment]+"_")
+	if len(k.Segments) > 0 {
+		return strings.TrimPrefix(b.Name, k.Segments[b.Segment]+"_")
 	}
 	return b.Name
 }
@@ -219,7 +219,7 @@ func rowStageFunc(f *jen.File, k *ir.Kernel, n *names, st rowStage, c dtype.DTyp
 	switch {
 	case st.row:
 		what = "the per-row values available after pass " + fmt.Sprint(st.level)
-	case st.level == k.Rows.Passes+1:
+	case st.level == k.Rows().Passes+1:
 		what = "the outputs of one element"
 	}
 	mode := "in float64"
@@ -324,7 +324,7 @@ func rowBodyFor(k *ir.Kernel, n *names, io rowIO, seg int) []jen.Code {
 		switch {
 		case st.row:
 			body = append(body, g.rowCall(st))
-		case st.level <= k.Rows.Passes:
+		case st.level <= k.Rows().Passes:
 			body = append(body, g.reducePass(st)...)
 		default:
 			body = append(body, g.writePass(st)...)
@@ -377,7 +377,7 @@ func (g *rowBodyGen) loads(st rowStage) []jen.Code {
 			continue
 		}
 		idx := jen.Id("kgenBase").Op("+").Id("kgenJ")
-		if b.Row {
+		if b.IsRowVector() {
 			idx = jen.Id("kgenJ")
 		}
 		out = append(out, jen.Id("kgen_v_"+rowSpecName(g.k, b)).Op(":=").Add(g.io.load(b, idx)))
@@ -419,19 +419,19 @@ func (g *rowBodyGen) reducePass(st rowStage) []jen.Code {
 	k, io := g.k, g.io
 	body := []jen.Code{jen.Comment(fmt.Sprintf("Pass %d.", st.level))}
 	var adds []jen.Code
-	for i, red := range k.Rows.Reductions {
+	for i, red := range k.Rows().Reductions {
 		if red.Level != st.level {
 			continue
 		}
 		a := fmt.Sprintf("kgen_a%d", i)
-		body = append(body, jen.Id(a).Op(":=").Add(io.acc(red)).Comment(red.Func+"("+k.FormatExpr(red.Arg)+")"))
+		body = append(body, jen.Id(a).Op(":=").Add(io.acc(red)).Comment(red.Op.Func()+"("+k.FormatExpr(red.Arg)+")"))
 		adds = append(adds, io.add(jen.Id(a), jen.Id("kgenJ"), jen.Id(fmt.Sprintf("kgen_t%d", i))))
 	}
 	stmts := g.loads(st)
 	stmts = append(stmts, jen.List(stageResults(st)...).Op(":=").Id(st.name+g.mode).Call(g.valueArgs(st)...))
 	stmts = append(stmts, adds...)
 	body = append(body, rowColLoop(stmts...))
-	for i, red := range k.Rows.Reductions {
+	for i, red := range k.Rows().Reductions {
 		if red.Level != st.level {
 			continue
 		}
@@ -486,7 +486,7 @@ func rowReferenceMethod(f *jen.File, k *ir.Kernel, n *names) {
 				return jen.Id(n.local(b.Name)).Dot("SetFloat32").Call(idx, val)
 			},
 			acc: func(red ir.Reduction) jen.Code {
-				return rt("NewRowAcc").Call(rt(rowOps[red.Func]), jen.Id("kgenLanes"))
+				return rt("NewRowAcc").Call(rt(rowOps[red.Op.Func()]), jen.Id("kgenLanes"))
 			},
 			add: func(acc, j, v jen.Code) jen.Code {
 				return jen.Add(acc).Dot("Add").Call(j, v)
@@ -569,7 +569,7 @@ func rowReference64Method(f *jen.File, k *ir.Kernel, n *names) {
 		store: func(b ir.Binding, idx, val jen.Code) jen.Code {
 			return jen.Id(n.local(b.Name)).Index(idx).Op("=").Add(val)
 		},
-		acc: func(red ir.Reduction) jen.Code { return rt("NewRowAcc64").Call(rt(rowOps[red.Func])) },
+		acc: func(red ir.Reduction) jen.Code { return rt("NewRowAcc64").Call(rt(rowOps[red.Op.Func()])) },
 		add: func(acc, _, v jen.Code) jen.Code { return jen.Add(acc).Dot("Add").Call(v) },
 		param: func(p ir.Field) jen.Code {
 			return jen.Float64().Call(jen.Id(n.local(p.Name)))
@@ -588,7 +588,7 @@ func rowReference64Method(f *jen.File, k *ir.Kernel, n *names) {
 // rowThreads is the descriptor's Threads entry: the threads per group of a
 // rowwise kernel (an empty statement for elementwise kernels).
 func rowThreads(k *ir.Kernel) jen.Code {
-	if k.Rows == nil {
+	if k.Kind != ir.Rowwise {
 		return jen.Null()
 	}
 	return item(field("Threads", jen.Lit(k.Threadgroup)))
@@ -601,9 +601,9 @@ func rowDispatchDoc(b *strings.Builder, ik *ir.Kernel, k inventory.Kernel) {
 		"lanes per row = the smallest power of two from 32 to %d with 4 × lanes ≥ cols (`kgenrt.RowsPerGroup`): "+
 		"cols 64 → 8 rows of 32 lanes per group, cols ≥ %d → one row per group\n",
 		strings.Join(k.Dispatch.Grid[:], "`, `"), ik.Threadgroup, ik.Threadgroup, ik.Threadgroup, 4*ik.Threadgroup/2+1)
-	if len(ik.Rows.Cached) > 0 {
+	if len(ik.Rows().Cached) > 0 {
 		fmt.Fprintf(b, "- row cache: %d value(s) per lane and cached input in registers: rows of up to %d columns are read from device memory once\n",
-			ik.Rows.CachePerLane, ik.Rows.CachePerLane*ik.Threadgroup)
+			ik.Rows().CachePerLane, ik.Rows().CachePerLane*ik.Threadgroup)
 	}
 	for _, p := range k.Passes {
 		fmt.Fprintf(b, "- %s\n", p)

@@ -80,9 +80,9 @@ func Build(kernels []*ir.Kernel, mslPath func(*ir.Kernel) string) Inventory {
 
 func kernel(k *ir.Kernel, msl string) Kernel {
 	out := Kernel{
-		Name: k.Name, Kind: string(k.Kind), Spec: k.SpecPath, MSL: msl, Math: k.Math,
+		Name: k.Name, Kind: k.Kind.String(), Spec: k.SpecPath, MSL: msl, Math: k.Math,
 		Threadgroup: k.Threadgroup, Ports: map[string]*string{},
-		Dispatch: Dispatch{Grid: k.Dispatch.Grid, Threadgroup: k.Dispatch.Threadgroup},
+		Dispatch: Dispatch{Grid: k.Launch(ir.Metal).GridStrings(), Threadgroup: k.Launch(ir.Metal).Threadgroup},
 	}
 	for b := spec.Backend(0); b < spec.NumBackends; b++ {
 		out.Ports[b.String()] = nil
@@ -96,15 +96,15 @@ func kernel(k *ir.Kernel, msl string) Kernel {
 	}
 	for _, b := range k.Bindings {
 		bd := binding(b)
-		if b.Row {
+		if b.IsRowVector() {
 			bd.Shape = "row"
 		}
-		if k.Rows != nil && len(k.Rows.Segments) > 0 && b.Role != ir.Args {
-			bd.Segment = k.Rows.Segments[b.Segment]
+		if k.Kind == ir.Rowwise && len(k.Segments) > 0 && b.Role != ir.Args {
+			bd.Segment = k.Segments[b.Segment]
 		}
 		out.Bindings = append(out.Bindings, bd)
 	}
-	out.Passes = k.Schedule()
+	out.Passes = k.Describe()
 	return out
 }
 

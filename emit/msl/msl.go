@@ -39,6 +39,7 @@ type view struct {
 	Inputs       []tensor
 	Outputs      []tensor
 	EvalFuncs    []evalFunc
+	EvalName     string // the stage function (ir.Stage.Name)
 	EvalArgs     string // arguments passed to the eval function
 	Instances    []instance
 	Threadgroup  int
@@ -63,7 +64,7 @@ type instance struct{ HostName, Type string }
 
 // Emit returns the .metal source of one kernel.
 func Emit(k *ir.Kernel, opts Options) ([]byte, error) {
-	if k.Rows != nil {
+	if k.Kind == ir.Rowwise {
 		return emitRows(k, opts)
 	}
 	v := buildView(k, opts)
@@ -84,8 +85,8 @@ func Emit(k *ir.Kernel, opts Options) ([]byte, error) {
 func buildView(k *ir.Kernel, opts Options) view {
 	v := view{
 		Header: opts.Header, Kernel: k.Name, SpecPath: k.SpecPath, Math: k.Math,
-		ArgsStruct: k.Name + "_args", Compute: "T", PerThread: k.ElemsPerThread,
-		Threadgroup: k.Threadgroup, Grid: strings.Join(k.Dispatch.Grid[:], ", "),
+		ArgsStruct: k.Name + "_args", Compute: "T", PerThread: k.Schedule.(*ir.Elems).PerThread,
+		Threadgroup: k.Threadgroup, Grid: strings.Join(k.Grid(ir.Metal), ", "),
 	}
 	if k.Compute != dtype.Invalid {
 		v.Compute = k.Compute.MSL()
@@ -98,6 +99,7 @@ func buildView(k *ir.Kernel, opts Options) view {
 	}
 	v.VectorTypes = vectorTypes(k)
 	v.Params, v.Inputs, v.Outputs, v.ArgsFields = signature(k)
+	v.EvalName = k.Stages()[0].Name
 	v.EvalArgs = evalArgs(k)
 	for _, c := range k.ComputeTypes() {
 		v.EvalFuncs = append(v.EvalFuncs, evalFor(k, c))

@@ -43,7 +43,7 @@ type stageFunc struct {
 func emitRows(k *ir.Kernel, opts Options) ([]byte, error) {
 	v := rowView{
 		Header: opts.Header, Kernel: k.Name, SpecPath: k.SpecPath, Math: k.Math,
-		ArgsStruct: k.Name + "_args", Threads: k.Threadgroup, Grid: strings.Join(k.Dispatch.Grid[:], ", "),
+		ArgsStruct: k.Name + "_args", Threads: k.Threadgroup, Grid: strings.Join(k.Grid(ir.Metal), ", "),
 	}
 	if k.Doc != "" {
 		v.Doc = strings.Split(strings.TrimSpace(k.Doc), "\n")
@@ -54,7 +54,7 @@ func emitRows(k *ir.Kernel, opts Options) ([]byte, error) {
 	for _, s := range k.Steps {
 		v.Formulas = append(v.Formulas, s.Name+" = "+s.Source)
 	}
-	v.Schedule = k.Schedule()
+	v.Schedule = k.Describe()
 	for _, name := range preludeBlocks(k, rowExprs(k)...) {
 		var block bytes.Buffer
 		if err := kernelTemplate.ExecuteTemplate(&block, name, nil); err != nil {
@@ -88,7 +88,7 @@ func emitRows(k *ir.Kernel, opts Options) ([]byte, error) {
 // included (the steps hold references in their place).
 func rowExprs(k *ir.Kernel) []*ir.Expr {
 	var out []*ir.Expr
-	for _, r := range k.Rows.Reductions {
+	for _, r := range k.Rows().Reductions {
 		out = append(out, r.Arg)
 	}
 	return out
@@ -97,8 +97,8 @@ func rowExprs(k *ir.Kernel) []*ir.Expr {
 func reduceHelpers(k *ir.Kernel) []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, r := range k.Rows.Reductions {
-		op := reduceOp(r.Func)
+	for _, r := range k.Rows().Reductions {
+		op := reduceOp(r.Op.Func())
 		if !seen[op] {
 			seen[op] = true
 			out = append(out, op)
@@ -177,10 +177,10 @@ const rowLoop = "for (uint kgen_i = 0, kgen_j = kgen_lane; kgen_j < kgen_cols; +
 
 // rowBody writes the kernel body.
 func rowBody(k *ir.Kernel) []string {
-	w := &rowBodyWriter{k: k, r: k.Rows, sts: k.Stages()}
+	w := &rowBodyWriter{k: k, r: k.Rows(), sts: k.Stages()}
 	w.preamble()
 	rows, group := "args.rows", "kgen_tg"
-	if len(w.r.Segments) > 0 {
+	if len(w.k.Segments) > 0 {
 		w.segments()
 		rows, group = "kgen_rows", "kgen_group"
 	}
@@ -220,7 +220,7 @@ func (w *rowBodyWriter) preamble() {
 // segments maps the threadgroup onto its segment and group within it, so
 // one dispatch covers every segment in turn.
 func (w *rowBodyWriter) segments() {
-	segs := w.r.Segments
+	segs := w.k.Segments
 	w.add("// Segments: threadgroups [0, ceildiv(%s_rows, rows_per_group)) work on %s, the next ones on %s, and so on.", segs[0], segs[0], segs[1])
 	w.add("uint kgen_group = kgen_tg;")
 	w.add("uint kgen_seg = 0;")
@@ -240,7 +240,7 @@ func (w *rowBodyWriter) segments() {
 // segmentPointers binds each formula name of role to the buffer of the
 // segment this threadgroup works on.
 func (w *rowBodyWriter) segmentPointers(role ir.Role) {
-	k, segs := w.k, w.r.Segments
+	k, segs := w.k, w.k.Segments
 	for i, bd := range k.SegmentBindings(0, role) {
 		sel := ""
 		for s := len(segs) - 1; s >= 0; s-- {
@@ -281,21 +281,20 @@ func (w *rowBodyWriter) rowSetup(rows, group string) {
 // call is the call of stage st; pass and write stages read the loaded
 // kgen_v_ values in place of the inputs.
 func (w *rowBodyWriter) call(st ir.Stage, extra []string) string {
-	k := w.k
-	names, _ := k.StageArgs(st)
-	for i, n := range names {
-		if strings.HasPrefix(st.Name, k.Name+"_pass") || strings.HasPrefix(st.Name, k.Name+"_write") {
-			if isInputName(k, n) {
-				names[i] = "kgen_v_" + n
-			}
+	var names []string
+	for _, a := range st.Args {
+		if a.Kind == ir.ArgInput && st.Kind != ir.StageRowLets {
+			names = append(names, "kgen_v_"+a.Name)
+			continue
 		}
+		names = append(names, a.Name)
 	}
 	return fmt.Sprintf("%s(%s);", st.Name, strings.Join(append(names, extra...), ", "))
 }
 
 // rowStage calls the next stage if it is per-row work, declaring its targets.
 func (w *rowBodyWriter) rowStage() {
-	if w.si < len(w.sts) && w.sts[w.si].Row {
+	if w.si < len(w.sts) && w.sts[w.si].Kind == ir.StageRowLets {
 		st := w.sts[w.si]
 		var outs []string
 		for _, t := range st.Targets {
@@ -319,7 +318,7 @@ func (w *rowBodyWriter) loads(p int, reads []int) {
 		in := k.SegmentBindings(0, ir.Input)[i]
 		n := inputSpecName(k, i)
 		switch {
-		case in.Row:
+		case in.IsRowVector():
 			w.add("    const C kgen_v_%s = C(%s[kgen_j]);", n, n)
 		case !r.IsCached(i):
 			w.add("    const C kgen_v_%s = C(%s[kgen_base + kgen_j]);", n, n)
@@ -346,7 +345,7 @@ func (w *rowBodyWriter) reducePass(p int) {
 	w.add("    C %s;", strings.Join(terms, ", "))
 	w.add("    %s", w.call(st, terms))
 	for j, i := range redIndices(w.r, p) {
-		switch reduceOp(w.r.Reductions[i].Func) {
+		switch reduceOp(w.r.Reductions[i].Op.Func()) {
 		case "sum":
 			w.add("    %s += float(%s);", accs[j], terms[j])
 		case "max":
@@ -358,8 +357,8 @@ func (w *rowBodyWriter) reducePass(p int) {
 	w.add("}")
 	for _, i := range redIndices(w.r, p) {
 		red := w.r.Reductions[i]
-		v := fmt.Sprintf("kgen_team_%s(kgen_a%d, kgen_part, kgen_width, kgen_team, kgen_simd, kgen_simd_lane)", reduceOp(red.Func), i)
-		if red.Func == "row_mean" {
+		v := fmt.Sprintf("kgen_team_%s(kgen_a%d, kgen_part, kgen_width, kgen_team, kgen_simd, kgen_simd_lane)", reduceOp(red.Op.Func()), i)
+		if red.Op.Func() == "row_mean" {
 			v = fmt.Sprintf("%s / float(args.cols)", v)
 		}
 		w.add("const C %s = C(%s);", ir.ReductionName(i), v)
@@ -374,13 +373,13 @@ func (w *rowBodyWriter) accumulators(p int) (accs, terms []string) {
 			continue
 		}
 		init := "0.0f"
-		switch reduceOp(red.Func) {
+		switch reduceOp(red.Op.Func()) {
 		case "max":
 			init = "-INFINITY"
 		case "min":
 			init = "INFINITY"
 		}
-		w.add("float kgen_a%d = %s; // %s(%s)", i, init, red.Func, w.k.FormatExpr(red.Arg))
+		w.add("float kgen_a%d = %s; // %s(%s)", i, init, red.Op.Func(), w.k.FormatExpr(red.Arg))
 		accs = append(accs, fmt.Sprintf("kgen_a%d", i))
 		terms = append(terms, fmt.Sprintf("kgen_t%d", i))
 	}
@@ -418,13 +417,4 @@ func redIndices(r *ir.Rows, p int) []int {
 
 func inputSpecName(k *ir.Kernel, i int) string {
 	return k.FormulaName(k.SegmentBindings(0, ir.Input)[i])
-}
-
-func isInputName(k *ir.Kernel, n string) bool {
-	for _, b := range k.SegmentBindings(0, ir.Input) {
-		if k.FormulaName(b) == n {
-			return true
-		}
-	}
-	return false
 }

@@ -30,7 +30,6 @@ import (
 
 	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/ir"
-	"github.com/kgen-dev/kgen/spec"
 	"github.com/kgen-dev/kgen/verify/mslcpu"
 )
 
@@ -93,7 +92,7 @@ const LargeSize = 1<<16 + 3
 // that leaves the last threadgroup partial and the last thread a tail, and
 // LargeSize.
 func SizesFor(k *ir.Kernel) []int {
-	ept := max(k.ElemsPerThread, 1)
+	ept := max(k.Schedule.(*ir.Elems).PerThread, 1)
 	tg := max(k.Threadgroup, 1)
 	vec := 4 // a float4
 	set := map[int]bool{0: true, 1: true, ept - 1: true, ept: true, ept + 1: true,
@@ -110,7 +109,7 @@ func SizesFor(k *ir.Kernel) []int {
 
 // Check runs every variant of the elementwise kernel k at every size.
 func Check(ctx context.Context, k *ir.Kernel, source []byte, opts Options) ([]Result, error) {
-	if k.Kind == spec.Rowwise {
+	if k.Kind == ir.Rowwise {
 		return nil, fmt.Errorf("parity: %s is a rowwise kernel: use CheckRows", k.Name)
 	}
 	if len(opts.Sizes) == 0 {
@@ -169,7 +168,7 @@ func checkOne(ctx context.Context, k *ir.Kernel, v ir.Variant, source []byte, n 
 	params := paramValues(k)
 	args := k.ArgsBinding()
 	buffers[args.Index] = argsBytes(args, uint32(n), params)
-	threads := (n + k.ElemsPerThread - 1) / k.ElemsPerThread
+	threads := (n + k.Schedule.(*ir.Elems).PerThread - 1) / k.Schedule.(*ir.Elems).PerThread
 	run := mslcpu.Run
 	if opts.Run != nil {
 		run = opts.Run
@@ -179,7 +178,7 @@ func checkOne(ctx context.Context, k *ir.Kernel, v ir.Variant, source []byte, n 
 	for i, order := range opts.Orders {
 		got, err := run(ctx, mslcpu.Launch{
 			Source: source, HostName: v.HostName, Buffers: buffers,
-			Grid: [3]uint32{uint32(threads), 1, 1}, Threadgroup: [3]uint32{uint32(k.Dispatch.Threadgroup[0]), 1, 1},
+			Grid: [3]uint32{uint32(threads), 1, 1}, Threadgroup: [3]uint32{uint32(k.Launch(ir.Metal).Threadgroup[0]), 1, 1},
 			Order: order, Sanitize: opts.Sanitize, Flags: opts.Flags,
 		})
 		if err != nil {

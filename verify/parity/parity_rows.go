@@ -75,7 +75,7 @@ func SegmentRows(rows, s int) int {
 // evaluation (ir.Kernel.EvalRowsBound) under the variant's tolerance widened
 // by the rounding bound.
 func CheckRows(ctx context.Context, k *ir.Kernel, source []byte, opts RowOptions) ([]RowResult, error) {
-	if k.Rows == nil {
+	if k.Kind != ir.Rowwise {
 		return nil, fmt.Errorf("parity: kernel %s is not rowwise", k.Name)
 	}
 	if len(opts.Cols) == 0 {
@@ -204,7 +204,7 @@ func (c *rowCheck) checkSegment(s int) {
 	row := make([][]float64, len(ins))
 	for r := 0; r < c.segRows[s]; r++ {
 		for i, b := range ins {
-			if b.Row {
+			if b.IsRowVector() {
 				row[i] = c.vals[b.Index]
 			} else {
 				row[i] = c.vals[b.Index][r*cols : (r+1)*cols]
@@ -297,11 +297,11 @@ func RowInputs(r *rand.Rand, k *ir.Kernel, v ir.Variant, segRows []int, cols int
 		switch {
 		case plain:
 			n := cols
-			if !b.Row {
+			if !b.IsRowVector() {
 				n = segRows[b.Segment] * cols
 			}
 			vals[b.Index] = Inputs(r, n, t, rng, false)
-		case b.Row:
+		case b.IsRowVector():
 			vals[b.Index] = finiteInputs(r, cols, t, rng)
 		default:
 			rows := segRows[b.Segment]
@@ -332,7 +332,7 @@ func carriers(k *ir.Kernel) func(b ir.Binding, kind RowKind) bool {
 	pos := map[int]int{}   // binding index → position among its segment's [rows, cols] inputs
 	count := map[int]int{} // segment → how many
 	for _, b := range k.BindingsOf(ir.Input) {
-		if !b.Row {
+		if !b.IsRowVector() {
 			pos[b.Index] = count[b.Segment]
 			count[b.Segment]++
 		}

@@ -12,7 +12,6 @@ import (
 	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/generate"
 	"github.com/kgen-dev/kgen/ir"
-	"github.com/kgen-dev/kgen/spec"
 	"github.com/kgen-dev/kgen/verify/mslcpu"
 	"github.com/kgen-dev/kgen/verify/parity"
 )
@@ -92,7 +91,7 @@ func TestBuiltinKernelsASan(t *testing.T) {
 	for _, k := range elementwise(kernels) {
 		t.Run(k.Name, func(t *testing.T) {
 			t.Parallel()
-			ept := k.ElemsPerThread
+			ept := k.Schedule.(*ir.Elems).PerThread
 			sizes := []int{1, ept - 1, ept + 1, 2*ept + 3, k.Threadgroup*ept + 1}
 			results, err := parity.Check(context.Background(), k, src[k.Name], parity.Options{Seed: 3, Sizes: sizes, Sanitize: mslcpu.AddressSanitizer})
 			if err != nil {
@@ -128,7 +127,7 @@ func TestASanCatchesTailOverrun(t *testing.T) {
 		t.Fatal("no gelu_tanh kernel in the built-in specs")
 	}
 	wrong := replaceOnce(t, src[k.Name], "for (uint i = 0; i < count; ++i) {\n            p[i] = v[i];", "for (uint i = 0; i <= count; ++i) {\n            p[i] = v[i];")
-	opts := parity.Options{Seed: 1, Sizes: []int{k.ElemsPerThread + 1}}
+	opts := parity.Options{Seed: 1, Sizes: []int{k.Schedule.(*ir.Elems).PerThread + 1}}
 	results, err := parity.Check(context.Background(), k, wrong, opts)
 	if err != nil {
 		t.Logf("caught without ASan: %v", err)
@@ -185,7 +184,7 @@ func cpuHasFMA() bool {
 func elementwise(ks []*ir.Kernel) []*ir.Kernel {
 	var out []*ir.Kernel
 	for _, k := range ks {
-		if k.Kind != spec.Rowwise {
+		if k.Kind != ir.Rowwise {
 			out = append(out, k)
 		}
 	}
@@ -208,7 +207,7 @@ func TestMutationsFailEveryVariant(t *testing.T) {
 					t.Errorf("Mutate found a store in a source without one")
 				}
 				var reports []*parity.Report
-				if k.Kind == spec.Rowwise {
+				if k.Kind == ir.Rowwise {
 					wrong, err := parity.Mutate(src[k.Name], k, m)
 					if err != nil {
 						t.Fatal(err)

@@ -1,0 +1,106 @@
+package ir
+
+import (
+	"fmt"
+
+	"github.com/kgen-dev/kgen/backend"
+	"github.com/kgen-dev/kgen/launch"
+)
+
+// Kind is the shape of work a kernel does. Each kind is one Schedule type;
+// each consumer (emitters, inventory, parity, kgenrt checks) keeps one map
+// from Kind to its handler, and a test fails when a map lacks a kind.
+type Kind int
+
+// The kinds.
+const (
+	Elementwise Kind = iota
+	Rowwise
+	NumKinds
+)
+
+var kindNames = [NumKinds]string{"elementwise", "rowwise"}
+
+func (k Kind) String() string {
+	if k < 0 || k >= NumKinds {
+		return fmt.Sprintf("kind(%d)", int(k))
+	}
+	return kindNames[k]
+}
+
+// Backend is a GPU backend; see package backend for the enum and limits.
+type Backend = backend.Backend
+
+// The backends, in the order of the port table.
+const (
+	Metal       = backend.Metal
+	CUDA        = backend.CUDA
+	ROCm        = backend.ROCm
+	NumBackends = backend.NumBackends
+)
+
+// Schedule is what makes one kind of kernel: how its work is split into
+// stage functions, how it is launched, and how it is described. The rest of
+// the Kernel (bindings, variants, formulas) is kind-neutral.
+type Schedule interface {
+	Kind() Kind
+	// Stages lists the stage functions, in the order they are defined.
+	Stages(k *Kernel) []Stage
+	// Launch is the kernel's launch on backend b.
+	Launch(k *Kernel, b Backend) launch.Launch
+	// Describe is the schedule in words, one line per pass, for comments
+	// and the inventory (nil when there is nothing to say).
+	Describe(k *Kernel) []string
+}
+
+// Elems is the schedule of an elementwise kernel: each thread takes
+// PerThread consecutive elements and evaluates every formula per element in
+// one stage function.
+type Elems struct {
+	// PerThread is chosen so each thread moves whole 16-byte vectors of its
+	// narrowest tensor.
+	PerThread int
+}
+
+// Kind implements Schedule.
+func (*Elems) Kind() Kind { return Elementwise }
+
+// Stages implements Schedule: one stage, every output of one element.
+func (*Elems) Stages(k *Kernel) []Stage {
+	st := Stage{Kind: StageElement, Suffix: "eval", Comment: "every output of one element"}
+	var exprs []*Expr
+	for _, s := range k.Steps {
+		if s.Output {
+			st.Targets = append(st.Targets, Target{Name: s.Name, Expr: s.Expr})
+			exprs = append(exprs, s.Expr)
+		}
+	}
+	st.Deps = k.elementDeps(exprs, func(int) bool { return false })
+	return []Stage{k.finishStage(st)}
+}
+
+// Launch implements Schedule: ceildiv(n, PerThread) threads, on every
+// backend.
+func (e *Elems) Launch(k *Kernel, _ Backend) launch.Launch {
+	return launch.Launch{
+		Grid:        [3]*launch.Expr{launch.Ceil(launch.V("n"), launch.N(e.PerThread)), launch.N(1), launch.N(1)},
+		Threadgroup: [3]int{k.Threadgroup, 1, 1},
+	}
+}
+
+// Describe implements Schedule.
+func (*Elems) Describe(*Kernel) []string { return nil }
+
+// Rows returns a rowwise kernel's schedule, for rowwise handlers (nil for
+// other kinds).
+func (k *Kernel) Rows() *Rows {
+	r, _ := k.Schedule.(*Rows)
+	return r
+}
+
+// Grid is the kernel's launch grid on backend b, one expression per axis,
+// in the inventory's grammar.
+func (k *Kernel) Grid(b Backend) []string {
+	g := k.Launch(b).GridStrings()
+	return g[:]
+}

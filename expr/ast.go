@@ -18,25 +18,18 @@
 // them to file positions.
 package expr
 
-// Type is the type of a formula value.
-type Type int
+import "github.com/kgen-dev/kgen/funcs"
+
+// Type is the type of a formula value (defined by the function table,
+// whose rows give argument and result types).
+type Type = funcs.Type
 
 // The value types. Numbers are computed in the kernel's compute type.
 const (
-	Unknown Type = iota
-	Num
-	Bool
+	Unknown = funcs.Unknown
+	Num     = funcs.Num
+	Bool    = funcs.Bool
 )
-
-func (t Type) String() string {
-	switch t {
-	case Num:
-		return "number"
-	case Bool:
-		return "boolean"
-	}
-	return "unknown"
-}
 
 // Node is a formula tree node.
 type Node interface {

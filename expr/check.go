@@ -2,43 +2,10 @@ package expr
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/kgen-dev/kgen/diag"
+	"github.com/kgen-dev/kgen/funcs"
 )
-
-// Func describes a function of the formula language.
-type Func struct {
-	Name    string
-	Arity   int
-	Rowwise bool // a reduction over the row; rowwise kernels only
-}
-
-// Funcs is the function set of the contract, by name.
-var Funcs = func() map[string]Func {
-	m := map[string]Func{}
-	add := func(arity int, rowwise bool, names ...string) {
-		for _, n := range names {
-			m[n] = Func{Name: n, Arity: arity, Rowwise: rowwise}
-		}
-	}
-	add(1, false, "abs", "exp", "exp2", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "tanh",
-		"sigmoid", "erf", "sin", "cos", "floor", "ceil")
-	add(2, false, "pow", "min", "max")
-	add(3, false, "clamp", "fma", "select")
-	add(1, true, "row_sum", "row_mean", "row_max", "row_min")
-	return m
-}()
-
-// FuncNames lists the function names in order, for suggestions.
-func FuncNames() []string {
-	names := make([]string, 0, len(Funcs))
-	for n := range Funcs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
 
 // Resolver gives the type of a name, or a message saying why the name
 // cannot be used here (undefined, defined later, …).
@@ -107,30 +74,30 @@ func (c *Checker) binary(v *Binary) Type {
 }
 
 func (c *Checker) call(v *Call) Type {
-	f, ok := Funcs[v.Fn]
+	f, ok := funcs.Lookup(v.Fn)
 	if !ok {
-		c.Report(v.Off, fmt.Sprintf("unknown function %q%s", v.Fn, diag.Suggest(v.Fn, FuncNames())))
+		c.Report(v.Off, fmt.Sprintf("unknown function %q%s", v.Fn, diag.Suggest(v.Fn, funcs.Names())))
 		for _, a := range v.Args {
 			c.Check(a)
 		}
 		return Unknown
 	}
-	if f.Rowwise && !c.Rowwise {
+	if f.Reduction && !c.Rowwise {
 		c.Report(v.Off, fmt.Sprintf("%s reduces over a row: it is only available in rowwise kernels", v.Fn))
 	}
-	if len(v.Args) != f.Arity {
-		c.Report(v.Off, fmt.Sprintf("%s takes %d argument%s, got %d", v.Fn, f.Arity, plural(f.Arity), len(v.Args)))
+	if len(v.Args) != f.Arity() {
+		c.Report(v.Off, fmt.Sprintf("%s takes %d argument%s, got %d", v.Fn, f.Arity(), plural(f.Arity()), len(v.Args)))
 	}
 	for i, a := range v.Args {
 		want := Num
-		if v.Fn == "select" && i == 0 {
-			want = Bool
+		if i < f.Arity() {
+			want = f.Args[i]
 		}
 		if t := c.Check(a); t != Unknown && t != want {
 			c.Report(a.Offset(), fmt.Sprintf("argument %d of %s must be a %s, not a %s", i+1, v.Fn, want, t))
 		}
 	}
-	return Num
+	return f.Result
 }
 
 func plural(n int) string {

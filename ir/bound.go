@@ -3,6 +3,8 @@ package ir
 import (
 	"math"
 	"strconv"
+
+	"github.com/kgen-dev/kgen/funcs"
 )
 
 // Rounding describes the arithmetic a kernel's formulas run in, for
@@ -171,39 +173,48 @@ func (b boundEnv) binary(op string, x, y dual) dual {
 	return dual{v, 0} // comparisons and logic: exact (flips near ties are not modelled)
 }
 
-// call propagates through a function by its derivative, then adds the
-// function's own error of FuncUlps units (exact functions add none).
+// call propagates through a function by its row's error rule: library
+// functions by their derivative plus their own error of FuncUlps units,
+// exact and choice functions without adding any.
 func (b boundEnv) call(fn string, a []dual) dual {
 	args := make([]float64, len(a))
 	for i, d := range a {
 		args[i] = d.v
 	}
-	v := call64(fn, args)
+	f, ok := funcs.Lookup(fn)
+	if !ok || f.Eval == nil {
+		return dual{math.NaN(), 0}
+	}
+	v := f.Eval(args)
 	x, e := args[0], a[0].e
-	var ep float64 // the operands' errors, propagated
-	switch fn {
-	case "abs", "floor", "ceil":
+	switch f.Bound.Rule {
+	case funcs.Exact:
 		return dual{v, e}
-	case "min", "max", "clamp":
+	case funcs.Choice:
 		return dual{v, maxOf(a)}
-	case "select":
+	case funcs.Select:
 		if a[0].v != 0 {
 			return a[1]
 		}
 		return a[2]
-	case "fma":
-		return b.round(v, scale(args[1], e)+scale(x, a[1].e)+a[2].e)
-	case "pow":
-		y := args[1]
-		ep = scale(y*math.Pow(x, y-1), e) + scale(math.Log(math.Abs(x))*v, a[1].e)
-	default:
-		ep = scale(derivative(fn, x, v), e)
+	case funcs.Rounded:
+		return b.round(v, propagate(f, args, a, v))
 	}
-	v, ep = b.r.fit(v, ep)
+	v, ep := b.r.fit(v, propagate(f, args, a, v))
 	if math.IsInf(v, 0) || (math.IsInf(x, 0) && e == 0 && len(args) == 1) {
 		return dual{v, ep} // f(±∞) is an exact limit (tanh → ±1, exp → 0): no function error
 	}
 	return dual{v, ep + b.r.FuncUlps*(b.r.Unit*math.Abs(v)+b.r.Underflow)}
+}
+
+// propagate is the operands' errors carried to the result by the
+// function's partial derivatives at args (v = f(args)), to first order.
+func propagate(f *funcs.Func, args []float64, a []dual, v float64) float64 {
+	ep := scale(f.Bound.Deriv(args, v, 0), a[0].e)
+	for i := 1; i < len(a); i++ {
+		ep += scale(f.Bound.Deriv(args, v, i), a[i].e)
+	}
+	return ep
 }
 
 // scale is |k|·e, the error e propagated by a factor k; an exact operand
@@ -218,37 +229,6 @@ func scale(k, e float64) float64 {
 		return e // 0·∞: an unknown operand may move the result anywhere
 	}
 	return math.Abs(k) * e
-}
-
-// derivative is f'(x) for the one-argument functions, given v = f(x).
-func derivative(fn string, x, v float64) float64 {
-	switch fn {
-	case "exp", "expm1":
-		return math.Exp(x)
-	case "exp2":
-		return math.Ln2 * v
-	case "log":
-		return 1 / x
-	case "log2":
-		return 1 / (x * math.Ln2)
-	case "log1p":
-		return 1 / (1 + x)
-	case "sqrt":
-		return 0.5 / v
-	case "rsqrt":
-		return -0.5 * v / x
-	case "tanh":
-		return 1 - v*v
-	case "sigmoid":
-		return v * (1 - v)
-	case "erf":
-		return 2 / math.SqrtPi * math.Exp(-x*x)
-	case "sin":
-		return math.Cos(x)
-	case "cos":
-		return math.Sin(x)
-	}
-	return math.NaN()
 }
 
 func maxOf(a []dual) float64 {

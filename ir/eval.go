@@ -3,6 +3,8 @@ package ir
 import (
 	"math"
 	"strconv"
+
+	"github.com/kgen-dev/kgen/funcs"
 )
 
 // Eval64 evaluates the kernel's formulas for one element in float64, with
@@ -108,67 +110,10 @@ func binary64(op string, a, b float64) float64 {
 	return math.NaN()
 }
 
-// call64 evaluates a function; min and max are IEEE minNum/maxNum like
-// MSL's fmin/fmax (a NaN operand yields the other operand).
+// call64 evaluates a function by its row in the function table.
 func call64(fn string, a []float64) float64 {
-	switch fn {
-	case "abs":
-		return math.Abs(a[0])
-	case "exp":
-		return math.Exp(a[0])
-	case "exp2":
-		return math.Exp2(a[0])
-	case "log":
-		return math.Log(a[0])
-	case "log2":
-		return math.Log2(a[0])
-	case "log1p":
-		return math.Log1p(a[0])
-	case "expm1":
-		return math.Expm1(a[0])
-	case "sqrt":
-		return math.Sqrt(a[0])
-	case "rsqrt":
-		return 1 / math.Sqrt(a[0])
-	case "tanh":
-		return math.Tanh(a[0])
-	case "sigmoid":
-		return 1 / (1 + math.Exp(-a[0]))
-	case "erf":
-		return math.Erf(a[0])
-	case "sin":
-		return math.Sin(a[0])
-	case "cos":
-		return math.Cos(a[0])
-	case "floor":
-		return math.Floor(a[0])
-	case "ceil":
-		return math.Ceil(a[0])
-	case "pow":
-		return math.Pow(a[0], a[1])
-	case "min":
-		return minNum(a[0], a[1])
-	case "max":
-		return -minNum(-a[0], -a[1])
-	case "clamp":
-		return minNum(-minNum(-a[0], -a[1]), a[2])
-	case "fma":
-		return math.FMA(a[0], a[1], a[2])
-	case "select":
-		if a[0] != 0 {
-			return a[1]
-		}
-		return a[2]
+	if f, ok := funcs.Lookup(fn); ok && f.Eval != nil {
+		return f.Eval(a)
 	}
 	return math.NaN()
-}
-
-func minNum(a, b float64) float64 {
-	switch {
-	case math.IsNaN(a):
-		return b
-	case math.IsNaN(b):
-		return a
-	}
-	return math.Min(a, b)
 }

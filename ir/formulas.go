@@ -9,6 +9,7 @@ import (
 	"github.com/kgen-dev/kgen/diag"
 	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/expr"
+	"github.com/kgen-dev/kgen/funcs"
 	"github.com/kgen-dev/kgen/spec"
 )
 
@@ -102,7 +103,7 @@ func (c *formulaChecker) add(n spec.Name, kind RefKind, index int, what string) 
 	if n.Name == "" || n.Name == "pi" { // pi is built in; spec reports it as reserved
 		return false
 	}
-	if _, isFunc := expr.Funcs[n.Name]; isFunc {
+	if _, isFunc := funcs.Lookup(n.Name); isFunc {
 		// Reported, but still declared so that its uses get no second error.
 		c.diags.Addf(n.Pos, "%s name %q is a function of the formula language", what, n.Name)
 	}

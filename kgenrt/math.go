@@ -2,6 +2,10 @@ package kgenrt
 
 import "math"
 
+// The formula functions' rows (package funcs, column Go) name the helpers
+// below that the generated CPU reference calls; kgenrt does not import
+// funcs, to stay light for generated code.
+
 // Float is the element type of the CPU reference: float32 for the compute
 // types (f32, and f16/bf16 values held exactly in a float32), float64 for the
 // unrounded evaluation.

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kgen-dev/kgen/expr"
+	"github.com/kgen-dev/kgen/funcs"
 	"github.com/kgen-dev/kgen/spec"
 )
 
@@ -168,7 +168,7 @@ func TestGoldenCoversLanguage(t *testing.T) {
 		}
 	}
 	all := text.String()
-	for _, name := range expr.FuncNames() {
+	for _, name := range funcs.Names() {
 		if !strings.Contains(all, name+"(") {
 			t.Errorf("no golden spec calls %s", name)
 		}

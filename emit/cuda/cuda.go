@@ -92,7 +92,7 @@ func Emit(k *ir.Kernel, opts Options) ([]byte, error) {
 	v := buildView(k, opts)
 	for _, name := range preludeBlocks(k) {
 		var block bytes.Buffer
-		if err := kernelTemplate.ExecuteTemplate(&block, "prelude_"+name, nil); err != nil {
+		if err := kernelTemplate.ExecuteTemplate(&block, name, nil); err != nil {
 			return nil, fmt.Errorf("cuda prelude %s: %w", name, err)
 		}
 		v.Prelude = append(v.Prelude, strings.TrimSpace(block.String()))
@@ -231,15 +231,16 @@ func evalFor(k *ir.Kernel, c dtype.DType) evalFunc {
 	return f
 }
 
-// preludeBlocks names the prelude functions the kernel calls, sorted.
+// preludeBlocks names the prelude blocks of the functions the kernel calls,
+// sorted.
 func preludeBlocks(k *ir.Kernel) []string {
 	d := dialectFor(k.Math)
 	used := map[string]bool{}
 	var walk func(e *ir.Expr)
 	walk = func(e *ir.Expr) {
 		if e.Op == ir.OpCall {
-			if name := d.funcs[e.Func]; preludeFuncs[name] {
-				used[name] = true
+			if sp, _ := d.spell(e.Func); sp.Prelude != "" {
+				used[sp.Prelude] = true
 			}
 		}
 		for _, a := range e.Args {

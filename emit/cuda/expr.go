@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/funcs"
 	"github.com/kgen-dev/kgen/ir"
 )
 
@@ -14,41 +15,18 @@ import (
 // type names. The tree walk (precedence, parentheses, evaluation order)
 // mirrors emit/msl/expr.go line for line; only the spellings come from here.
 type dialect struct {
-	funcs map[string]string // kgen function → CUDA float function
+	math string // the spec's math mode: picks each function's CUDA spelling in the funcs table
 }
 
-// preciseFuncs are libdevice's correctly-rounded-or-close f32 functions.
-var preciseFuncs = map[string]string{
-	"abs": "fabsf", "exp": "expf", "exp2": "exp2f", "log": "logf", "log2": "log2f", "log1p": "log1pf",
-	"expm1": "expm1f", "sqrt": "sqrtf", "rsqrt": "rsqrtf", "tanh": "tanhf", "erf": "erff",
-	"sin": "sinf", "cos": "cosf", "floor": "floorf", "ceil": "ceilf", "pow": "powf",
-	"min": "fminf", "max": "fmaxf", "fma": "fmaf", "clamp": "kgen_clamp", "sigmoid": "kgen_sigmoid",
-}
+func dialectFor(math string) dialect { return dialect{math: math} }
 
-// fastFuncs replace the transcendental functions with the hardware
-// approximations (SFU): __expf, __logf, tanh.approx.f32, …; exact functions
-// (abs, floor, min, fma, …) and those without an intrinsic stay libdevice.
-var fastFuncs = func() map[string]string {
-	m := map[string]string{}
-	for k, v := range preciseFuncs {
-		m[k] = v
+// spell is a function's CUDA spelling in the dialect's math mode.
+func (d dialect) spell(fn string) (funcs.Spelling, bool) {
+	f, ok := funcs.Lookup(fn)
+	if !ok {
+		return funcs.Spelling{}, false
 	}
-	for k, v := range map[string]string{"exp": "__expf", "log": "__logf", "log2": "__log2f",
-		"tanh": "kgen_tanh_approx", "sin": "__sinf", "cos": "__cosf", "pow": "__powf",
-		"sigmoid": "kgen_sigmoid_fast"} {
-		m[k] = v
-	}
-	return m
-}()
-
-// preludeFuncs are defined in the .cu file's prelude (templates/cuda).
-var preludeFuncs = map[string]bool{"kgen_clamp": true, "kgen_sigmoid": true, "kgen_sigmoid_fast": true, "kgen_tanh_approx": true}
-
-func dialectFor(math string) dialect {
-	if math == "fast" {
-		return dialect{funcs: fastFuncs}
-	}
-	return dialect{funcs: preciseFuncs}
+	return f.CUDA.Mode(d.math), true
 }
 
 // cudaNames are the CUDA element types of the storage and compute dtypes.
@@ -185,10 +163,14 @@ func (r renderer) call(e *ir.Expr) string {
 	for i, a := range e.Args {
 		args[i] = r.expr(a)
 	}
-	if e.Func == "select" {
+	sp, ok := r.d.spell(e.Func)
+	if !ok {
+		return "/* unknown function */"
+	}
+	if sp.Name == funcs.Conditional {
 		return "(" + args[0] + " ? " + args[1] + " : " + args[2] + ")"
 	}
-	name := r.d.funcs[e.Func]
+	name := sp.Name
 	if !r.narrow() {
 		return name + "(" + strings.Join(args, ", ") + ")"
 	}

@@ -78,7 +78,7 @@ func emitRows(k *ir.Kernel, opts Options) ([]byte, error) {
 	v.Schedule = k.Describe()
 	for _, name := range preludeBlocks(k) {
 		var block bytes.Buffer
-		if err := kernelTemplate.ExecuteTemplate(&block, "prelude_"+name, nil); err != nil {
+		if err := kernelTemplate.ExecuteTemplate(&block, name, nil); err != nil {
 			return nil, fmt.Errorf("cuda prelude %s: %w", name, err)
 		}
 		v.Prelude = append(v.Prelude, strings.TrimSpace(block.String()))

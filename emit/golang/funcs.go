@@ -6,29 +6,16 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/funcs"
 	"github.com/kgen-dev/kgen/ir"
 )
 
-// mathFuncs are the formula functions evaluated in float64 and rounded: the
-// package and name of the float64 function that computes each.
-var mathFuncs = map[string][2]string{
-	"abs": {"math", "Abs"}, "exp": {"math", "Exp"}, "exp2": {"math", "Exp2"}, "log": {"math", "Log"},
-	"log2": {"math", "Log2"}, "log1p": {"math", "Log1p"}, "expm1": {"math", "Expm1"},
-	"sqrt": {"math", "Sqrt"}, "tanh": {"math", "Tanh"}, "erf": {"math", "Erf"}, "sin": {"math", "Sin"},
-	"cos": {"math", "Cos"}, "floor": {"math", "Floor"}, "ceil": {"math", "Ceil"}, "pow": {"math", "Pow"},
-	"rsqrt": {RuntimePath, "Rsqrt"}, "sigmoid": {RuntimePath, "Sigmoid"},
-}
-
-// choiceFuncs only pick one of their operands (IEEE minNum/maxNum like MSL
-// fmin/fmax, clamp, select), so they never round.
-var choiceFuncs = map[string]string{"min": "MinNum", "max": "MaxNum", "clamp": "Clamp", "select": "Where"}
-
 // SupportedFunc reports whether the Go emitter can evaluate a formula
-// function; a test holds it to the whole elementwise function set.
+// function: its row in the funcs table names a Go reference. A test holds
+// it to the whole elementwise function set.
 func SupportedFunc(name string) bool {
-	_, m := mathFuncs[name]
-	_, c := choiceFuncs[name]
-	return m || c || name == "fma"
+	f, ok := funcs.Lookup(name)
+	return ok && f.Go.Float64 != (funcs.Qual{})
 }
 
 func (w *exprWriter) call(e *ir.Expr) value {
@@ -39,32 +26,28 @@ func (w *exprWriter) call(e *ir.Expr) value {
 		args[i] = v.code
 		allKonst = allKonst && (v.konst || a.Bool)
 	}
-	if fn, ok := choiceFuncs[e.Func]; ok {
-		code := rt(fn)
-		if allKonst {
-			// Only untyped constants: Go would infer int, so instantiate.
-			code = code.Index(w.float())
-		}
-		return value{code: code.Call(args...), prec: precPrimary}
-	}
-	if e.Func == "fma" {
-		if w.mode == dtype.Invalid {
-			return value{code: jen.Qual("math", "FMA").Call(args...), prec: precPrimary}
-		}
-		return w.rounded(rt("FMA32").Call(args...))
-	}
-	fn, ok := mathFuncs[e.Func]
-	if !ok {
+	if !SupportedFunc(e.Func) {
 		w.fail(fmt.Errorf("the Go emitter has no CPU evaluation of function %s", e.Func))
 		return value{code: jen.Null(), prec: precPrimary}
 	}
-	if w.mode == dtype.Invalid {
-		return value{code: jen.Qual(fn[0], fn[1]).Call(args...), prec: precPrimary}
+	f, _ := funcs.Lookup(e.Func)
+	fn := jen.Qual(f.Go.Float64.Path, f.Go.Float64.Name)
+	switch {
+	case f.Go.Choice:
+		if allKonst {
+			// Only untyped constants: Go would infer int, so instantiate.
+			fn = fn.Index(w.float())
+		}
+		return value{code: fn.Call(args...), prec: precPrimary}
+	case w.mode == dtype.Invalid:
+		return value{code: fn.Call(args...), prec: precPrimary}
+	case f.Go.Float32 != (funcs.Qual{}):
+		return w.rounded(jen.Qual(f.Go.Float32.Path, f.Go.Float32.Name).Call(args...))
 	}
 	for i := range args {
 		args[i] = jen.Float64().Call(args[i])
 	}
-	return w.rounded(jen.Float32().Call(jen.Qual(fn[0], fn[1]).Call(args...)))
+	return w.rounded(jen.Float32().Call(fn.Call(args...)))
 }
 
 // rounded applies the compute type's rounding to a float32 result: none for

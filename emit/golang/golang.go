@@ -23,13 +23,14 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/kgen-dev/kgen/funcs"
 	"github.com/kgen-dev/kgen/internal/par"
 	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/spec"
 )
 
 // RuntimePath is the import path of the runtime every generated package uses.
-const RuntimePath = "github.com/kgen-dev/kgen/kgenrt"
+const RuntimePath = funcs.Runtime
 
 // Options configure the Go output.
 type Options struct {

@@ -17,7 +17,7 @@ import (
 
 	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/emit/golang"
-	"github.com/kgen-dev/kgen/expr"
+	"github.com/kgen-dev/kgen/funcs"
 	"github.com/kgen-dev/kgen/generate"
 )
 
@@ -238,9 +238,9 @@ func TestGoNameClashesAreErrors(t *testing.T) {
 
 // Every elementwise function of the formula language has a CPU evaluation.
 func TestEveryFunctionHasACPUEvaluation(t *testing.T) {
-	for name, f := range expr.Funcs {
-		if !f.Rowwise && !golang.SupportedFunc(name) {
-			t.Errorf("function %s has no Go evaluation", name)
+	for _, f := range funcs.Table {
+		if !f.Reduction && !golang.SupportedFunc(f.Name) {
+			t.Errorf("function %s has no Go evaluation", f.Name)
 		}
 	}
 }

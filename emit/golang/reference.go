@@ -8,6 +8,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/funcs"
 	"github.com/kgen-dev/kgen/ir"
 )
 
@@ -99,7 +100,7 @@ func functionNote(k *ir.Kernel) string {
 	var walk func(e *ir.Expr)
 	walk = func(e *ir.Expr) {
 		if e.Op == ir.OpCall {
-			if _, ok := mathFuncs[e.Func]; ok {
+			if f, ok := funcs.Lookup(e.Func); ok && f.Go.ViaFloat64() {
 				used[e.Func] = true
 			}
 		}

@@ -6,24 +6,14 @@ import (
 	"strings"
 
 	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/funcs"
 	"github.com/kgen-dev/kgen/ir"
 )
-
-// mathFuncs are evaluated through kgen_math (metal::precise or metal::fast).
-var mathFuncs = map[string]bool{"exp": true, "exp2": true, "log": true, "log2": true, "sqrt": true,
-	"rsqrt": true, "tanh": true, "sin": true, "cos": true, "pow": true}
-
-// metalFuncs map to exact metal:: functions. min and max are IEEE minNum and
-// maxNum (fmin/fmax): a NaN operand yields the other operand.
-var metalFuncs = map[string]string{"abs": "metal::fabs", "floor": "metal::floor", "ceil": "metal::ceil",
-	"min": "metal::fmin", "max": "metal::fmax", "clamp": "metal::clamp", "fma": "metal::fma"}
-
-// preludeFuncs come from kgen's MSL prelude.
-var preludeFuncs = map[string]bool{"erf": true, "log1p": true, "expm1": true, "sigmoid": true}
 
 // renderer writes expressions in one compute type.
 type renderer struct {
 	compute dtype.DType
+	math    string // the spec's math mode, which picks the function spellings
 }
 
 // c precedence levels (higher binds tighter); 7 = unary, 8 = atom.
@@ -137,16 +127,16 @@ func (r renderer) call(e *ir.Expr) string {
 	for i, a := range e.Args {
 		args[i] = r.expr(a)
 	}
-	if e.Func == "select" {
+	f, ok := funcs.Lookup(e.Func)
+	if !ok {
+		return "/* unknown function */"
+	}
+	sp := f.MSL.Mode(r.math)
+	if sp.Name == funcs.Conditional {
 		return "(" + args[0] + " ? " + args[1] + " : " + args[2] + ")"
 	}
-	name := "kgen_" + e.Func
-	if mathFuncs[e.Func] {
-		name = "kgen_math::" + e.Func
-	} else if m, ok := metalFuncs[e.Func]; ok {
-		name = m
-	}
-	if r.compute == dtype.F32 || preludeFuncs[e.Func] {
+	name := sp.Name
+	if r.compute == dtype.F32 || sp.Prelude != "" {
 		// The prelude has half and bfloat overloads that go through float.
 		return name + "(" + strings.Join(args, ", ") + ")"
 	}

@@ -11,6 +11,7 @@ import (
 	"text/template"
 
 	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/funcs"
 	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/templates"
 )
@@ -156,7 +157,7 @@ func evalArgs(k *ir.Kernel) string {
 
 // evalFor writes the per-element formulas in one compute type.
 func evalFor(k *ir.Kernel, c dtype.DType) evalFunc {
-	r := renderer{compute: c}
+	r := renderer{compute: c, math: k.Math}
 	ct := c.MSL()
 	var params []string
 	for _, b := range k.BindingsOf(ir.Input) {
@@ -187,13 +188,16 @@ func evalFor(k *ir.Kernel, c dtype.DType) evalFunc {
 	return f
 }
 
-// preludeBlocks names the prelude functions the kernel calls.
+// preludeBlocks names the prelude blocks of the functions the kernel calls,
+// sorted.
 func preludeBlocks(k *ir.Kernel, extra ...*ir.Expr) []string {
 	used := map[string]bool{}
 	var walk func(e *ir.Expr)
 	walk = func(e *ir.Expr) {
-		if e.Op == ir.OpCall && preludeFuncs[e.Func] {
-			used[e.Func] = true
+		if f, ok := funcs.Lookup(e.Func); ok && e.Op == ir.OpCall {
+			if sp := f.MSL.Mode(k.Math); sp.Prelude != "" {
+				used[sp.Prelude] = true
+			}
 		}
 		for _, a := range e.Args {
 			walk(a)
@@ -206,8 +210,8 @@ func preludeBlocks(k *ir.Kernel, extra ...*ir.Expr) []string {
 		walk(e)
 	}
 	var out []string
-	for f := range used {
-		out = append(out, "prelude_"+f)
+	for block := range used {
+		out = append(out, block)
 	}
 	sort.Strings(out)
 	return out

@@ -119,7 +119,7 @@ func reduceOp(fn string) string {
 }
 
 func stageFuncs(k *ir.Kernel, c dtype.DType) []stageFunc {
-	r := renderer{compute: c}
+	r := renderer{compute: c, math: k.Math}
 	ct := c.MSL()
 	var out []stageFunc
 	for _, st := range k.Stages() {

@@ -5,10 +5,12 @@ import (
 	"math"
 	"math/rand"
 	"os"
+	"sort"
 	"strings"
 	"testing"
 	"text/template"
 
+	"github.com/kgen-dev/kgen/funcs"
 	"github.com/kgen-dev/kgen/templates"
 )
 
@@ -22,6 +24,29 @@ var preludeFuncs = []struct {
 	{"log1p", math.Log1p},
 	{"expm1", math.Expm1},
 	{"sigmoid", func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }},
+}
+
+// TestPreludeFuncsCoverTable: the accuracy tests below cover every MSL
+// prelude block the function table names, so a new prelude function cannot
+// ship unmeasured.
+func TestPreludeFuncsCoverTable(t *testing.T) {
+	var want, got []string
+	for _, f := range funcs.Table {
+		if block := f.MSL.Precise.Prelude; block != "" {
+			want = append(want, block)
+		}
+		if f.MSL.Fast.Prelude != f.MSL.Precise.Prelude {
+			t.Errorf("%s: the MSL prelude blocks serve both math modes through kgen_math", f.Name)
+		}
+	}
+	for _, f := range preludeFuncs {
+		got = append(got, "prelude_"+f.name)
+	}
+	sort.Strings(want)
+	sort.Strings(got)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("prelude_test.go measures %v; the function table's MSL prelude blocks are %v", got, want)
+	}
 }
 
 // preludeULPBound is the f32 accuracy the prelude must keep. Measured over

@@ -1,0 +1,205 @@
+package funcs
+
+import "math"
+
+// Table is the formula language's function set, one row per function.
+//
+// Adding a function is one row here, plus a prelude block in
+// templates/msl/prelude.tmpl or templates/cuda/prelude.tmpl when a backend's
+// library lacks it (the row's Prelude names the block): the checker, the
+// float64 evaluation, the error bound, and the Metal, CUDA and Go emitters
+// all read the row. Tests then ask for coverage, not code: table_test.go
+// checks the row is complete and its derivative right, pipeline_test.go
+// sends the function through every emitter, tests/golden_test.go wants a
+// golden spec that calls it, and verify/mslcpu's prelude test wants an
+// accuracy sweep for a new MSL prelude block.
+//
+// Spellings: MSL calls transcendental functions through kgen_math::, an
+// alias the kernel file sets to metal::precise or metal::fast, so one MSL
+// name serves both modes. CUDA precise is libdevice; CUDA fast swaps the
+// transcendental functions for the SFU intrinsics (__expf, tanh.approx.f32),
+// while exact functions (abs, floor, min, fma, …) and those without an
+// intrinsic stay libdevice. min and max are IEEE minNum and maxNum (fmin,
+// fmax): a NaN operand yields the other operand.
+var Table = []Func{
+	unary("abs", math.Abs, exact, metal("metal::fabs"), cuda("fabsf"), goMath("Abs")),
+	unary("floor", math.Floor, exact, metal("metal::floor"), cuda("floorf"), goMath("Floor")),
+	unary("ceil", math.Ceil, exact, metal("metal::ceil"), cuda("ceilf"), goMath("Ceil")),
+	unary("exp", math.Exp, library1(func(x, _ float64) float64 { return math.Exp(x) }),
+		kgenMath("exp"), cudaFast("expf", "__expf"), goMath("Exp")),
+	unary("exp2", math.Exp2, library1(func(_, v float64) float64 { return math.Ln2 * v }),
+		kgenMath("exp2"), cuda("exp2f"), goMath("Exp2")),
+	unary("expm1", math.Expm1, library1(func(x, _ float64) float64 { return math.Exp(x) }),
+		mslPrelude("expm1"), cuda("expm1f"), goMath("Expm1")),
+	unary("log", math.Log, library1(func(x, _ float64) float64 { return 1 / x }),
+		kgenMath("log"), cudaFast("logf", "__logf"), goMath("Log")),
+	unary("log2", math.Log2, library1(func(x, _ float64) float64 { return 1 / (x * math.Ln2) }),
+		kgenMath("log2"), cudaFast("log2f", "__log2f"), goMath("Log2")),
+	unary("log1p", math.Log1p, library1(func(x, _ float64) float64 { return 1 / (1 + x) }),
+		mslPrelude("log1p"), cuda("log1pf"), goMath("Log1p")),
+	unary("sqrt", math.Sqrt, library1(func(_, v float64) float64 { return 0.5 / v }),
+		kgenMath("sqrt"), cuda("sqrtf"), goMath("Sqrt")),
+	unary("rsqrt", func(x float64) float64 { return 1 / math.Sqrt(x) },
+		library1(func(x, v float64) float64 { return -0.5 * v / x }),
+		kgenMath("rsqrt"), cuda("rsqrtf"), goRuntime("Rsqrt")),
+	unary("tanh", math.Tanh, library1(func(_, v float64) float64 { return 1 - v*v }),
+		kgenMath("tanh"), Modes{call("tanhf"), prelude("kgen_tanh_approx")}, goMath("Tanh")),
+	unary("sigmoid", func(x float64) float64 { return 1 / (1 + math.Exp(-x)) },
+		library1(func(_, v float64) float64 { return v * (1 - v) }),
+		mslPrelude("sigmoid"), Modes{prelude("kgen_sigmoid"), prelude("kgen_sigmoid_fast")}, goRuntime("Sigmoid")),
+	unary("erf", math.Erf, library1(func(x, _ float64) float64 { return 2 / math.SqrtPi * math.Exp(-x*x) }),
+		mslPrelude("erf"), cuda("erff"), goMath("Erf")),
+	unary("sin", math.Sin, library1(func(x, _ float64) float64 { return math.Cos(x) }),
+		kgenMath("sin"), cudaFast("sinf", "__sinf"), goMath("Sin")),
+	unary("cos", math.Cos, library1(func(x, _ float64) float64 { return math.Sin(x) }), // −sin: the sign does not matter
+		kgenMath("cos"), cudaFast("cosf", "__cosf"), goMath("Cos")),
+	{
+		Name: "pow", Args: nums(2), Result: Num,
+		Eval:  func(a []float64) float64 { return math.Pow(a[0], a[1]) },
+		Bound: Bound{Rule: Library, Deriv: powDeriv},
+		MSL:   kgenMath("pow"),
+		CUDA:  cudaFast("powf", "__powf"),
+		Go:    goMath("Pow"),
+	},
+	{
+		Name: "min", Args: nums(2), Result: Num,
+		Eval:  func(a []float64) float64 { return minNum(a[0], a[1]) },
+		Bound: Bound{Rule: Choice},
+		MSL:   metal("metal::fmin"),
+		CUDA:  cuda("fminf"),
+		Go:    goChoice("MinNum"),
+	},
+	{
+		Name: "max", Args: nums(2), Result: Num,
+		Eval:  func(a []float64) float64 { return -minNum(-a[0], -a[1]) },
+		Bound: Bound{Rule: Choice},
+		MSL:   metal("metal::fmax"),
+		CUDA:  cuda("fmaxf"),
+		Go:    goChoice("MaxNum"),
+	},
+	{
+		// clamp(x, lo, hi) = min(max(x, lo), hi), with minNum and maxNum.
+		Name: "clamp", Args: nums(3), Result: Num,
+		Eval:  func(a []float64) float64 { return minNum(-minNum(-a[0], -a[1]), a[2]) },
+		Bound: Bound{Rule: Choice},
+		MSL:   metal("metal::clamp"),
+		CUDA:  both(prelude("kgen_clamp")),
+		Go:    goChoice("Clamp"),
+	},
+	{
+		Name: "fma", Args: nums(3), Result: Num,
+		Eval:  func(a []float64) float64 { return math.FMA(a[0], a[1], a[2]) },
+		Bound: Bound{Rule: Rounded, Deriv: fmaDeriv},
+		MSL:   metal("metal::fma"),
+		CUDA:  cuda("fmaf"),
+		Go:    GoRef{Float64: Qual{"math", "FMA"}, Float32: Qual{Runtime, "FMA32"}},
+	},
+	{
+		// select(c, a, b): a when c holds, else b.
+		Name: "select", Args: []Type{Bool, Num, Num}, Result: Num,
+		Eval: func(a []float64) float64 {
+			if a[0] != 0 {
+				return a[1]
+			}
+			return a[2]
+		},
+		Bound: Bound{Rule: Select},
+		MSL:   both(call(Conditional)),
+		CUDA:  both(call(Conditional)),
+		Go:    goChoice("Where"),
+	},
+	reduction("row_sum"),
+	reduction("row_mean"),
+	reduction("row_max"),
+	reduction("row_min"),
+}
+
+// The helpers below keep each row to its facts.
+
+func nums(n int) []Type {
+	t := make([]Type, n)
+	for i := range t {
+		t[i] = Num
+	}
+	return t
+}
+
+func unary(name string, f func(float64) float64, b Bound, msl, cu Modes, g GoRef) Func {
+	return Func{
+		Name: name, Args: nums(1), Result: Num,
+		Eval:  func(a []float64) float64 { return f(a[0]) },
+		Bound: b, MSL: msl, CUDA: cu, Go: g,
+	}
+}
+
+func reduction(name string) Func {
+	return Func{Name: name, Args: nums(1), Result: Num, Reduction: true}
+}
+
+var exact = Bound{Rule: Exact}
+
+// library1 is the Library rule of a one-argument function, given f'(x)
+// from x and v = f(x).
+func library1(d func(x, v float64) float64) Bound {
+	return Bound{Rule: Library, Deriv: func(a []float64, v float64, _ int) float64 { return d(a[0], v) }}
+}
+
+func powDeriv(a []float64, v float64, i int) float64 {
+	x, y := a[0], a[1]
+	if i == 0 {
+		return y * math.Pow(x, y-1)
+	}
+	return math.Log(math.Abs(x)) * v
+}
+
+func fmaDeriv(a []float64, _ float64, i int) float64 {
+	switch i {
+	case 0:
+		return a[1]
+	case 1:
+		return a[0]
+	}
+	return 1
+}
+
+// minNum is IEEE minNum, like MSL's fmin: a NaN operand yields the other.
+func minNum(a, b float64) float64 {
+	switch {
+	case math.IsNaN(a):
+		return b
+	case math.IsNaN(b):
+		return a
+	}
+	return math.Min(a, b)
+}
+
+func call(name string) Spelling { return Spelling{Name: name} }
+
+// prelude is a kgen helper defined by the backend's prelude block
+// prelude_<name>.
+func prelude(name string) Spelling { return Spelling{Name: name, Prelude: "prelude_" + name} }
+
+func both(s Spelling) Modes { return Modes{Precise: s, Fast: s} }
+
+// metal is an exact metal:: function, the same in both modes.
+func metal(name string) Modes { return both(call(name)) }
+
+// kgenMath is a metal:: function reached through the kgen_math alias.
+func kgenMath(name string) Modes { return both(call("kgen_math::" + name)) }
+
+// mslPrelude is kgen_<name> from the MSL prelude, which has float, half and
+// bfloat overloads and calls kgen_math:: itself where the mode matters.
+func mslPrelude(name string) Modes {
+	return both(Spelling{Name: "kgen_" + name, Prelude: "prelude_" + name})
+}
+
+// cuda is a libdevice function with no fast intrinsic.
+func cuda(name string) Modes { return both(call(name)) }
+
+func cudaFast(precise, fast string) Modes { return Modes{call(precise), call(fast)} }
+
+func goMath(name string) GoRef { return GoRef{Float64: Qual{"math", name}} }
+
+func goRuntime(name string) GoRef { return GoRef{Float64: Qual{Runtime, name}} }
+
+func goChoice(name string) GoRef { return GoRef{Float64: Qual{Runtime, name}, Choice: true} }

@@ -59,14 +59,14 @@ func TestBuiltinRowKernels(t *testing.T) {
 	for _, k := range kernels {
 		t.Run(k.Name, func(t *testing.T) {
 			t.Parallel()
-			results, err := parity.CheckRows(context.Background(), k, src[k.Name], parity.RowOptions{Seed: 1})
+			results, err := parity.Check(context.Background(), k, src[k.Name], parity.Options{Seed: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, r := range results {
 				checkConfined(t, r)
 			}
-			for _, r := range parity.SummarizeRows(k, results) {
+			for _, r := range parity.Summarize(results) {
 				if !r.OK() {
 					t.Errorf("%s", r)
 					for _, f := range r.Failures {
@@ -88,8 +88,8 @@ func TestRowKernelsShuffled(t *testing.T) {
 	for _, k := range kernels {
 		t.Run(k.Name, func(t *testing.T) {
 			t.Parallel()
-			results, err := parity.CheckRows(context.Background(), k, src[k.Name],
-				parity.RowOptions{Seed: 2, Cols: []int{64, 4304}, Rows: []int{11}, Order: mslcpu.Shuffled})
+			results, err := parity.Check(context.Background(), k, src[k.Name],
+				parity.Options{Seed: 2, Cols: []int{64, 4304}, Rows: []int{11}, Orders: []mslcpu.LaneOrder{mslcpu.Shuffled}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,7 +106,7 @@ func TestRowKernelsShuffled(t *testing.T) {
 // hold a NaN or an infinity (the check would be vacuous there), or when the
 // NaN row of a run with designated rows has no NaN reference (the special
 // values did not reach the kernel).
-func checkConfined(t *testing.T, r parity.RowResult) {
+func checkConfined(t *testing.T, r parity.Result) {
 	t.Helper()
 	sawNaNRow := false
 	for _, row := range r.NaNRows {
@@ -174,12 +174,12 @@ func TestWrongRowKernelFails(t *testing.T) {
 			if cols == nil {
 				cols = []int{7, 64, 4304}
 			}
-			results, err := parity.CheckRows(context.Background(), k, wrong,
-				parity.RowOptions{Seed: 1, Cols: cols, Rows: []int{11}})
+			results, err := parity.Check(context.Background(), k, wrong,
+				parity.Options{Seed: 1, Cols: cols, Rows: []int{11}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, r := range parity.SummarizeRows(k, results) {
+			for _, r := range parity.Summarize(results) {
 				if r.OK() {
 					t.Errorf("%s passed parity with the mutation %q: %s", r.HostName, m.name, r)
 					continue
@@ -202,14 +202,14 @@ func TestGoldenRowKernels(t *testing.T) {
 	for _, k := range kernels {
 		t.Run(k.Name, func(t *testing.T) {
 			t.Parallel()
-			results, err := parity.CheckRows(context.Background(), k, src[k.Name], parity.RowOptions{Seed: 3, Cols: []int{7, 4304}, Rows: []int{11}})
+			results, err := parity.Check(context.Background(), k, src[k.Name], parity.Options{Seed: 3, Cols: []int{7, 4304}, Rows: []int{11}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, r := range results {
 				checkConfined(t, r)
 			}
-			for _, r := range parity.SummarizeRows(k, results) {
+			for _, r := range parity.Summarize(results) {
 				if !r.OK() {
 					t.Errorf("%s; first: %s", r, r.First)
 					continue

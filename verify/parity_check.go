@@ -104,19 +104,8 @@ func (r *Report) parity(ctx context.Context, cfg *config.Config, res *generate.R
 	return nil
 }
 
-// parityOf checks every variant of one kernel.
+// parityOf checks every variant of one kernel, of any kind.
 func parityOf(ctx context.Context, k *ir.Kernel, src []byte, m parity.Mutation) ([]*ParityReport, error) {
-	if k.Kind == ir.Rowwise {
-		src, err := parity.Mutate(src, k, m)
-		if err != nil {
-			return nil, err
-		}
-		results, err := parity.CheckRows(ctx, k, src, parity.RowOptions{Seed: 1})
-		if err != nil {
-			return nil, err
-		}
-		return parity.SummarizeRows(k, results), nil
-	}
 	results, err := parity.Check(ctx, k, src, parity.Options{Seed: 1, Mutate: m})
 	if err != nil {
 		return nil, err

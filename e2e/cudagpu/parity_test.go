@@ -127,7 +127,7 @@ func TestParity(t *testing.T) {
 	var report strings.Builder
 	fmt.Fprintf(&report, "| variant | sizes | elements checked | failed | max |got-ref| |\n|---|---|---|---|---|\n")
 	for _, k := range ks {
-		if !k.Ports[spec.CUDA] || k.Kind == ir.Rowwise { // rowwise: TestRowParity
+		if !k.Ports[spec.CUDA] || k.Kind != ir.Elementwise { // rowwise: TestRowParity
 			continue
 		}
 		d := descriptor(t, k.Name)
@@ -138,29 +138,17 @@ func TestParity(t *testing.T) {
 		if err := port.Ready(); err != nil {
 			t.Skipf("CUDA port of %s cannot run here: %v", k.Name, err)
 		}
-		results, err := parity.Check(context.Background(), k, nil, parity.Options{Seed: 1, Sizes: sizes, Run: gpuRunner(d, port)})
+		results, err := parity.Check(context.Background(), k, nil, parity.Options{Seed: 1, Sizes: sizes, Backend: ir.CUDA, Run: gpuRunner(d, port)})
 		if err != nil {
 			t.Fatalf("%s: %v", k.Name, err)
 		}
-		agg := map[string]*parity.Result{}
-		var order []string
 		for _, r := range results {
-			a, ok := agg[r.HostName]
-			if !ok {
-				a = &parity.Result{HostName: r.HostName}
-				agg[r.HostName] = a
-				order = append(order, r.HostName)
-			}
-			a.Checked += r.Checked
-			a.Failed += r.Failed
-			a.MaxAbs = max(a.MaxAbs, r.MaxAbs)
 			if r.Failed > 0 {
 				t.Errorf("%s n=%d: %d of %d elements outside tolerance; first: %s", r.HostName, r.N, r.Failed, r.Checked, r.First)
 			}
 		}
-		for _, h := range order {
-			a := agg[h]
-			fmt.Fprintf(&report, "| %s | %d | %d | %d | %.3g |\n", h, len(sizes), a.Checked, a.Failed, a.MaxAbs)
+		for _, r := range parity.Summarize(results) {
+			fmt.Fprintf(&report, "| %s | %d | %d | %d | %.3g |\n", r.HostName, len(sizes), r.Lanes, r.Differ, r.MaxAbs)
 		}
 	}
 	t.Logf("CUDA parity (sizes %v):\n%s", sizes, report.String())

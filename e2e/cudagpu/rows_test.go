@@ -1,16 +1,14 @@
 package cudagpu
 
 import (
-	"encoding/binary"
+	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/gen/kernels"
 	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/kgenrt"
@@ -32,8 +30,10 @@ var (
 
 // TestRowParity: every rowwise kernel with a CUDA port × dtype × width ×
 // row count through the CUDA port (host tensors, outputs NaN-poisoned, so an
-// unwritten element fails), judged against the float64 row evaluation with
-// parity's rounding bound and tolerance rule.
+// unwritten element fails), judged by parity.Check against the float64 row
+// evaluation with parity's rounding bound and tolerance rule. The launch is
+// the kernel's CUDA launch description (ir.Kernel.Launch(ir.CUDA)) evaluated
+// by parity over each shape, with the variant's element size.
 func TestRowParity(t *testing.T) {
 	_, ks := load(t)
 	var report strings.Builder
@@ -50,158 +50,26 @@ func TestRowParity(t *testing.T) {
 		if err := port.Ready(); err != nil {
 			t.Skipf("CUDA port of %s cannot run here: %v", k.Name, err)
 		}
-		for _, v := range k.Variants {
-			var checked, failed, shapes int
-			maxAbs := 0.0
-			for _, cols := range rowCols {
-				for _, rows := range rowRows {
-					c, f, m, first, err := checkRowsGPU(k, d, port, v, rows, cols)
-					if err != nil {
-						t.Fatalf("%s rows=%d cols=%d: %v", v.HostName, rows, cols, err)
-					}
-					if f > 0 {
-						t.Errorf("%s rows=%d cols=%d: %d of %d elements outside tolerance; first: %s", v.HostName, rows, cols, f, c, first)
-					}
-					checked, failed, shapes = checked+c, failed+f, shapes+1
-					maxAbs = math.Max(maxAbs, m)
-				}
+		results, err := parity.Check(context.Background(), k, nil, parity.Options{Seed: 7, Plain: true, Range: 8,
+			Cols: rowCols, Rows: rowRows, Backend: ir.CUDA, Run: gpuRunner(d, port)})
+		if err != nil {
+			t.Fatalf("%s: %v", k.Name, err)
+		}
+		shapes := map[string]int{}
+		for _, r := range results {
+			shapes[r.HostName]++
+			if r.Failed > 0 {
+				t.Errorf("%s rows=%d cols=%d: %d of %d elements outside tolerance; first: %s", r.HostName, r.Rows, r.Cols, r.Failed, r.Checked, r.First)
 			}
-			fmt.Fprintf(&report, "| %s | %d | %d | %d | %.3g |\n", v.HostName, shapes, checked, failed, maxAbs)
+		}
+		for _, r := range parity.Summarize(results) {
+			fmt.Fprintf(&report, "| %s | %d | %d | %d | %.3g |\n", r.HostName, shapes[r.HostName], r.Lanes, r.Differ, r.MaxAbs)
 		}
 	}
 	t.Logf("CUDA row parity (cols %v × rows %v):\n%s", rowCols, rowRows, report.String())
 	if dir := os.Getenv("KGEN_PARITY_OUT"); dir != "" {
 		os.WriteFile(filepath.Join(dir, "parity_rows.md"), []byte(report.String()), 0o644)
 	}
-}
-
-func rowElem(b ir.Binding, v ir.Variant) dtype.DType {
-	if b.DType != dtype.Invalid {
-		return b.DType
-	}
-	return v.DType
-}
-
-func checkRowsGPU(k *ir.Kernel, d *kgenrt.Kernel, port kgenrt.Port, v ir.Variant, rows, cols int) (checked, failed int, maxAbs float64, first string, err error) {
-	rng := rand.New(rand.NewPCG(7, uint64(rows)<<32|uint64(cols)))
-	nseg := k.NumSegments()
-	segRows := make([]int, nseg)
-	for s := range segRows {
-		segRows[s] = parity.SegmentRows(rows, s)
-	}
-	var kv *kgenrt.Variant
-	for i := range d.Variants {
-		if d.Variants[i].HostName == v.HostName {
-			kv = &d.Variants[i]
-		}
-	}
-	if kv == nil {
-		return 0, 0, 0, "", fmt.Errorf("no variant %s", v.HostName)
-	}
-	vals := make([][]float64, len(k.Bindings))
-	tensors := make([]*kgenrt.Tensor, len(k.Bindings))
-	for _, b := range k.Bindings {
-		if b.Role == ir.Args {
-			continue
-		}
-		et := rowElem(b, v)
-		n := cols
-		if !b.IsRowVector() {
-			n = segRows[b.Segment] * cols
-		}
-		f32 := make([]float32, n)
-		vals[b.Index] = make([]float64, n)
-		for j := range f32 {
-			x := math.NaN() // outputs: every element must be overwritten
-			if b.Role == ir.Input {
-				x = dtype.Round((rng.Float64()*2-1)*8, et)
-				vals[b.Index][j] = x
-			}
-			f32[j] = float32(x)
-		}
-		kt, err := kgenrt.FromFloat32(kgenrt.DType(et), f32)
-		if err != nil {
-			return 0, 0, 0, "", err
-		}
-		tensors[b.Index] = kt
-	}
-	var params []float64
-	for i, p := range k.Params() {
-		switch {
-		case p.Type == dtype.F32 && i == 0:
-			params = append(params, float64(float32(1e-5)))
-		case p.Type == dtype.F32:
-			params = append(params, float64(i))
-		default:
-			params = append(params, float64(3+i))
-		}
-	}
-	// The Metal launcher's geometry; the CUDA port replaces rows_per_group and
-	// the grid with its own (kgenrt.CUDARowsPerGroup).
-	rpg := kgenrt.RowsPerGroup(cols, k.Threadgroup)
-	ab := k.ArgsBinding()
-	args := make([]byte, 4*len(ab.Fields))
-	sizes := append(append([]int(nil), segRows...), cols, rpg)
-	si, pi := 0, 0
-	for _, f := range ab.Fields {
-		var word uint32
-		switch {
-		case f.Size:
-			word = uint32(sizes[si])
-			si++
-		case f.Type == dtype.F32:
-			word = math.Float32bits(float32(params[pi]))
-			pi++
-		default:
-			word = uint32(int32(params[pi]))
-			pi++
-		}
-		binary.LittleEndian.PutUint32(args[f.Offset:], word)
-	}
-	groups := 0
-	for _, r := range segRows {
-		groups += (r + rpg - 1) / rpg
-	}
-	var ts []*kgenrt.Tensor
-	for _, b := range d.Tensors() {
-		ts = append(ts, tensors[b.Index])
-	}
-	call := &kgenrt.Call{Kernel: d, Variant: kv, Tensors: ts, Args: args,
-		Grid: [3]int{groups * k.Threadgroup, 1, 1}, Threadgroup: [3]int{k.Threadgroup, 1, 1}}
-	if err := port.Run(call); err != nil {
-		return 0, 0, 0, "", err
-	}
-	rounding := parity.RoundingFor(k, v)
-	for s := 0; s < nseg; s++ {
-		ins, outs := k.SegmentBindings(s, ir.Input), k.SegmentBindings(s, ir.Output)
-		row := make([][]float64, len(ins))
-		for r := 0; r < segRows[s]; r++ {
-			for i, b := range ins {
-				if b.IsRowVector() {
-					row[i] = vals[b.Index]
-				} else {
-					row[i] = vals[b.Index][r*cols : (r+1)*cols]
-				}
-			}
-			want, bound := k.EvalRowsBound(row, params, rounding)
-			for o, b := range outs {
-				out := tensors[b.Index]
-				for j := 0; j < cols; j++ {
-					g := float64(out.Float32At(r*cols + j))
-					checked++
-					dd, ok := parity.Within(g, want[o][j], bound[o][j], rowElem(b, v), v.Tolerance)
-					maxAbs = math.Max(maxAbs, dd)
-					if !ok {
-						failed++
-						if first == "" {
-							first = fmt.Sprintf("%s[%d, %d] = %g, want %g ± %.3g", b.Name, r, j, g, want[o][j], bound[o][j])
-						}
-					}
-				}
-			}
-		}
-	}
-	return checked, failed, maxAbs, first, nil
 }
 
 // TestRowTypedLauncher goes through the generated API (RmsNorm.Run with

@@ -1,81 +1,119 @@
 // Package parity runs every variant of a generated kernel on the CPU
-// (through verify/mslcpu) and compares each element with the kernel's
-// float64 evaluation (ir.Kernel.Eval64) under the variant's tolerance:
-// pass when |got-ref| <= abs + rel*|ref| + bound, where bound is the
-// first-order rounding-error bound of evaluating the formulas in the compute
-// type (ir.Kernel.EvalBound). The spec's tolerance covers the output's
-// storage rounding and implementation differences; the bound covers what
-// cancellation in the formula does to compute-type rounding, per element.
-// The reference is computed from the inputs as stored (already rounded to
-// their dtype), so storage rounding of inputs is not counted as error.
+// (through verify/mslcpu) and compares each output element with the
+// kernel's float64 evaluation under the variant's tolerance: pass when
+// |got-ref| <= abs + rel*|ref| + bound, where bound is the first-order
+// rounding-error bound of evaluating the formulas in the compute type
+// (ir.Kernel.EvalBound, ir.Kernel.EvalRowsBound). The spec's tolerance
+// covers the output's storage rounding and implementation differences; the
+// bound covers what cancellation in the formula does to compute-type
+// rounding, per element. The reference is computed from the inputs as
+// stored (already rounded to their dtype), so storage rounding of inputs is
+// not counted as error.
 //
-// Inputs are adversarial by default (see Inputs): magnitudes to ±170, a
-// far-negative tail, ±0, ±subnormals of the storage type, ±Inf and NaN,
-// mixed into seeded random values; sizes cover 0, 1, a thread's elements
-// ±1, a vector ±1, a partial last threadgroup and a large launch
-// (SizesFor). NaN must come out exactly where the reference is NaN, and
-// infinities must match. Summarize folds the per-size results into one
-// lane-level Report per variant; Mutate and Options.Mutate show that the
-// check fails when a kernel stores its input, or 0, instead.
+// One Check serves every kind of kernel. What truly differs per kind — the
+// shapes to try, the inputs of each binding's shape, the params, and how
+// the float64 reference walks the outputs — is one shapeGen per ir.Kind in
+// shapeGens; buffers, the args struct, the launch (ir.Kernel.Launch
+// evaluated over the sizes), the lane judgement, races between lane orders
+// and the reports are shared.
+//
+// Inputs are adversarial by default (see Inputs and RowKind): magnitudes to
+// ±170, a far-negative tail, ±0, ±subnormals of the storage type, ±Inf and
+// NaN, mixed into seeded random values; elementwise sizes cover 0, 1, a
+// thread's elements ±1, a vector ±1, a partial last threadgroup and a large
+// launch (SizesFor), rowwise shapes every width of DefaultCols at every row
+// count of DefaultRows. NaN must come out exactly where the reference is
+// NaN, and infinities must match. Summarize folds the per-shape results
+// into one lane-level Report per variant; Mutate and Options.Mutate show
+// that the check fails when a kernel stores its input, or 0, instead.
 package parity
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"sort"
 
 	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/launch"
 	"github.com/kgen-dev/kgen/verify/mslcpu"
 )
 
 // Options shape the generated test data and the runs.
 type Options struct {
-	Sizes []int // element counts to run; default SizesFor(k)
+	// Sizes are the element counts an elementwise kernel runs at; default
+	// SizesFor(k).
+	Sizes []int
+	// Cols and Rows are the row widths and row counts a rowwise kernel runs
+	// at, every pair; defaults DefaultCols and DefaultRows. Segment s of a
+	// multi-segment kernel gets SegmentRows(rows, s) rows.
+	Cols, Rows []int
 	// Range is the largest finite input magnitude: DefaultRange (170), or 8
 	// with Plain.
 	Range float64
 	Seed  uint64
 	// Plain draws inputs uniformly from [-Range, Range] with no special
-	// values (no ±0, subnormals, infinities or NaN).
+	// values (no ±0, subnormals, infinities or NaN). Otherwise rowwise
+	// inputs are adversarial row by row: every row is finite and mixed (see
+	// MixedRow) except the designated rows of RowKindOf, and row vectors
+	// are finite and mixed.
 	Plain bool
 	// Mutate rewrites the kernel's stores before running it (see Mutate):
 	// the check must then fail for every variant.
 	Mutate Mutation
-	// Orders are the lane orders each size runs in; every order must give
-	// the same bytes. Default: forward only, or all three when the source
+	// Orders are the lane orders each shape runs in: the first is judged
+	// against the reference, every later one must give the same bytes (a
+	// kernel whose result depends on the order has a race). Default:
+	// forward only, or all three for an elementwise source that
 	// synchronises (barriers, simd functions), where a race can hide.
+	// Rowwise sources always synchronise; their shuffled run is a test of
+	// its own (Orders: []mslcpu.LaneOrder{mslcpu.Shuffled}).
 	Orders []mslcpu.LaneOrder
 	// Sanitize runs every launch in an instrumented build (mslcpu.Sanitizer).
 	Sanitize mslcpu.Sanitizer
 	// Flags are extra compiler flags (mslcpu.Launch.Flags).
 	Flags []string
+	// Backend is whose launch (ir.Kernel.Launch) gives the grid and the
+	// derived size fields, with launch.ElemBytes the variant's storage
+	// size. The CPU harness runs MSL, so it needs Metal (the zero value); a
+	// Run for another backend's port names that backend.
+	Backend ir.Backend
 	// Run executes one launch and returns every buffer afterwards; nil is
-	// the CPU harness (mslcpu.Run). The CUDA parity test passes a GPU runner
+	// the CPU harness (mslcpu.Run). The CUDA parity tests pass a GPU runner
 	// so both backends see the same inputs and the same tolerance rule.
 	Run func(ctx context.Context, l mslcpu.Launch) ([][]byte, error)
 }
 
-// Result is the outcome of one variant at one size.
+// Result is the outcome of one variant at one shape.
 type Result struct {
 	HostName string
 	DType    dtype.DType
-	N        int
-	Checked  int // elements compared (NaN-for-NaN matches count)
-	Failed   int // elements outside tolerance (or changed by the lane order)
+	// N is the elements of each output (of the first segment): n for an
+	// elementwise launch, Rows·Cols for a rowwise one.
+	N int
+	// Rows and Cols name a rowwise launch: the rows of the first segment
+	// (segment s has SegmentRows(Rows, s)) and the row width; 0 otherwise.
+	Rows, Cols int
+	Checked    int // elements compared (NaN-for-NaN matches count)
+	Failed     int // elements outside tolerance (or changed by the lane order)
 	// Undecided counts elements whose reference sits so close to the
 	// compute type's overflow edge that either outcome is accepted (see
 	// ir.Rounding.Overflow).
 	Undecided int
-	MaxAbs    float64 // largest |got-ref| among finite pairs
-	MaxRel    float64 // largest |got-ref|/|ref| where |ref| >= the storage type's smallest normal
-	Worst     *Lane   // the lane with the largest Excess; nil when every lane is exact
-	Failures  []Lane  // the first few failing lanes
-	First     string  // the first failure, described, or ""
+	// NaNs and Infs count the lanes whose reference is NaN or ±Inf: for
+	// rowwise kernels with adversarial inputs they must stay within the
+	// designated rows, or the check would be vacuous.
+	NaNs, Infs int
+	NaNRows    []int   // rowwise: the rows (of any segment) with a NaN reference, in order met
+	MaxAbs     float64 // largest |got-ref| among finite pairs
+	MaxRel     float64 // largest |got-ref|/|ref| where |ref| >= the storage type's smallest normal
+	Worst      *Lane   // the lane with the largest Excess; nil when every lane is exact
+	Failures   []Lane  // the first few failing lanes
+	First      string  // the first failure, described, or ""
 }
 
 // DefaultSizes is a fixed list of sizes for runners that want one: one
@@ -86,11 +124,11 @@ var DefaultSizes = []int{1, 3, 8, 9, 1000, 4099}
 // LargeSize is the large launch of SizesFor: many threadgroups and a tail.
 const LargeSize = 1<<16 + 3
 
-// SizesFor returns the element counts parity runs kernel k at: 0 (a launch
-// of no threads), 1, one thread's elements ±1 (a whole vectorised slice
-// and its tails), a 16-byte vector of the widest storage type ±1, a count
-// that leaves the last threadgroup partial and the last thread a tail, and
-// LargeSize.
+// SizesFor returns the element counts parity runs elementwise kernel k at:
+// 0 (a launch of no threads), 1, one thread's elements ±1 (a whole
+// vectorised slice and its tails), a 16-byte vector of the widest storage
+// type ±1, a count that leaves the last threadgroup partial and the last
+// thread a tail, and LargeSize.
 func SizesFor(k *ir.Kernel) []int {
 	ept := max(k.Schedule.(*ir.Elems).PerThread, 1)
 	tg := max(k.Threadgroup, 1)
@@ -107,13 +145,13 @@ func SizesFor(k *ir.Kernel) []int {
 	return out
 }
 
-// Check runs every variant of the elementwise kernel k at every size.
+// Check runs every variant of kernel k at every shape its kind's shapeGen
+// lists and compares each output element with the bounded float64
+// reference.
 func Check(ctx context.Context, k *ir.Kernel, source []byte, opts Options) ([]Result, error) {
-	if k.Kind == ir.Rowwise {
-		return nil, fmt.Errorf("parity: %s is a rowwise kernel: use CheckRows", k.Name)
-	}
-	if len(opts.Sizes) == 0 {
-		opts.Sizes = SizesFor(k)
+	gen, ok := shapeGens[k.Kind]
+	if !ok {
+		return nil, fmt.Errorf("parity: kernel %s: no check for %s kernels", k.Name, k.Kind)
 	}
 	if opts.Range == 0 {
 		opts.Range = DefaultRange
@@ -130,14 +168,14 @@ func Check(ctx context.Context, k *ir.Kernel, source []byte, opts Options) ([]Re
 	}
 	if len(opts.Orders) == 0 {
 		opts.Orders = []mslcpu.LaneOrder{mslcpu.Forward}
-		if opts.Run == nil && mslcpu.Synchronises(source) {
+		if gen.raceOrders && opts.Run == nil && mslcpu.Synchronises(source) {
 			opts.Orders = append(opts.Orders, mslcpu.Reverse, mslcpu.Shuffled)
 		}
 	}
 	var out []Result
 	for _, v := range k.Variants {
-		for _, n := range opts.Sizes {
-			r, err := checkOne(ctx, k, v, source, n, opts)
+		for _, sh := range gen.shapes(k, opts) {
+			r, err := checkOne(ctx, k, v, gen, source, sh, opts)
 			if err != nil {
 				return out, err
 			}
@@ -147,140 +185,128 @@ func Check(ctx context.Context, k *ir.Kernel, source []byte, opts Options) ([]Re
 	return out, nil
 }
 
-func checkOne(ctx context.Context, k *ir.Kernel, v ir.Variant, source []byte, n int, opts Options) (Result, error) {
-	rng := rand.New(rand.NewPCG(opts.Seed, uint64(n)))
-	ins := k.BindingsOf(ir.Input)
-	inVals := make([][]float64, len(ins)) // as stored, exactly
-	buffers := make([][]byte, len(k.Bindings))
-	for i, b := range ins {
-		t := elemType(b, v)
-		inVals[i] = Inputs(rng, n, t, opts.Range, !opts.Plain)
-		buffers[b.Index] = encode(inVals[i], t)
+// checkOne runs variant v at one shape in every lane order and judges the
+// first run against the reference, the others against the first.
+func checkOne(ctx context.Context, k *ir.Kernel, v ir.Variant, gen shapeGen, source []byte, sh shape, opts Options) (Result, error) {
+	l := k.Launch(opts.Backend)
+	given := maps.Clone(sh.sizes)
+	given[launch.ElemBytes] = v.DType.Size()
+	sizes, err := l.Sizes(given)
+	if err != nil {
+		return Result{}, fmt.Errorf("parity: %s: %w", v.HostName, err)
 	}
-	outs := k.BindingsOf(ir.Output)
-	for _, b := range outs {
-		nan := make([]float64, n)
-		for j := range nan {
-			nan[j] = math.NaN() // every element must be overwritten
-		}
-		buffers[b.Index] = encode(nan, elemType(b, v))
+	grid, err := l.GridSize(sizes)
+	if err != nil {
+		return Result{}, fmt.Errorf("parity: %s: %w", v.HostName, err)
 	}
-	params := paramValues(k)
-	args := k.ArgsBinding()
-	buffers[args.Index] = argsBytes(args, uint32(n), params)
-	threads := (n + k.Schedule.(*ir.Elems).PerThread - 1) / k.Schedule.(*ir.Elems).PerThread
+	c := &check{k: k, v: v, gen: gen, opts: opts, sizes: sizes,
+		params: paramValues(k, gen.f32Param), rounding: roundingOf(k, v),
+		res: Result{HostName: v.HostName, DType: v.DType, N: sh.n, Rows: sh.rows, Cols: sh.cols}}
+	c.vals = gen.inputs(rand.New(rand.NewPCG(opts.Seed, sh.seed)), k, v, sizes, opts)
+	buffers, err := c.buffers()
+	if err != nil {
+		return Result{}, err
+	}
 	run := mslcpu.Run
 	if opts.Run != nil {
 		run = opts.Run
 	}
-	var res Result
 	var first [][]byte
 	for i, order := range opts.Orders {
 		got, err := run(ctx, mslcpu.Launch{
 			Source: source, HostName: v.HostName, Buffers: buffers,
-			Grid: [3]uint32{uint32(threads), 1, 1}, Threadgroup: [3]uint32{uint32(k.Launch(ir.Metal).Threadgroup[0]), 1, 1},
+			Grid: u32s(grid), Threadgroup: u32s(l.Threadgroup),
 			Order: order, Sanitize: opts.Sanitize, Flags: opts.Flags,
 		})
 		if err != nil {
 			return Result{}, err
 		}
 		if i == 0 {
-			first = got
-			res = compare(k, v, n, inVals, params, got)
+			first, c.got = got, got
+			gen.reference(c, c.judgeLane)
 			continue
 		}
-		orderDiff(&res, k, v, n, inVals, first, got, opts.Orders[0], order)
+		c.orderDiff(first, got, opts.Orders[0], order)
 	}
-	if len(res.Failures) > 0 {
-		res.First = res.Failures[0].String()
+	if len(c.res.Failures) > 0 {
+		c.res.First = c.res.Failures[0].String()
 	}
-	return res, nil
+	return c.res, nil
 }
 
-func compare(k *ir.Kernel, v ir.Variant, n int, inVals [][]float64, params []float64, got [][]byte) Result {
-	res := Result{HostName: v.HostName, DType: v.DType, N: n}
-	outs := k.BindingsOf(ir.Output)
-	names := inputNames(k)
-	rounding := roundingOf(k, v)
-	row := make([]float64, len(inVals))
-	worst := 0.0
-	for j := 0; j < n; j++ {
-		for i := range inVals {
-			row[i] = inVals[i][j]
-		}
-		want, bound := k.EvalBound(row, params, rounding)
-		for o, b := range outs {
-			t := elemType(b, v)
-			g := decode(got[b.Index], t, j)
-			res.Checked++
-			if math.IsInf(bound[o], 1) {
-				res.Undecided++
-			}
-			allowed, ok, note := judge(g, want[o], bound[o], t, v.Tolerance)
-			d := math.Abs(g - want[o])
-			if !math.IsNaN(d) && !math.IsInf(d, 0) {
-				res.MaxAbs = math.Max(res.MaxAbs, d)
-				if math.Abs(want[o]) >= LimitsOf(t).MinNormal {
-					res.MaxRel = math.Max(res.MaxRel, d/math.Abs(want[o]))
-				}
-			}
-			excess := 0.0
-			if g != dtype.Round(want[o], t) || !ok {
-				excess = excessOf(g, want[o], allowed, note)
-			}
-			if ok && excess <= worst {
-				continue
-			}
-			lane := Lane{N: n, Index: j, Output: b.Name, Inputs: names, Values: append([]float64(nil), row...),
-				Got: g, Want: want[o], Allowed: allowed, Excess: excess, Note: note}
-			if excess > worst {
-				worst, res.Worst = excess, &lane
-			}
-			if !ok {
-				res.Failed++
-				if len(res.Failures) < maxFailures {
-					res.Failures = append(res.Failures, lane)
-				}
-			}
-		}
-	}
-	return res
-}
+func u32s(v [3]int) [3]uint32 { return [3]uint32{uint32(v[0]), uint32(v[1]), uint32(v[2])} }
 
-// orderDiff counts the output elements whose bytes changed with the lane
-// order: a race between the lanes of a threadgroup.
-func orderDiff(res *Result, k *ir.Kernel, v ir.Variant, n int, inVals [][]float64, a, b [][]byte, oa, ob mslcpu.LaneOrder) {
-	names := inputNames(k)
-	orderName := map[mslcpu.LaneOrder]string{mslcpu.Forward: "forward", mslcpu.Reverse: "reverse", mslcpu.Shuffled: "shuffled"}
-	for _, out := range k.BindingsOf(ir.Output) {
-		t := elemType(out, v)
-		size := t.Size()
-		for j := 0; j < n; j++ {
-			x, y := a[out.Index][j*size:(j+1)*size], b[out.Index][j*size:(j+1)*size]
-			if bytes.Equal(x, y) {
-				continue
-			}
-			res.Failed++
-			if len(res.Failures) < maxFailures {
-				vals := make([]float64, len(inVals))
-				for i := range inVals {
-					vals[i] = inVals[i][j]
-				}
-				res.Failures = append(res.Failures, Lane{N: n, Index: j, Output: out.Name, Inputs: names, Values: vals,
-					Got: decode(b[out.Index], t, j), Want: decode(a[out.Index], t, j), Excess: math.Inf(1),
-					Note: fmt.Sprintf("%s lane order gives %s, %s order %s: a race between lanes", orderName[ob],
-						num(decode(b[out.Index], t, j)), orderName[oa], num(decode(a[out.Index], t, j)))})
-			}
-		}
-	}
-}
-
-func inputNames(k *ir.Kernel) []string {
-	var names []string
+// buffers encodes the inputs, NaN-filled outputs (every element must be
+// overwritten) and the args struct, by binding index. Every tensor has the
+// elements its Shape names.
+func (c *check) buffers() ([][]byte, error) {
+	k := c.k
+	buffers := make([][]byte, len(k.Bindings))
 	for _, b := range k.BindingsOf(ir.Input) {
-		names = append(names, b.Name)
+		if len(c.vals[b.Index]) != c.count(b) {
+			return nil, fmt.Errorf("parity: %s: %d values for input %s of shape %s = %d elements", c.v.HostName, len(c.vals[b.Index]), b.Name, b.Shape, c.count(b))
+		}
+		buffers[b.Index] = encode(c.vals[b.Index], elemType(b, c.v))
 	}
-	return names
+	for _, b := range k.BindingsOf(ir.Output) {
+		nan := make([]float64, c.count(b))
+		for j := range nan {
+			nan[j] = math.NaN()
+		}
+		buffers[b.Index] = encode(nan, elemType(b, c.v))
+	}
+	args := k.ArgsBinding()
+	ab, err := argsBytes(args, c.sizes, c.params)
+	if err != nil {
+		return nil, fmt.Errorf("parity: %s: %w", c.v.HostName, err)
+	}
+	buffers[args.Index] = ab
+	return buffers, nil
+}
+
+// paramValues picks fixed, typical values for runtime params, exact in
+// every type: f32 params from the kind's rule (f32Param of their index),
+// integers 3, 4, … by index.
+func paramValues(k *ir.Kernel, f32Param func(i int) float64) []float64 {
+	var out []float64
+	for i, p := range k.Params() {
+		switch p.Type {
+		case dtype.F32:
+			out = append(out, f32Param(i))
+		default:
+			out = append(out, float64(3+i))
+		}
+	}
+	return out
+}
+
+// argsBytes lays out the args struct: each size field from sizes (the
+// caller's and the launch's derived ones), then the params in order.
+func argsBytes(b ir.Binding, sizes map[string]int, params []float64) ([]byte, error) {
+	buf := make([]byte, 4*len(b.Fields))
+	p := 0
+	for _, f := range b.Fields {
+		var word uint32
+		switch {
+		case f.Size:
+			v, ok := sizes[f.Name]
+			if !ok {
+				return nil, fmt.Errorf("no value for the size field %s", f.Name)
+			}
+			word = uint32(v)
+		case f.Type == dtype.F32:
+			word = math.Float32bits(float32(params[p]))
+			p++
+		case f.Type == dtype.I32:
+			word = uint32(int32(params[p]))
+			p++
+		default:
+			word = uint32(params[p])
+			p++
+		}
+		binary.LittleEndian.PutUint32(buf[f.Offset:], word)
+	}
+	return buf, nil
 }
 
 // funcUlps is how many f32 units of roundoff kgen allows a library or
@@ -362,59 +388,11 @@ func judge(got, want, bound float64, t dtype.DType, tol ir.Tolerance) (allowed f
 	return allowed, math.Abs(got-want) <= allowed, ""
 }
 
-// within is judge for callers that want the distance and the verdict.
-func within(got, want, bound float64, t dtype.DType, tol ir.Tolerance) (float64, bool) {
-	_, ok, _ := judge(got, want, bound, t, tol)
-	d := math.Abs(got - want)
-	if math.IsNaN(d) || math.IsInf(d, 0) {
-		d = 0
-	}
-	return d, ok
-}
-
 func elemType(b ir.Binding, v ir.Variant) dtype.DType {
 	if b.DType != dtype.Invalid {
 		return b.DType
 	}
 	return v.DType
-}
-
-// paramValues picks fixed, typical values for runtime params: 2.5+index for
-// f32 and small integers for i32/u32, exact in every type.
-func paramValues(k *ir.Kernel) []float64 {
-	var out []float64
-	for i, p := range k.Params() {
-		switch p.Type {
-		case dtype.F32:
-			out = append(out, 2.5+float64(i))
-		default:
-			out = append(out, float64(3+i))
-		}
-	}
-	return out
-}
-
-func argsBytes(b ir.Binding, n uint32, params []float64) []byte {
-	buf := make([]byte, 4*len(b.Fields))
-	p := 0
-	for _, f := range b.Fields {
-		var word uint32
-		switch {
-		case f.Size:
-			word = n
-		case f.Type == dtype.F32:
-			word = math.Float32bits(float32(params[p]))
-			p++
-		case f.Type == dtype.I32:
-			word = uint32(int32(params[p]))
-			p++
-		default:
-			word = uint32(params[p])
-			p++
-		}
-		binary.LittleEndian.PutUint32(buf[f.Offset:], word)
-	}
-	return buf
 }
 
 func encode(vals []float64, t dtype.DType) []byte {

@@ -2,8 +2,10 @@ package parity_test
 
 import (
 	"context"
+	"encoding/binary"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/kgen-dev/kgen/config"
@@ -59,14 +61,14 @@ func TestBuiltinRowKernels(t *testing.T) {
 	for _, k := range kernels {
 		t.Run(k.Name, func(t *testing.T) {
 			t.Parallel()
-			results, err := parity.CheckRows(context.Background(), k, src[k.Name], parity.RowOptions{Seed: 1})
+			results, err := parity.Check(context.Background(), k, src[k.Name], parity.Options{Seed: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, r := range results {
 				checkConfined(t, r)
 			}
-			for _, r := range parity.SummarizeRows(k, results) {
+			for _, r := range parity.Summarize(results) {
 				if !r.OK() {
 					t.Errorf("%s", r)
 					for _, f := range r.Failures {
@@ -88,8 +90,8 @@ func TestRowKernelsShuffled(t *testing.T) {
 	for _, k := range kernels {
 		t.Run(k.Name, func(t *testing.T) {
 			t.Parallel()
-			results, err := parity.CheckRows(context.Background(), k, src[k.Name],
-				parity.RowOptions{Seed: 2, Cols: []int{64, 4304}, Rows: []int{11}, Order: mslcpu.Shuffled})
+			results, err := parity.Check(context.Background(), k, src[k.Name],
+				parity.Options{Seed: 2, Cols: []int{64, 4304}, Rows: []int{11}, Orders: []mslcpu.LaneOrder{mslcpu.Shuffled}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,7 +108,7 @@ func TestRowKernelsShuffled(t *testing.T) {
 // hold a NaN or an infinity (the check would be vacuous there), or when the
 // NaN row of a run with designated rows has no NaN reference (the special
 // values did not reach the kernel).
-func checkConfined(t *testing.T, r parity.RowResult) {
+func checkConfined(t *testing.T, r parity.Result) {
 	t.Helper()
 	sawNaNRow := false
 	for _, row := range r.NaNRows {
@@ -174,12 +176,12 @@ func TestWrongRowKernelFails(t *testing.T) {
 			if cols == nil {
 				cols = []int{7, 64, 4304}
 			}
-			results, err := parity.CheckRows(context.Background(), k, wrong,
-				parity.RowOptions{Seed: 1, Cols: cols, Rows: []int{11}})
+			results, err := parity.Check(context.Background(), k, wrong,
+				parity.Options{Seed: 1, Cols: cols, Rows: []int{11}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, r := range parity.SummarizeRows(k, results) {
+			for _, r := range parity.Summarize(results) {
 				if r.OK() {
 					t.Errorf("%s passed parity with the mutation %q: %s", r.HostName, m.name, r)
 					continue
@@ -202,14 +204,14 @@ func TestGoldenRowKernels(t *testing.T) {
 	for _, k := range kernels {
 		t.Run(k.Name, func(t *testing.T) {
 			t.Parallel()
-			results, err := parity.CheckRows(context.Background(), k, src[k.Name], parity.RowOptions{Seed: 3, Cols: []int{7, 4304}, Rows: []int{11}})
+			results, err := parity.Check(context.Background(), k, src[k.Name], parity.Options{Seed: 3, Cols: []int{7, 4304}, Rows: []int{11}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, r := range results {
 				checkConfined(t, r)
 			}
-			for _, r := range parity.SummarizeRows(k, results) {
+			for _, r := range parity.Summarize(results) {
 				if !r.OK() {
 					t.Errorf("%s; first: %s", r, r.First)
 					continue
@@ -217,5 +219,59 @@ func TestGoldenRowKernels(t *testing.T) {
 				t.Logf("%s", r)
 			}
 		})
+	}
+}
+
+// TestRunAndBackendForRows: Options.Run sees every rowwise launch, and
+// Options.Backend picks whose launch description sizes it. With ir.CUDA the
+// grid and rows_per_group follow CUDA's rule (two 16-byte vectors per lane:
+// 8 f32 or 16 f16 values) at rms_norm's 256 threads, numbers worked out by
+// hand; the MSL kernel takes its team width from rows_per_group, so it still
+// passes parity under that geometry.
+func TestRunAndBackendForRows(t *testing.T) {
+	needCompiler(t)
+	kernels, src := rowKernels(t, filepath.Join(repoRoot(), "kgen.yaml"))
+	var k *ir.Kernel
+	for _, kk := range kernels {
+		if kk.Name == "rms_norm" {
+			k = kk
+		}
+	}
+	if k == nil || k.Threadgroup != 256 {
+		t.Fatalf("want the built-in rms_norm at 256 threads")
+	}
+	var rpgOffset int
+	for _, f := range k.ArgsBinding().Fields {
+		if f.Name == "rows_per_group" {
+			rpgOffset = f.Offset
+		}
+	}
+	type launchSeen struct {
+		host      string
+		grid, rpg int
+	}
+	var seen []launchSeen
+	run := func(ctx context.Context, l mslcpu.Launch) ([][]byte, error) {
+		args := l.Buffers[k.ArgsBinding().Index]
+		seen = append(seen, launchSeen{l.HostName, int(l.Grid[0]), int(binary.LittleEndian.Uint32(args[rpgOffset:]))})
+		return mslcpu.Run(ctx, l)
+	}
+	results, err := parity.Check(context.Background(), k, src[k.Name],
+		parity.Options{Seed: 1, Cols: []int{7, 1024}, Rows: []int{11}, Backend: ir.CUDA, Run: run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []launchSeen{
+		{"rms_norm_f32", 256 * 2, 8}, {"rms_norm_f32", 256 * 6, 2}, // 7 cols: 32 lanes; 1024: 128 lanes
+		{"rms_norm_f16", 256 * 2, 8}, {"rms_norm_f16", 256 * 3, 4}, // 1024 f16 cols: 64 lanes
+		{"rms_norm_bf16", 256 * 2, 8}, {"rms_norm_bf16", 256 * 3, 4},
+	}
+	if !reflect.DeepEqual(seen, want) {
+		t.Errorf("launches (host, grid, rows_per_group):\n got %v\nwant %v", seen, want)
+	}
+	for _, r := range parity.Summarize(results) {
+		if !r.OK() {
+			t.Errorf("under the CUDA geometry: %s", r)
+		}
 	}
 }

@@ -180,11 +180,12 @@ func cpuHasFMA() bool {
 	return err == nil && strings.Contains(string(info), " fma ")
 }
 
-// elementwise drops rowwise kernels (CheckRows covers them).
+// elementwise keeps the elementwise kernels: the tests of
+// parity_rows_test.go check the rowwise ones at row shapes.
 func elementwise(ks []*ir.Kernel) []*ir.Kernel {
 	var out []*ir.Kernel
 	for _, k := range ks {
-		if k.Kind != ir.Rowwise {
+		if k.Kind == ir.Elementwise {
 			out = append(out, k)
 		}
 	}
@@ -206,24 +207,11 @@ func TestMutationsFailEveryVariant(t *testing.T) {
 				if _, err := parity.Mutate([]byte("// a template without the store\n"), k, m); err == nil {
 					t.Errorf("Mutate found a store in a source without one")
 				}
-				var reports []*parity.Report
-				if k.Kind == ir.Rowwise {
-					wrong, err := parity.Mutate(src[k.Name], k, m)
-					if err != nil {
-						t.Fatal(err)
-					}
-					results, err := parity.CheckRows(context.Background(), k, wrong, parity.RowOptions{Seed: 1, Cols: []int{7, 64}, Rows: []int{1, 11}})
-					if err != nil {
-						t.Fatal(err)
-					}
-					reports = parity.SummarizeRows(k, results)
-				} else {
-					results, err := parity.Check(context.Background(), k, src[k.Name], parity.Options{Seed: 1, Mutate: m})
-					if err != nil {
-						t.Fatal(err)
-					}
-					reports = parity.Summarize(results)
+				results, err := parity.Check(context.Background(), k, src[k.Name], parity.Options{Seed: 1, Mutate: m, Cols: []int{7, 64}, Rows: []int{1, 11}})
+				if err != nil {
+					t.Fatal(err)
 				}
+				reports := parity.Summarize(results)
 				if len(reports) != len(k.Variants) {
 					t.Fatalf("%d reports for %d variants", len(reports), len(k.Variants))
 				}

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/kgen-dev/kgen/dtype"
-	"github.com/kgen-dev/kgen/ir"
 )
 
 // Lane is one output element of one launch: where it is, the inputs it was
@@ -159,8 +158,9 @@ func (r *Report) String() string {
 // maxFailures is how many failing lanes a Result keeps.
 const maxFailures = 3
 
-// Summarize folds per-size results into one Report per variant, in the
-// order the variants first appear.
+// Summarize folds per-shape results into one Report per variant, in the
+// order the variants first appear; Sizes are each result's N (n, or
+// rows·cols).
 func Summarize(results []Result) []*Report {
 	var out []*Report
 	by := map[string]*Report{}
@@ -172,44 +172,6 @@ func Summarize(results []Result) []*Report {
 			out = append(out, r)
 		}
 		r.Sizes = append(r.Sizes, res.N)
-		r.Lanes += res.Checked
-		r.Differ += res.Failed
-		r.Undecided += res.Undecided
-		r.MaxAbs = math.Max(r.MaxAbs, res.MaxAbs)
-		r.MaxRel = math.Max(r.MaxRel, res.MaxRel)
-		if res.Worst != nil && (r.Worst == nil || res.Worst.Excess > r.Worst.Excess) {
-			r.Worst = res.Worst
-		}
-		for _, f := range res.Failures {
-			if len(r.Failures) < maxFailures {
-				r.Failures = append(r.Failures, f)
-			}
-		}
-		if r.First == "" {
-			r.First = res.First
-		}
-	}
-	return out
-}
-
-// SummarizeRows folds the results of CheckRows into one Report per
-// variant, as Summarize does for elementwise results; Sizes are rows·cols.
-func SummarizeRows(k *ir.Kernel, results []RowResult) []*Report {
-	var out []*Report
-	by := map[string]*Report{}
-	for _, res := range results {
-		r := by[res.HostName]
-		if r == nil {
-			r = &Report{HostName: res.HostName}
-			for _, v := range k.Variants {
-				if v.HostName == res.HostName {
-					r.DType = v.DType
-				}
-			}
-			by[res.HostName] = r
-			out = append(out, r)
-		}
-		r.Sizes = append(r.Sizes, res.Rows*res.Cols)
 		r.Lanes += res.Checked
 		r.Differ += res.Failed
 		r.Undecided += res.Undecided

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/ir"
 )
 
 // RowKind is what one row of a rowwise kernel's [rows, cols] inputs holds.
@@ -127,4 +128,54 @@ func rowValues(r *rand.Rand, kind RowKind, cols int, t dtype.DType, rng float64,
 		out[r.IntN(cols)] = math.Inf(-1)
 	}
 	return out
+}
+
+// rowInputs draws the inputs of a rowwise kernel at the launch's sizes, by
+// binding index, each value exact in its storage type: plain values uniform
+// in [-Range, Range], or adversarial rows (RowKindOf) for [rows, cols]
+// inputs and finite mixed values for [cols] row vectors.
+func rowInputs(r *rand.Rand, k *ir.Kernel, v ir.Variant, sizes map[string]int, opts Options) [][]float64 {
+	vals := make([][]float64, len(k.Bindings))
+	carrierOf := carriers(k)
+	cols := sizes["cols"]
+	for _, b := range k.BindingsOf(ir.Input) {
+		t := elemType(b, v)
+		switch {
+		case opts.Plain:
+			n := cols
+			if !b.IsRowVector() {
+				n = sizes[b.Shape[0]] * cols
+			}
+			vals[b.Index] = Inputs(r, n, t, opts.Range, false)
+		case b.IsRowVector():
+			vals[b.Index] = finiteInputs(r, cols, t, opts.Range)
+		default:
+			rows := sizes[b.Shape[0]]
+			vals[b.Index] = make([]float64, 0, rows*cols)
+			for row := 0; row < rows; row++ {
+				kind := RowKindOf(row, rows)
+				vals[b.Index] = append(vals[b.Index], rowValues(r, kind, cols, t, opts.Range, carrierOf(b, kind))...)
+			}
+		}
+	}
+	return vals
+}
+
+// carriers returns which [rows, cols] input carries a designated row's
+// special value: the NaN row's goes to the segment's first such input, the
+// +Inf row's to the second (the first when there is one), and so on, so a
+// kernel with several row inputs (add_rms_norm's x and residual) meets
+// specials in each.
+func carriers(k *ir.Kernel) func(b ir.Binding, kind RowKind) bool {
+	pos := map[int]int{}   // binding index → position among its segment's [rows, cols] inputs
+	count := map[int]int{} // segment → how many
+	for _, b := range k.BindingsOf(ir.Input) {
+		if !b.IsRowVector() {
+			pos[b.Index] = count[b.Segment]
+			count[b.Segment]++
+		}
+	}
+	return func(b ir.Binding, kind RowKind) bool {
+		return pos[b.Index] == int(kind-NaNRow)%count[b.Segment]
+	}
 }

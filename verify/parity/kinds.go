@@ -1,0 +1,167 @@
+package parity
+
+import (
+	"math/rand/v2"
+
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// shapeGen is what parity does differently for one kind of kernel; Check
+// shares everything else (buffers from each binding's Shape, the args
+// struct, the launch, the judgement, the reports). A kind without an entry
+// in shapeGens cannot be checked, and TestEveryKindHasAShapeGen fails.
+type shapeGen struct {
+	// shapes lists the launches to run, from the options (or the kind's
+	// defaults), in report order.
+	shapes func(k *ir.Kernel, opts Options) []shape
+	// inputs draws every input's values at the launch's sizes, by binding
+	// index (nil for outputs and args), each exact in its storage type and
+	// as many as the binding's Shape names.
+	inputs func(r *rand.Rand, k *ir.Kernel, v ir.Variant, sizes map[string]int, opts Options) [][]float64
+	// f32Param is the value of the f32 runtime param at index i (see
+	// paramValues).
+	f32Param func(i int) float64
+	// reference walks every output element with its bounded float64
+	// reference, in the order failures are reported.
+	reference func(c *check, visit visitor)
+	// raceOrders: a source that synchronises runs in every lane order by
+	// default (see Options.Orders).
+	raceOrders bool
+}
+
+// shape is one launch of a check: the size fields the caller gives (the
+// launch derives the rest), the PCG stream of its inputs, and the Result
+// fields that name it.
+type shape struct {
+	sizes         map[string]int
+	seed          uint64
+	n, rows, cols int
+}
+
+// shapeGens holds each kind's handler: the one place parity branches on the
+// kind.
+var shapeGens = map[ir.Kind]shapeGen{
+	ir.Elementwise: {shapes: elemShapes, inputs: elemInputs, f32Param: elemF32Param, reference: elemReference, raceOrders: true},
+	ir.Rowwise:     {shapes: rowShapes, inputs: rowInputs, f32Param: rowF32Param, reference: rowReference},
+}
+
+// elemShapes is one launch of n elements per Options.Sizes (default
+// SizesFor(k)).
+func elemShapes(k *ir.Kernel, opts Options) []shape {
+	sizes := opts.Sizes
+	if len(sizes) == 0 {
+		sizes = SizesFor(k)
+	}
+	var out []shape
+	for _, n := range sizes {
+		out = append(out, shape{sizes: map[string]int{"n": n}, seed: uint64(n), n: n})
+	}
+	return out
+}
+
+// elemInputs draws each [n] input with Inputs, in binding order.
+func elemInputs(r *rand.Rand, k *ir.Kernel, v ir.Variant, sizes map[string]int, opts Options) [][]float64 {
+	vals := make([][]float64, len(k.Bindings))
+	for _, b := range k.BindingsOf(ir.Input) {
+		vals[b.Index] = Inputs(r, sizes[b.Shape[0]], elemType(b, v), opts.Range, !opts.Plain)
+	}
+	return vals
+}
+
+// elemF32Param is 2.5 + the param's index: typical of scales and slopes.
+func elemF32Param(i int) float64 { return 2.5 + float64(i) }
+
+// elemReference evaluates every element's outputs from its inputs
+// (ir.Kernel.EvalBound).
+func elemReference(c *check, visit visitor) {
+	ins, outs := c.k.BindingsOf(ir.Input), c.k.BindingsOf(ir.Output)
+	x := make([]float64, len(ins))
+	for j := range c.count(outs[0]) {
+		for i, b := range ins {
+			x[i] = c.vals[b.Index][j]
+		}
+		want, bound := c.k.EvalBound(x, c.params, c.rounding)
+		for o, b := range outs {
+			visit(b, j, -1, want[o], bound[o])
+		}
+	}
+}
+
+// DefaultCols cover one column, an odd width below a simdgroup, a narrow
+// row (several rows per threadgroup), an odd wide row, and a row as wide as
+// the register cache holds at 256 threads.
+var DefaultCols = []int{1, 7, 64, 4304, 8192}
+
+// DefaultRows cover no rows (a launch of no threadgroups), one row, and
+// several rows with a partial last threadgroup.
+var DefaultRows = []int{0, 1, 11}
+
+// SegmentRows is the row count parity gives segment s of a multi-segment
+// kernel checked at rows: segments get different counts (rows, rows+3, …)
+// so a launch mixes them, and all of them are 0 at 0.
+func SegmentRows(rows, s int) int {
+	if rows <= 1 {
+		return rows
+	}
+	return rows + 3*s
+}
+
+// rowShapes is one launch per width of Options.Cols and row count of
+// Options.Rows (defaults DefaultCols, DefaultRows), each segment's rows
+// field from SegmentRows.
+func rowShapes(k *ir.Kernel, opts Options) []shape {
+	cols, rows := opts.Cols, opts.Rows
+	if len(cols) == 0 {
+		cols = DefaultCols
+	}
+	if len(rows) == 0 {
+		rows = DefaultRows
+	}
+	var out []shape
+	for _, c := range cols {
+		for _, r := range rows {
+			sizes, seg := map[string]int{"cols": c}, 0
+			for _, f := range k.ArgsBinding().Fields {
+				if f.Size && f.Name != "cols" && f.Derived == "" { // rows, or <segment>_rows in segment order
+					sizes[f.Name] = SegmentRows(r, seg)
+					seg++
+				}
+			}
+			out = append(out, shape{sizes: sizes, seed: uint64(r)<<32 | uint64(c), n: r * c, rows: r, cols: c})
+		}
+	}
+	return out
+}
+
+// rowF32Param is 1e-5 for the first param (an epsilon, in norms), then the
+// param's index.
+func rowF32Param(i int) float64 {
+	if i == 0 {
+		return float64(float32(1e-5))
+	}
+	return float64(i)
+}
+
+// rowReference evaluates every row of every segment (ir.Kernel.EvalRowsBound).
+func rowReference(c *check, visit visitor) {
+	k, cols := c.k, c.sizes["cols"]
+	for s := range k.NumSegments() {
+		ins, outs := k.SegmentBindings(s, ir.Input), k.SegmentBindings(s, ir.Output)
+		row := make([][]float64, len(ins))
+		for r := range c.sizes[outs[0].Shape[0]] {
+			for i, b := range ins {
+				if b.IsRowVector() {
+					row[i] = c.vals[b.Index]
+				} else {
+					row[i] = c.vals[b.Index][r*cols : (r+1)*cols]
+				}
+			}
+			want, bound := k.EvalRowsBound(row, c.params, c.rounding)
+			for o, b := range outs {
+				for j := range cols {
+					visit(b, r*cols+j, r, want[o][j], bound[o][j])
+				}
+			}
+		}
+	}
+}

@@ -55,57 +55,90 @@ func cudaRowDecls(rw *rowWriter) {
 // chosen at run time, when vectors are possible, else the scalar path alone.
 func cudaRowLoops(rw *rowWriter, p int, body elemBody) {
 	if !vectorPaths(rw.k) {
-		scalarLoops(rw, p, body)
+		scalarPath.loops(rw, p, body)
 		return
 	}
-	rw.IfElse("kgen_vec", func() { vecLoops(rw, p, body) }, func() { scalarLoops(rw, p, body) })
+	rw.IfElse("kgen_vec", func() { vectorPath.loops(rw, p, body) }, func() { scalarPath.loops(rw, p, body) })
 }
 
-// cachedOrStrided writes the loop over the cache slots when the row fits
-// the cache (cond), else the strided loop; without caches, the strided
-// loop alone.
-func cachedOrStrided(rw *rowWriter, cond string, cached, strided func()) {
+// rowPath is one way a CUDA pass walks its row: element by element or by
+// 16-byte vectors. Both take an unrolled loop over the cache slots when the
+// row fits the cache (filling the caches the pass reads first), else a
+// strided loop over the row.
+type rowPath struct {
+	cached  string // the condition under which the row fits the cache
+	slot    string // the cache-slot loop's variable
+	count   string // its trip count
+	j, at   string // the slot's first column and its value
+	note    string // the comment on the cache fill
+	strided string // the head of the strided loop
+	fill    func(rw *rowWriter, n string)
+	elems   func(rw *rowWriter, p int, fromCache bool, body elemBody)
+}
+
+var scalarPath = rowPath{
+	cached: "kgen_cached", slot: "kgen_i", count: "kCache", j: "kgen_j", at: "kgen_lane + kgen_i * kgen_width",
+	note:    "// Fill the cache first: independent guarded loads, all in flight at once.",
+	strided: "for (unsigned int kgen_j = kgen_lane; kgen_j < kgen_cols; kgen_j += kgen_width)",
+	fill: func(rw *rowWriter, n string) {
+		rw.P("kgen_c_", n, "[kgen_i] = kgen_cvt<C>(", n, "[kgen_base + kgen_j]);")
+	},
+	elems: func(rw *rowWriter, p int, fromCache bool, body elemBody) {
+		for _, i := range rw.r.Reads[p-1] {
+			n := rw.inputName(i)
+			if fromCache && rw.r.IsCached(i) {
+				rw.P("const C kgen_v_", n, " = kgen_c_", n, "[kgen_i];")
+			} else {
+				rw.P("const C kgen_v_", n, " = ", rw.deviceLoad(i), ";")
+			}
+		}
+		body(false)
+	},
+}
+
+var vectorPath = rowPath{
+	cached: "kgen_vcached", slot: "kgen_s", count: "kSlots", j: "kgen_j0", at: "(kgen_lane + kgen_s * kgen_width) * kV",
+	note:    "// Fill the cache first: independent guarded 16-byte loads, all in flight at once.",
+	strided: "for (unsigned int kgen_j0 = kgen_lane * kV; kgen_j0 < kgen_cols; kgen_j0 += kgen_width * kV)",
+	fill: func(rw *rowWriter, n string) {
+		vecLoad(rw, n, "*reinterpret_cast<const uint4*>("+n+" + kgen_base + kgen_j0)")
+		unrolledElems(rw, func() {
+			rw.P("kgen_c_", n, "[kgen_s * kV + kgen_e] = kgen_cvt<C>(kgen_w_", n, "[kgen_e]);")
+		})
+	},
+	elems: vecElems,
+}
+
+// loops writes pass p's loops on this path around body.
+func (pt *rowPath) loops(rw *rowWriter, p int, body elemBody) {
+	strided := func() {
+		rw.P("#pragma unroll 4")
+		rw.Block(pt.strided, func() { pt.elems(rw, p, false, body) })
+	}
 	if len(rw.r.Cached) == 0 {
 		strided()
 		return
 	}
-	rw.IfElse(cond, cached, strided)
-}
-
-// slots writes an unrolled loop over the cache slots whose in-row elements
-// run body; slot and j name the loop's slot and column variables.
-func slots(rw *rowWriter, slot, count, j, at string, body func()) {
-	rw.P("#pragma unroll")
-	rw.Block("for (unsigned int "+slot+" = 0; "+slot+" < "+count+"; ++"+slot+")", func() {
-		rw.P("const unsigned int ", j, " = ", at, ";")
-		rw.Block("if ("+j+" < kgen_cols)", body)
-	})
-}
-
-// scalarLoops writes a pass's element loop: unrolled over the cache when the
-// row fits it, else strided over the row.
-func scalarLoops(rw *rowWriter, p int, body elemBody) {
-	at := "kgen_lane + kgen_i * kgen_width"
-	cachedOrStrided(rw, "kgen_cached", func() {
+	rw.IfElse(pt.cached, func() {
 		if fill := cacheFills(rw, p); len(fill) > 0 {
-			rw.P("// Fill the cache first: independent guarded loads, all in flight at once.")
-			slots(rw, "kgen_i", "kCache", "kgen_j", at, func() {
+			rw.P(pt.note)
+			pt.slots(rw, func() {
 				for _, i := range fill {
-					n := rw.inputName(i)
-					rw.P("kgen_c_", n, "[kgen_i] = kgen_cvt<C>(", n, "[kgen_base + kgen_j]);")
+					pt.fill(rw, rw.inputName(i))
 				}
 			})
 		}
-		slots(rw, "kgen_i", "kCache", "kgen_j", at, func() {
-			scalarLoads(rw, p, true)
-			body(false)
-		})
-	}, func() {
-		rw.P("#pragma unroll 4")
-		rw.Block("for (unsigned int kgen_j = kgen_lane; kgen_j < kgen_cols; kgen_j += kgen_width)", func() {
-			scalarLoads(rw, p, false)
-			body(false)
-		})
+		pt.slots(rw, func() { pt.elems(rw, p, true, body) })
+	}, strided)
+}
+
+// slots writes the unrolled loop over the cache slots, body running for
+// the slots inside the row.
+func (pt *rowPath) slots(rw *rowWriter, body func()) {
+	rw.P("#pragma unroll")
+	rw.Block("for (unsigned int "+pt.slot+" = 0; "+pt.slot+" < "+pt.count+"; ++"+pt.slot+")", func() {
+		rw.P("const unsigned int ", pt.j, " = ", pt.at, ";")
+		rw.Block("if ("+pt.j+" < kgen_cols)", body)
 	})
 }
 
@@ -119,49 +152,6 @@ func cacheFills(rw *rowWriter, p int) []int {
 		}
 	}
 	return fill
-}
-
-// scalarLoads writes an element's input reads in the scalar path;
-// fromCache: the row fits the cache (the unrolled loop).
-func scalarLoads(rw *rowWriter, p int, fromCache bool) {
-	for _, i := range rw.r.Reads[p-1] {
-		n := rw.inputName(i)
-		switch in := rw.k.SegmentBindings(0, ir.Input)[i]; {
-		case in.IsRowVector():
-			rw.P("const C kgen_v_", n, " = kgen_cvt<C>(__ldg(&", n, "[kgen_j]));")
-		case !fromCache || !rw.r.IsCached(i):
-			rw.P("const C kgen_v_", n, " = kgen_cvt<C>(", n, "[kgen_base + kgen_j]);")
-		default:
-			rw.P("const C kgen_v_", n, " = kgen_c_", n, "[kgen_i];")
-		}
-	}
-}
-
-// vecLoops writes a pass's loop over 16-byte vectors (kV elements of T):
-// over the cache slots when the row fits the cache, else strided over the
-// row.
-func vecLoops(rw *rowWriter, p int, body elemBody) {
-	at := "(kgen_lane + kgen_s * kgen_width) * kV"
-	cachedOrStrided(rw, "kgen_vcached", func() {
-		if fill := cacheFills(rw, p); len(fill) > 0 {
-			rw.P("// Fill the cache first: independent guarded 16-byte loads, all in flight at once.")
-			slots(rw, "kgen_s", "kSlots", "kgen_j0", at, func() {
-				for _, i := range fill {
-					n := rw.inputName(i)
-					vecLoad(rw, n, "*reinterpret_cast<const uint4*>("+n+" + kgen_base + kgen_j0)")
-					unrolledElems(rw, func() {
-						rw.P("kgen_c_", n, "[kgen_s * kV + kgen_e] = kgen_cvt<C>(kgen_w_", n, "[kgen_e]);")
-					})
-				}
-			})
-		}
-		slots(rw, "kgen_s", "kSlots", "kgen_j0", at, func() { vecElems(rw, p, true, body) })
-	}, func() {
-		rw.P("#pragma unroll 4")
-		rw.Block("for (unsigned int kgen_j0 = kgen_lane * kV; kgen_j0 < kgen_cols; kgen_j0 += kgen_width * kV)", func() {
-			vecElems(rw, p, false, body)
-		})
-	})
 }
 
 // vecLoad declares the 16-byte vector kgen_w_<n> and loads src into it.

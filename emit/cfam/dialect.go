@@ -36,6 +36,7 @@ type Dialect struct {
 	ToFloat         func(x string) string
 	FloatCast       string
 	FloatFunc       func(name string) string // fmax → metal::fmax / fmaxf
+	ReadOnly        func(elem string) string // a load through the read-only path, where there is one
 	PosInf, NegInf  string                   // accumulator identities of max and min
 	InfLit, NegLit  string                   // ±inf as expression literals
 	Shared          string                   // the qualifier of team scratch memory
@@ -80,6 +81,17 @@ type threadIndex struct {
 	Param, Local, Expr string
 }
 
+// attribute is a coordinate Metal passes as a kernel parameter with an
+// attribute.
+func attribute(name, attr string) threadIndex {
+	return threadIndex{Param: "uint " + name + " [[" + attr + "]]", Expr: name}
+}
+
+// local is a coordinate CUDA computes once into a local from its builtins.
+func local(name, value string) threadIndex {
+	return threadIndex{Local: "const unsigned int " + name + " = " + value + ";", Expr: name}
+}
+
 // TypeName spells a binding's element type; dtype.Invalid is the template
 // parameter T.
 func (d *Dialect) TypeName(t dtype.DType) string {
@@ -105,15 +117,16 @@ var Metal = &Dialect{
 	ToFloat:   func(x string) string { return "float(" + x + ")" },
 	FloatCast: "float(args.cols)",
 	FloatFunc: func(n string) string { return "metal::" + n },
+	ReadOnly:  func(e string) string { return e },
 	PosInf:    "INFINITY", NegInf: "-INFINITY",
 	InfLit: "INFINITY", NegLit: "(-INFINITY)",
 	Shared: "threadgroup", SimdGroup: "simdgroup", ThreadGroup: "threadgroup",
 	Threads: map[ThreadIndex]threadIndex{
-		GlobalID: {Param: "uint gid [[thread_position_in_grid]]", Expr: "gid"},
-		LocalID:  {Param: "uint kgen_tid [[thread_index_in_threadgroup]]", Expr: "kgen_tid"},
-		GroupID:  {Param: "uint kgen_tg [[threadgroup_position_in_grid]]", Expr: "kgen_tg"},
-		SimdLane: {Param: "uint kgen_simd_lane [[thread_index_in_simdgroup]]", Expr: "kgen_simd_lane"},
-		SimdID:   {Param: "uint kgen_simd [[simdgroup_index_in_threadgroup]]", Expr: "kgen_simd"},
+		GlobalID: attribute("gid", "thread_position_in_grid"),
+		LocalID:  attribute("kgen_tid", "thread_index_in_threadgroup"),
+		GroupID:  attribute("kgen_tg", "threadgroup_position_in_grid"),
+		SimdLane: attribute("kgen_simd_lane", "thread_index_in_simdgroup"),
+		SimdID:   attribute("kgen_simd", "simdgroup_index_in_threadgroup"),
 	},
 	NarrowArith:      func(c dtype.DType) bool { return c == dtype.BF16 },
 	PreludeOverloads: true,
@@ -140,15 +153,16 @@ var CUDA = &Dialect{
 	ToFloat:   func(x string) string { return "kgen_f(" + x + ")" },
 	FloatCast: "(float)args.cols",
 	FloatFunc: func(n string) string { return n + "f" },
+	ReadOnly:  func(e string) string { return "__ldg(&" + e + ")" },
 	PosInf:    "__int_as_float(0x7f800000)", NegInf: "__int_as_float(0xff800000)",
 	InfLit: "__int_as_float(0x7f800000)", NegLit: "(-__int_as_float(0x7f800000))",
 	Shared: "__shared__", SimdGroup: "warp", ThreadGroup: "block",
 	Threads: map[ThreadIndex]threadIndex{
 		GlobalID: {Expr: "(unsigned long long)(blockIdx.x * blockDim.x + threadIdx.x)"},
-		LocalID:  {Local: "const unsigned int kgen_tid = threadIdx.x;", Expr: "kgen_tid"},
+		LocalID:  local("kgen_tid", "threadIdx.x"),
 		GroupID:  {Expr: "blockIdx.x"},
-		SimdLane: {Local: "const unsigned int kgen_simd_lane = kgen_tid % 32;", Expr: "kgen_simd_lane"},
-		SimdID:   {Local: "const unsigned int kgen_simd = kgen_tid / 32;", Expr: "kgen_simd"},
+		SimdLane: local("kgen_simd_lane", "kgen_tid % 32"),
+		SimdID:   local("kgen_simd", "kgen_tid / 32"),
 	},
 	ArrayAlign:      "alignas(16) ",
 	UnrollElemLoops: true,

@@ -1,10 +1,6 @@
 package cfam
 
-import (
-	"fmt"
-
-	"github.com/kgen-dev/kgen/ir"
-)
+import "fmt"
 
 // metalRowLoops is Metal's pass loop: one strided loop over the row; a
 // cached input is loaded from device memory by the pass that reads it
@@ -14,16 +10,14 @@ func metalRowLoops(rw *rowWriter, p int, body elemBody) {
 	rw.Block("for (uint kgen_i = 0, kgen_j = kgen_lane; kgen_j < kgen_cols; ++kgen_i, kgen_j += kgen_width)", func() {
 		for _, i := range rw.r.Reads[p-1] {
 			n := rw.inputName(i)
-			switch in := rw.k.SegmentBindings(0, ir.Input)[i]; {
-			case in.IsRowVector():
-				rw.P("const C kgen_v_", n, " = C(", n, "[kgen_j]);")
-			case !rw.r.IsCached(i):
-				rw.P("const C kgen_v_", n, " = C(", n, "[kgen_base + kgen_j]);")
-			case rw.r.FirstRead(i, p):
-				rw.P("const C kgen_v_", n, " = C(", n, "[kgen_base + kgen_j]);")
+			switch {
+			case rw.r.IsCached(i) && rw.r.FirstRead(i, p):
+				rw.P("const C kgen_v_", n, " = ", rw.deviceLoad(i), ";")
 				rw.Block("if (kgen_cached)", func() { rw.P("kgen_c_", n, "[kgen_i] = kgen_v_", n, ";") })
+			case rw.r.IsCached(i):
+				rw.P("const C kgen_v_", n, " = kgen_cached ? kgen_c_", n, "[kgen_i] : ", rw.deviceLoad(i), ";")
 			default:
-				rw.P("const C kgen_v_", n, " = kgen_cached ? kgen_c_", n, "[kgen_i] : C(", n, "[kgen_base + kgen_j]);")
+				rw.P("const C kgen_v_", n, " = ", rw.deviceLoad(i), ";")
 			}
 		}
 		body(false)

@@ -264,6 +264,16 @@ func (rw *rowWriter) reductions(p int) []int {
 	return out
 }
 
+// deviceLoad reads input i at column kgen_j of the row (of the row vector,
+// for a row-vector input) from device memory, converted to C.
+func (rw *rowWriter) deviceLoad(i int) string {
+	n := rw.inputName(i)
+	if rw.k.SegmentBindings(0, ir.Input)[i].IsRowVector() {
+		return rw.d.Cvt("C", rw.d.ReadOnly(n+"[kgen_j]"))
+	}
+	return rw.d.Cvt("C", n+"[kgen_base + kgen_j]")
+}
+
 // inputName is the formula name of input i.
 func (rw *rowWriter) inputName(i int) string {
 	return rw.k.FormulaName(rw.k.SegmentBindings(0, ir.Input)[i])

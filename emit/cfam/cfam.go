@@ -32,7 +32,7 @@ type Options struct {
 // of the kernel function. Every other part of the file is kind-neutral.
 type bodyWriter interface {
 	describe(k *ir.Kernel, d *Dialect, v *view)
-	helpers(k *ir.Kernel, d *Dialect) (name string, data []string)
+	helpers(k *ir.Kernel, d *Dialect) []helper
 	threads() []ThreadIndex
 	body(w *Writer, k *ir.Kernel, d *Dialect)
 }
@@ -67,6 +67,12 @@ type view struct {
 
 type field struct{ Type, Name string }
 
+// helper is one fixed block of the dialect's templates and its data.
+type helper struct {
+	name string
+	data any
+}
+
 // Supported reports whether a C-family emitter can write kernel k.
 func Supported(k *ir.Kernel) error {
 	if _, ok := bodies[k.Kind]; !ok {
@@ -81,6 +87,42 @@ func Emit(k *ir.Kernel, d *Dialect, opts Options) ([]byte, error) {
 	if !ok {
 		return nil, Supported(k)
 	}
+	v := newView(k, d, opts)
+	bw.describe(k, d, v)
+	tmpl := d.templates()
+	kind := k.Kind.String()
+	parts := []struct {
+		to   *string
+		name string
+	}{{&v.Title, "title_" + kind}, {&v.Launch, "launch_" + kind}, {&v.Head, "head"}}
+	for _, p := range parts {
+		s, err := run(tmpl, p.name, v)
+		if err != nil {
+			return nil, err
+		}
+		*p.to = s
+	}
+	var helpers []helper
+	for _, name := range preludeBlocks(k, d) {
+		helpers = append(helpers, helper{name: name})
+	}
+	for _, h := range append(helpers, bw.helpers(k, d)...) {
+		block, err := run(tmpl, h.name, h.data)
+		if err != nil {
+			return nil, err
+		}
+		v.Blocks = append(v.Blocks, block)
+	}
+	v.Code = code(k, d, bw, v)
+	out, err := run(tmpl, "frame.tmpl", v)
+	if err != nil {
+		return nil, err
+	}
+	return tidy([]byte(out)), nil
+}
+
+// newView fills the kind-neutral parts of the view.
+func newView(k *ir.Kernel, d *Dialect, opts Options) *view {
 	v := &view{Header: opts.Header, Kernel: k.Name, SpecPath: k.SpecPath, Math: k.Math,
 		ArgsStruct: k.Name + "_args", Threads: k.Threadgroup, kernel: k, d: d,
 		Grid: strings.Join(k.Grid(ir.Metal), ", ")}
@@ -100,54 +142,7 @@ func Emit(k *ir.Kernel, d *Dialect, opts Options) ([]byte, error) {
 		entries = append(entries, variant.HostName)
 	}
 	v.ParamNames, v.EntryNames = strings.Join(names, ", "), strings.Join(entries, ", ")
-	bw.describe(k, d, v)
-	tmpl := d.templates()
-	var err error
-	kind := k.Kind.String()
-	if v.Title, err = run(tmpl, "title_"+kind, v); err != nil {
-		return nil, err
-	}
-	if v.Launch, err = run(tmpl, "launch_"+kind, v); err != nil {
-		return nil, err
-	}
-	if v.Head, err = run(tmpl, "head", v); err != nil {
-		return nil, err
-	}
-	for _, name := range preludeBlocks(k, d) {
-		block, err := run(tmpl, name, nil)
-		if err != nil {
-			return nil, err
-		}
-		v.Blocks = append(v.Blocks, block)
-	}
-	if v.Blocks, err = appendHelpers(tmpl, bw, k, d, v.Blocks); err != nil {
-		return nil, err
-	}
-	v.Code = code(k, d, bw, v)
-	out, err := run(tmpl, "frame.tmpl", v)
-	if err != nil {
-		return nil, err
-	}
-	return tidy([]byte(out)), nil
-}
-
-// appendHelpers renders the kind's helper blocks: one template executed
-// once per datum ("team_reduce" per combine) or once with all of them
-// ("vector_io" with the element types).
-func appendHelpers(tmpl *template.Template, bw bodyWriter, k *ir.Kernel, d *Dialect, blocks []string) ([]string, error) {
-	name, data := bw.helpers(k, d)
-	if name == "vector_io" {
-		s, err := run(tmpl, name, data)
-		return append(blocks, s), err
-	}
-	for _, datum := range data {
-		s, err := run(tmpl, name, datum)
-		if err != nil {
-			return nil, err
-		}
-		blocks = append(blocks, s)
-	}
-	return blocks, nil
+	return v
 }
 
 // code writes the stage functions, the kernel function and the entry points.

@@ -21,7 +21,7 @@ func (elems) describe(k *ir.Kernel, d *Dialect, v *view) {
 }
 
 // helpers: the 16-byte load and store helpers of every element type.
-func (elems) helpers(k *ir.Kernel, d *Dialect) (string, []string) {
+func (elems) helpers(k *ir.Kernel, d *Dialect) []helper {
 	seen := map[dtype.DType]bool{}
 	for _, b := range k.Bindings {
 		switch {
@@ -40,7 +40,7 @@ func (elems) helpers(k *ir.Kernel, d *Dialect) (string, []string) {
 			out = append(out, d.Types[t])
 		}
 	}
-	return "vector_io", out
+	return []helper{{"vector_io", out}}
 }
 
 func (elems) threads() []ThreadIndex { return []ThreadIndex{GlobalID} }
@@ -64,16 +64,16 @@ func (elems) body(w *Writer, k *ir.Kernel, d *Dialect) {
 	for _, b := range outs {
 		w.P(d.ArrayAlign, d.TypeName(b.DType), " ", b.Name, "_v[kPerThread];")
 	}
-	var args []string
-	for _, a := range st.Args {
-		switch a.Kind {
-		case ir.ArgInput:
-			args = append(args, d.Cvt("C", a.Name+"_v[i]"))
-		case ir.ArgParam:
-			args = append(args, d.Cvt("C", "args."+a.Name))
+	elemLoop(w, d, func() {
+		var args []string
+		for _, a := range st.Args {
+			switch a.Kind {
+			case ir.ArgInput:
+				args = append(args, d.Cvt("C", a.Name+"_v[i]"))
+			case ir.ArgParam:
+				args = append(args, d.Cvt("C", "args."+a.Name))
+			}
 		}
-	}
-	element := func() {
 		for _, b := range outs {
 			w.P("C ", b.Name, "_c;")
 			args = append(args, b.Name+"_c")
@@ -82,19 +82,23 @@ func (elems) body(w *Writer, k *ir.Kernel, d *Dialect) {
 		for _, b := range outs {
 			w.P(b.Name, "_v[i] = ", d.Cvt(d.TypeName(b.DType), b.Name+"_c"), ";")
 		}
-	}
-	if d.UnrollElemLoops {
-		// A constant trip count keeps the per-thread arrays in registers.
-		w.P("#pragma unroll")
-		w.Block("for ("+d.Uint+" i = 0; i < kPerThread; ++i)", func() {
-			w.Block("if (i < count)", element)
-		})
-	} else {
-		w.Block("for ("+d.Uint+" i = 0; i < count; ++i)", element)
-	}
+	})
 	for _, b := range outs {
 		w.P("kgen_store<kPerThread>(", b.Name, " + base, ", b.Name, "_v, count);")
 	}
+}
+
+// elemLoop writes the loop over a thread's elements around element.
+func elemLoop(w *Writer, d *Dialect, element func()) {
+	if !d.UnrollElemLoops {
+		w.Block("for ("+d.Uint+" i = 0; i < count; ++i)", element)
+		return
+	}
+	// A constant trip count keeps the per-thread arrays in registers.
+	w.P("#pragma unroll")
+	w.Block("for ("+d.Uint+" i = 0; i < kPerThread; ++i)", func() {
+		w.Block("if (i < count)", element)
+	})
 }
 
 // computeName spells the compute type; "T" is the variant's storage type.

@@ -29,16 +29,16 @@ func (rows) describe(k *ir.Kernel, d *Dialect, v *view) {
 }
 
 // helpers: one team reduction per combine the reductions use.
-func (rows) helpers(k *ir.Kernel, _ *Dialect) (string, []string) {
+func (rows) helpers(k *ir.Kernel, _ *Dialect) []helper {
 	seen := map[string]bool{}
-	var out []string
+	var out []helper
 	for _, r := range k.Rows().Reductions {
 		if op := r.Op.Combine(); !seen[op] {
 			seen[op] = true
-			out = append(out, op)
+			out = append(out, helper{"team_reduce", op})
 		}
 	}
-	return "team_reduce", out
+	return out
 }
 
 func (rows) threads() []ThreadIndex { return []ThreadIndex{LocalID, GroupID, SimdLane, SimdID} }

@@ -10,9 +10,8 @@ import (
 
 	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/diag"
-	"github.com/kgen-dev/kgen/emit/cuda"
+	"github.com/kgen-dev/kgen/emit/cfam"
 	"github.com/kgen-dev/kgen/emit/golang"
-	"github.com/kgen-dev/kgen/emit/msl"
 	"github.com/kgen-dev/kgen/internal/output"
 	"github.com/kgen-dev/kgen/internal/par"
 	"github.com/kgen-dev/kgen/internal/version"
@@ -58,14 +57,14 @@ func Emit(cfg *config.Config, kernels []*ir.Kernel) (*Result, error) {
 	cudaSources := make([][]byte, len(kernels))
 	err := par.Do(len(kernels), 0, func(i int) error {
 		k := kernels[i]
-		src, err := msl.Emit(k, msl.Options{Header: Header(cfg, k.SpecPath)})
+		src, err := cfam.Emit(k, cfam.Metal, cfam.Options{Header: Header(cfg, k.SpecPath)})
 		if err != nil {
 			return err
 		}
 		mslSources[i] = output.Stamp(src)
 		k.SetKeys(mslSources[i])
 		if k.Ports[spec.CUDA] {
-			cu, err := cuda.Emit(k, cuda.Options{Header: Header(cfg, k.SpecPath)})
+			cu, err := cfam.Emit(k, cfam.CUDA, cfam.Options{Header: Header(cfg, k.SpecPath)})
 			if err != nil {
 				return fmt.Errorf("%s: %w", k.SpecPath, err)
 			}

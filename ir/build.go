@@ -95,8 +95,8 @@ func checkLimits(s *spec.Spec, k *Kernel, diags *diag.List) {
 	}
 }
 
-// checkPorts rejects ports kgen cannot generate: Metal and CUDA (emit/msl,
-// emit/cuda) are generated; ROCm is not yet.
+// checkPorts rejects ports kgen cannot generate: Metal and CUDA (emit/cfam's
+// dialects) are generated; ROCm is not yet.
 func checkPorts(s *spec.Spec, diags *diag.List) {
 	for b := spec.ROCm; b < spec.NumBackends; b++ {
 		if s.Ports[b].Generated {

@@ -1,3 +1,6 @@
+// Package cuda finds and runs nvcc, the CUDA toolkit's compiler, on the .cu
+// sources emit/cfam writes: `kgen cuda` builds fatbins with it and
+// `kgen verify` syntax-checks the sources where nvcc exists.
 package cuda
 
 import (

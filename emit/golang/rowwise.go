@@ -85,7 +85,7 @@ type rowTarget struct {
 	bool bool
 }
 
-// rowStages mirrors emit/msl's stages: per-row lets of each level, one
+// rowStages mirrors the C-family emitter's stages: per-row lets of each level, one
 // function per reduction pass returning its terms, and the write function.
 func rowStages(k *ir.Kernel, n *names) []rowStage {
 	r := k.Rows()

@@ -1,4 +1,4 @@
-package msl
+package cfam
 
 import (
 	"math"
@@ -10,13 +10,16 @@ import (
 	"github.com/kgen-dev/kgen/ir"
 )
 
-// renderer writes expressions in one compute type.
+// renderer writes expressions in one compute type and dialect. The tree
+// walk (precedence, parentheses, evaluation order) is shared; spellings
+// come from the dialect and the funcs table.
 type renderer struct {
+	d       *Dialect
 	compute dtype.DType
 	math    string // the spec's math mode, which picks the function spellings
 }
 
-// c precedence levels (higher binds tighter); 7 = unary, 8 = atom.
+// cPrec: C precedence levels (higher binds tighter); 7 = unary, 8 = atom.
 func cPrec(e *ir.Expr) int {
 	switch e.Op {
 	case ir.OpBinary:
@@ -60,10 +63,13 @@ func (r renderer) expr(e *ir.Expr) string {
 	return "/* unknown */"
 }
 
+// round converts a float expression to the narrow compute type.
+func (r renderer) round(f string) string { return r.d.FromFloat(r.d.Types[r.compute], f) }
+
 func (r renderer) unary(e *ir.Expr) string {
 	x := e.Args[0]
-	if e.Operator == "-" && r.compute == dtype.BF16 {
-		return "bfloat(-" + r.asFloat(x) + ")"
+	if e.Operator == "-" && r.d.NarrowArith(r.compute) {
+		return r.round("-" + r.asFloat(x))
 	}
 	s := r.expr(x)
 	if cPrec(x) < 8 {
@@ -79,27 +85,27 @@ func (r renderer) asFloat(e *ir.Expr) string {
 	switch {
 	case e.Op == ir.OpLiteral:
 		v, _ := dtype.Literal(e.Text, r.compute)
-		return floatLiteral(float32(v))
+		return r.floatLiteral(float32(v))
 	case e.Op == ir.OpRef && e.Ref == ir.RefPi:
-		return floatLiteral(float32(dtype.Round(math.Pi, r.compute)))
+		return r.floatLiteral(float32(dtype.Round(math.Pi, r.compute)))
 	case e.Op == ir.OpUnary && e.Operator == "-":
 		return "-" + r.asFloat(e.Args[0])
 	}
-	return "float(" + r.expr(e) + ")"
+	return r.d.ToFloat(r.expr(e))
 }
 
 // binary keeps the tree's shape: parentheses wherever C precedence would
 // otherwise regroup it (equal precedence on the right, lower on either side).
 func (r renderer) binary(e *ir.Expr) string {
 	x, y := e.Args[0], e.Args[1]
-	if r.compute == dtype.BF16 && (!e.Bool || isComparison(e.Operator)) {
-		// bfloat arithmetic is spelled out in float: + - * / computed in
-		// float and rounded once to bfloat equal the bfloat operation.
+	if r.d.NarrowArith(r.compute) && (!e.Bool || isComparison(e.Operator)) {
+		// Narrow arithmetic is spelled out in float: + - * / computed in
+		// float and rounded once equal the narrow operation.
 		expr := r.asFloat(x) + " " + e.Operator + " " + r.asFloat(y)
 		if e.Bool {
 			return expr
 		}
-		return "bfloat(" + expr + ")"
+		return r.round(expr)
 	}
 	p := cPrec(e)
 	xs, ys := r.expr(x), r.expr(y)
@@ -131,40 +137,38 @@ func (r renderer) call(e *ir.Expr) string {
 	if !ok {
 		return "/* unknown function */"
 	}
-	sp := f.MSL.Mode(r.math)
+	sp := r.d.Spell(f, r.math)
 	if sp.Name == funcs.Conditional {
 		return "(" + args[0] + " ? " + args[1] + " : " + args[2] + ")"
 	}
-	name := sp.Name
-	if r.compute == dtype.F32 || sp.Prelude != "" {
-		// The prelude has half and bfloat overloads that go through float.
-		return name + "(" + strings.Join(args, ", ") + ")"
+	if r.compute == dtype.F32 || (r.d.PreludeOverloads && sp.Prelude != "") {
+		return sp.Name + "(" + strings.Join(args, ", ") + ")"
 	}
 	// f16 and bf16 compute: functions are evaluated in float and rounded.
 	for i, a := range e.Args {
 		args[i] = r.asFloat(a)
 	}
-	return r.compute.MSL() + "(" + name + "(" + strings.Join(args, ", ") + "))"
+	return r.round(sp.Name + "(" + strings.Join(args, ", ") + ")")
 }
 
 // number writes a value that is exact in the compute type: a float literal
 // for f32, a converted float literal for f16 and bf16 (exactly
 // representable, so the conversion does not round again).
 func (r renderer) number(v float64) string {
-	s := floatLiteral(float32(v))
+	s := r.floatLiteral(float32(v))
 	if r.compute == dtype.F32 {
 		return s
 	}
-	return r.compute.MSL() + "(" + s + ")"
+	return r.round(s)
 }
 
 // floatLiteral is the shortest literal that reads back as f.
-func floatLiteral(f float32) string {
+func (r renderer) floatLiteral(f float32) string {
 	switch {
 	case math.IsInf(float64(f), 1):
-		return "INFINITY"
+		return r.d.InfLit
 	case math.IsInf(float64(f), -1):
-		return "(-INFINITY)"
+		return r.d.NegLit
 	}
 	s := strconv.FormatFloat(float64(f), 'g', -1, 32)
 	if !strings.ContainsAny(s, ".e") {

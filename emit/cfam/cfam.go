@@ -1,0 +1,299 @@
+// Package cfam writes a kernel's C-family source (Metal Shading Language or
+// CUDA C++) from the IR: one frame (templates/cfam/frame.tmpl), one
+// stage-function writer driven by ir.Stages for every kind, one body writer
+// per kind (the bodies map), one expression renderer. Metal and CUDA are
+// Dialect values: spellings, plus the few strategies that are one backend's
+// own (CUDA's 16-byte vector paths, Metal's [[host_name]] instantiations).
+// Decisions are made here in Go; templates hold the prose and the fixed
+// prelude blocks.
+package cfam
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strings"
+	"text/template"
+
+	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/funcs"
+	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/templates"
+)
+
+// Options are the config settings that shape the output.
+type Options struct {
+	// Header is the first line of the file ("// Code generated … DO NOT EDIT.").
+	Header string
+}
+
+// bodyWriter is what one kind adds to the frame: its lines of the header,
+// the helper blocks it calls, the thread coordinates it reads and the body
+// of the kernel function. Every other part of the file is kind-neutral.
+type bodyWriter interface {
+	describe(k *ir.Kernel, d *Dialect, v *view)
+	helpers(k *ir.Kernel, d *Dialect) []helper
+	threads() []ThreadIndex
+	body(w *Writer, k *ir.Kernel, d *Dialect)
+}
+
+// bodies is the one place that knows every kind; a test fails when a kind
+// is missing.
+var bodies = map[ir.Kind]bodyWriter{
+	ir.Elementwise: elems{},
+	ir.Rowwise:     rows{},
+}
+
+// view is the data of the frame template and the prose templates.
+type view struct {
+	Header, Kernel, SpecPath, Math string
+	Title, Launch                  string // rendered from the dialect's notes
+	Doc                            []string
+	Computes                       string
+	Formulas                       []string
+	Schedule                       []string
+	Head                           string   // the dialect's includes and conversions
+	Blocks                         []string // prelude and helper blocks
+	ArgsStruct                     string
+	ArgsFields                     []field
+	Code                           string // stage functions, kernel, entry points
+	// For the prose and the entry points:
+	Grid, ParamNames, EntryNames string
+	Threads, PerThread           int
+	MinBlocks                    int // CUDA's __launch_bounds__ minimum resident blocks (0: none)
+	kernel                       *ir.Kernel
+	d                            *Dialect
+}
+
+type field struct{ Type, Name string }
+
+// helper is one fixed block of the dialect's templates and its data.
+type helper struct {
+	name string
+	data any
+}
+
+// Supported reports whether a C-family emitter can write kernel k.
+func Supported(k *ir.Kernel) error {
+	if _, ok := bodies[k.Kind]; !ok {
+		return fmt.Errorf("the C-family emitters have no body writer for %s kernels", k.Kind)
+	}
+	return nil
+}
+
+// Emit returns the source of one kernel in dialect d.
+func Emit(k *ir.Kernel, d *Dialect, opts Options) ([]byte, error) {
+	bw, ok := bodies[k.Kind]
+	if !ok {
+		return nil, Supported(k)
+	}
+	v := newView(k, d, opts)
+	bw.describe(k, d, v)
+	tmpl := d.templates()
+	kind := k.Kind.String()
+	parts := []struct {
+		to   *string
+		name string
+	}{{&v.Title, "title_" + kind}, {&v.Launch, "launch_" + kind}, {&v.Head, "head"}}
+	for _, p := range parts {
+		s, err := run(tmpl, p.name, v)
+		if err != nil {
+			return nil, err
+		}
+		*p.to = s
+	}
+	var helpers []helper
+	for _, name := range preludeBlocks(k, d) {
+		helpers = append(helpers, helper{name: name})
+	}
+	for _, h := range append(helpers, bw.helpers(k, d)...) {
+		block, err := run(tmpl, h.name, h.data)
+		if err != nil {
+			return nil, err
+		}
+		v.Blocks = append(v.Blocks, block)
+	}
+	v.Code = code(k, d, bw, v)
+	out, err := run(tmpl, "frame.tmpl", v)
+	if err != nil {
+		return nil, err
+	}
+	return tidy([]byte(out)), nil
+}
+
+// newView fills the kind-neutral parts of the view.
+func newView(k *ir.Kernel, d *Dialect, opts Options) *view {
+	v := &view{Header: opts.Header, Kernel: k.Name, SpecPath: k.SpecPath, Math: k.Math,
+		ArgsStruct: k.Name + "_args", Threads: k.Threadgroup, kernel: k, d: d,
+		Grid: strings.Join(k.Grid(ir.Metal), ", ")}
+	if k.Doc != "" {
+		v.Doc = strings.Split(strings.TrimSpace(k.Doc), "\n")
+	}
+	var names, entries []string
+	for _, b := range k.Bindings {
+		names = append(names, b.Name)
+		if b.Role == ir.Args {
+			for _, f := range b.Fields {
+				v.ArgsFields = append(v.ArgsFields, field{Type: d.Types[f.Type], Name: f.Name})
+			}
+		}
+	}
+	for _, variant := range k.Variants {
+		entries = append(entries, variant.HostName)
+	}
+	v.ParamNames, v.EntryNames = strings.Join(names, ", "), strings.Join(entries, ", ")
+	return v
+}
+
+// code writes the stage functions, the kernel function and the entry points.
+func code(k *ir.Kernel, d *Dialect, bw bodyWriter, v *view) string {
+	w := &Writer{}
+	for _, c := range k.ComputeTypes() {
+		for _, st := range k.Stages() {
+			stageFunc(w, k, d, st, c)
+			w.P()
+		}
+	}
+	params := kernelParams(k, d, "T")
+	for _, ix := range bw.threads() {
+		if p := d.Threads[ix].Param; p != "" {
+			params = append(params, p)
+		}
+	}
+	w.P("template <typename T>")
+	w.Func(d.KernelHead(k.Name), params, func() { bw.body(w, k, d) })
+	w.P()
+	d.Instances(w, v)
+	return w.String()
+}
+
+// stageFunc writes one stage function in compute type c: its constants and
+// lets, then its targets, which it returns through reference parameters.
+func stageFunc(w *Writer, k *ir.Kernel, d *Dialect, st ir.Stage, c dtype.DType) {
+	r := renderer{d: d, compute: c, math: k.Math}
+	ct := d.Types[c]
+	typ := func(b bool) string {
+		if b {
+			return "bool"
+		}
+		return ct
+	}
+	var params []string
+	for _, a := range st.Args {
+		params = append(params, typ(a.Bool)+" "+a.Name)
+	}
+	for _, t := range st.Targets {
+		params = append(params, d.RefQual+typ(t.Bool)+"& "+t.Name)
+	}
+	if st.Kind != ir.StageElement {
+		w.P("// ", st.Comment)
+	}
+	w.Block(d.FuncQual+" "+st.Name+"("+strings.Join(params, ", ")+")", func() {
+		for i, con := range k.Constants {
+			if st.Deps.Constants[i] {
+				val, _ := dtype.Literal(con.Text, c)
+				w.P("const ", ct, " ", con.Name, " = ", r.number(val), "; // ", con.Text)
+			}
+		}
+		for _, i := range st.Deps.ElemLets {
+			s := k.Steps[i]
+			w.P("const ", typ(s.Expr.Bool), " ", s.Name, " = ", r.expr(s.Expr), ";")
+		}
+		for _, t := range st.Targets {
+			w.P(t.Name, " = ", r.expr(t.Expr), ";")
+		}
+	})
+}
+
+// kernelParams lays out the kernel parameters in binding order; storage
+// spells the element type of the bindings stored in the variant's type.
+func kernelParams(k *ir.Kernel, d *Dialect, storage string) []string {
+	var out []string
+	for _, b := range k.Bindings {
+		t := storage
+		if b.DType != dtype.Invalid {
+			t = d.Types[b.DType]
+		}
+		switch b.Role {
+		case ir.Input:
+			out = append(out, d.In(t)+" "+b.Name+d.Buffer(b.Index))
+		case ir.Output:
+			out = append(out, d.Out(t)+" "+b.Name+d.Buffer(b.Index))
+		case ir.Args:
+			out = append(out, d.Args(k.Name+"_args")+" "+b.Name+d.Buffer(b.Index))
+		}
+	}
+	return out
+}
+
+// preludeBlocks names the prelude blocks of the functions the kernel calls
+// (reduction arguments included), sorted.
+func preludeBlocks(k *ir.Kernel, d *Dialect) []string {
+	used := map[string]bool{}
+	var walk func(e *ir.Expr)
+	walk = func(e *ir.Expr) {
+		if f, ok := funcs.Lookup(e.Func); ok && e.Op == ir.OpCall {
+			if sp := d.Spell(f, k.Math); sp.Prelude != "" {
+				used[sp.Prelude] = true
+			}
+		}
+		for _, a := range e.Args {
+			walk(a)
+		}
+	}
+	for _, s := range k.Steps {
+		walk(s.Expr)
+	}
+	if r := k.Rows(); r != nil {
+		for _, red := range r.Reductions {
+			walk(red.Arg)
+		}
+	}
+	var out []string
+	for block := range used {
+		out = append(out, block)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// run executes one named template and trims the blank lines around it.
+func run(t *template.Template, name string, data any) (string, error) {
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, name, data); err != nil {
+		return "", fmt.Errorf("template %s: %w", name, err)
+	}
+	return strings.TrimSpace(buf.String()), nil
+}
+
+// tidy removes the blank lines that template actions leave behind, keeping
+// single blank separators.
+func tidy(src []byte) []byte {
+	var out []string
+	for _, l := range strings.Split(string(src), "\n") {
+		l = strings.TrimRight(l, " \t")
+		if l == "" && (len(out) == 0 || out[len(out)-1] == "") {
+			continue
+		}
+		out = append(out, l)
+	}
+	for len(out) > 0 && out[len(out)-1] == "" {
+		out = out[:len(out)-1]
+	}
+	return []byte(strings.Join(out, "\n") + "\n")
+}
+
+// templates parses the frame with the dialect's prose and prelude blocks.
+func (d *Dialect) templates() *template.Template {
+	return parsed[d.Name]
+}
+
+var parsed = map[string]*template.Template{
+	Metal.Name: parse(Metal.Name),
+	CUDA.Name:  parse(CUDA.Name),
+}
+
+func parse(dir string) *template.Template {
+	return template.Must(template.New(dir).Option("missingkey=error").
+		ParseFS(templates.FS, "cfam/*.tmpl", dir+"/*.tmpl"))
+}

@@ -1,0 +1,178 @@
+package cfam
+
+import (
+	"fmt"
+
+	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/funcs"
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// Dialect is what differs between two C-family backends: spellings (types,
+// address spaces, conversions, thread indices, barriers' helpers) and the
+// few strategies that are truly one backend's (how a row pass loops, how
+// the entry points are instantiated). Everything else is written once.
+type Dialect struct {
+	Name    string // "msl" or "cuda": names the template folder
+	Backend ir.Backend
+	// Types spells the storage, compute and field types.
+	Types map[dtype.DType]string
+	Uint  string // the 32-bit unsigned index type
+	// Offset is the type of element offsets: "uint" on Metal, 64-bit on
+	// CUDA, where one tensor may pass 4 Gi elements.
+	Offset string
+	// FuncQual and RefQual spell a stage function and its output
+	// parameters ("thread float&" on Metal).
+	FuncQual, RefQual string
+	// In and Out spell a tensor pointer of the kernel body; Buffer adds the
+	// binding's index where the backend binds by attribute.
+	In, Out func(elem string) string
+	Buffer  func(index int) string
+	Args    func(strct string) string // the args struct parameter
+	// Cvt converts any storage or compute value to type t; FromFloat a
+	// float; ToFloat widens to float; FloatCast is the C cast of an
+	// unsigned count.
+	Cvt, FromFloat  func(t, x string) string
+	ToFloat         func(x string) string
+	FloatCast       string
+	FloatFunc       func(name string) string // fmax → metal::fmax / fmaxf
+	ReadOnly        func(elem string) string // a load through the read-only path, where there is one
+	PosInf, NegInf  string                   // accumulator identities of max and min
+	InfLit, NegLit  string                   // ±inf as expression literals
+	Shared          string                   // the qualifier of team scratch memory
+	SimdGroup       string                   // "simdgroup" or "warp", in comments
+	ThreadGroup     string                   // "threadgroup" or "block", in comments
+	Threads         map[ThreadIndex]threadIndex
+	ArrayAlign      string // the prefix of per-thread arrays moved as 16-byte vectors
+	UnrollElemLoops bool   // loop over all kPerThread slots (constant trip count) with a guard
+	// NarrowArith reports whether + - * / and negation of compute type c
+	// are spelled in float and rounded once (Metal has native half).
+	NarrowArith func(c dtype.DType) bool
+	// PreludeOverloads: the prelude has overloads for every compute type,
+	// so its functions are called without conversions.
+	PreludeOverloads bool
+	Spell            func(f *funcs.Func, math string) funcs.Spelling
+	KernelHead       func(kernel string) string // the templated body function
+	// RowLoops writes a row pass's element loops around body (the
+	// backend's strategy for caches and vector loads).
+	RowLoops func(rw *rowWriter, p int, body elemBody)
+	// RowDecls declares what RowLoops needs after the shared row setup.
+	RowDecls func(rw *rowWriter)
+	// Instances writes the entry points, one per storage dtype.
+	Instances func(w *Writer, v *view)
+}
+
+// ThreadIndex is a thread coordinate a kind's body reads.
+type ThreadIndex int
+
+// The thread coordinates.
+const (
+	GlobalID ThreadIndex = iota // thread position in the grid
+	LocalID                     // thread index in its group
+	GroupID                     // group position in the grid
+	SimdLane                    // lane index in its simdgroup or warp
+	SimdID                      // simdgroup or warp index in the group
+)
+
+// threadIndex is how a dialect provides one coordinate: as a kernel
+// parameter (Metal attributes), as a local declaration, and the expression
+// that reads it.
+type threadIndex struct {
+	Param, Local, Expr string
+}
+
+// attribute is a coordinate Metal passes as a kernel parameter with an
+// attribute.
+func attribute(name, attr string) threadIndex {
+	return threadIndex{Param: "uint " + name + " [[" + attr + "]]", Expr: name}
+}
+
+// local is a coordinate CUDA computes once into a local from its builtins.
+func local(name, value string) threadIndex {
+	return threadIndex{Local: "const unsigned int " + name + " = " + value + ";", Expr: name}
+}
+
+// TypeName spells a binding's element type; dtype.Invalid is the template
+// parameter T.
+func (d *Dialect) TypeName(t dtype.DType) string {
+	if t == dtype.Invalid {
+		return "T"
+	}
+	return d.Types[t]
+}
+
+// Metal is the Metal Shading Language dialect.
+var Metal = &Dialect{
+	Name: "msl", Backend: ir.Metal,
+	Types: map[dtype.DType]string{dtype.F32: "float", dtype.F16: "half", dtype.BF16: "bfloat",
+		dtype.I32: "int", dtype.U32: "uint"},
+	Uint: "uint", Offset: "uint",
+	FuncQual: "inline void", RefQual: "thread ",
+	In:        func(t string) string { return "device const " + t + "*" },
+	Out:       func(t string) string { return "device " + t + "*" },
+	Buffer:    func(i int) string { return fmt.Sprintf(" [[buffer(%d)]]", i) },
+	Args:      func(s string) string { return "constant " + s + "&" },
+	Cvt:       func(t, x string) string { return t + "(" + x + ")" },
+	FromFloat: func(t, x string) string { return t + "(" + x + ")" },
+	ToFloat:   func(x string) string { return "float(" + x + ")" },
+	FloatCast: "float(args.cols)",
+	FloatFunc: func(n string) string { return "metal::" + n },
+	ReadOnly:  func(e string) string { return e },
+	PosInf:    "INFINITY", NegInf: "-INFINITY",
+	InfLit: "INFINITY", NegLit: "(-INFINITY)",
+	Shared: "threadgroup", SimdGroup: "simdgroup", ThreadGroup: "threadgroup",
+	Threads: map[ThreadIndex]threadIndex{
+		GlobalID: attribute("gid", "thread_position_in_grid"),
+		LocalID:  attribute("kgen_tid", "thread_index_in_threadgroup"),
+		GroupID:  attribute("kgen_tg", "threadgroup_position_in_grid"),
+		SimdLane: attribute("kgen_simd_lane", "thread_index_in_simdgroup"),
+		SimdID:   attribute("kgen_simd", "simdgroup_index_in_threadgroup"),
+	},
+	NarrowArith:      func(c dtype.DType) bool { return c == dtype.BF16 },
+	PreludeOverloads: true,
+	Spell:            func(f *funcs.Func, math string) funcs.Spelling { return f.MSL.Mode(math) },
+	KernelHead:       func(k string) string { return "kernel void " + k },
+	RowLoops:         metalRowLoops,
+	RowDecls:         func(*rowWriter) {},
+	Instances:        metalInstances,
+}
+
+// CUDA is the CUDA C++ dialect.
+var CUDA = &Dialect{
+	Name: "cuda", Backend: ir.CUDA,
+	Types: map[dtype.DType]string{dtype.F32: "float", dtype.F16: "__half", dtype.BF16: "__nv_bfloat16",
+		dtype.I32: "int", dtype.U32: "unsigned int"},
+	Uint: "unsigned int", Offset: "unsigned long long",
+	FuncQual: "__device__ __forceinline__ void", RefQual: "",
+	In:        func(t string) string { return "const " + t + "* __restrict__" },
+	Out:       func(t string) string { return t + "* __restrict__" },
+	Buffer:    func(int) string { return "" },
+	Args:      func(s string) string { return "const " + s },
+	Cvt:       func(t, x string) string { return "kgen_cvt<" + t + ">(" + x + ")" },
+	FromFloat: func(t, x string) string { return "kgen_to<" + t + ">(" + x + ")" },
+	ToFloat:   func(x string) string { return "kgen_f(" + x + ")" },
+	FloatCast: "(float)args.cols",
+	FloatFunc: func(n string) string { return n + "f" },
+	ReadOnly:  func(e string) string { return "__ldg(&" + e + ")" },
+	PosInf:    "__int_as_float(0x7f800000)", NegInf: "__int_as_float(0xff800000)",
+	InfLit: "__int_as_float(0x7f800000)", NegLit: "(-__int_as_float(0x7f800000))",
+	Shared: "__shared__", SimdGroup: "warp", ThreadGroup: "block",
+	Threads: map[ThreadIndex]threadIndex{
+		GlobalID: {Expr: "(unsigned long long)(blockIdx.x * blockDim.x + threadIdx.x)"},
+		LocalID:  local("kgen_tid", "threadIdx.x"),
+		GroupID:  {Expr: "blockIdx.x"},
+		SimdLane: local("kgen_simd_lane", "kgen_tid % 32"),
+		SimdID:   local("kgen_simd", "kgen_tid / 32"),
+	},
+	ArrayAlign:      "alignas(16) ",
+	UnrollElemLoops: true,
+	NarrowArith:     func(c dtype.DType) bool { return c != dtype.F32 },
+	Spell:           func(f *funcs.Func, math string) funcs.Spelling { return f.CUDA.Mode(math) },
+	KernelHead:      func(k string) string { return "__device__ __forceinline__ void " + k + "_body" },
+	RowLoops:        cudaRowLoops,
+	RowDecls:        cudaRowDecls,
+	Instances:       cudaInstances,
+}
+
+// Dialects are the C-family backends, by ir.Backend.
+var Dialects = map[ir.Backend]*Dialect{ir.Metal: Metal, ir.CUDA: CUDA}

@@ -1,0 +1,107 @@
+package cfam
+
+import (
+	"strings"
+
+	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// elems writes elementwise kernels: each thread loads kPerThread
+// consecutive elements of every input (16-byte vectors when the slice is
+// whole), calls the eval stage per element and stores the outputs alike.
+type elems struct{}
+
+func (elems) describe(k *ir.Kernel, d *Dialect, v *view) {
+	v.PerThread = k.Schedule.(*ir.Elems).PerThread
+	v.Computes = "Computes, per element, in the compute type (" + computeName(k, d) + "; math: " + k.Math + ")"
+	for _, s := range k.Steps {
+		v.Formulas = append(v.Formulas, s.Name+" = "+s.Source)
+	}
+}
+
+// helpers: the 16-byte load and store helpers of every element type.
+func (elems) helpers(k *ir.Kernel, d *Dialect) []helper {
+	seen := map[dtype.DType]bool{}
+	for _, b := range k.Bindings {
+		switch {
+		case b.Role == ir.Args:
+		case b.DType != dtype.Invalid:
+			seen[b.DType] = true
+		default:
+			for _, v := range k.Variants {
+				seen[v.DType] = true
+			}
+		}
+	}
+	var out []string
+	for _, t := range dtype.Floats {
+		if seen[t] {
+			out = append(out, d.Types[t])
+		}
+	}
+	return []helper{{"vector_io", out}}
+}
+
+func (elems) threads() []ThreadIndex { return []ThreadIndex{GlobalID} }
+
+func (elems) body(w *Writer, k *ir.Kernel, d *Dialect) {
+	st := k.Stages()[0]
+	w.P("using C = ", computeName(k, d), ";")
+	w.P("constexpr ", d.Uint, " kPerThread = ", k.Schedule.(*ir.Elems).PerThread, ";")
+	w.P("const ", d.Offset, " base = ", d.Threads[GlobalID].Expr, " * kPerThread;")
+	w.Block("if (base >= args.n)", func() { w.P("return;") })
+	perThread := "kPerThread"
+	if d.Offset != d.Uint {
+		perThread = "(" + d.Offset + ")kPerThread"
+	}
+	w.P("const ", d.Uint, " count = min(", perThread, ", args.n - base);")
+	for _, b := range k.BindingsOf(ir.Input) {
+		w.P(d.ArrayAlign, d.TypeName(b.DType), " ", b.Name, "_v[kPerThread];")
+		w.P("kgen_load<kPerThread>(", b.Name, " + base, ", b.Name, "_v, count);")
+	}
+	outs := k.BindingsOf(ir.Output)
+	for _, b := range outs {
+		w.P(d.ArrayAlign, d.TypeName(b.DType), " ", b.Name, "_v[kPerThread];")
+	}
+	elemLoop(w, d, func() {
+		var args []string
+		for _, a := range st.Args {
+			switch a.Kind {
+			case ir.ArgInput:
+				args = append(args, d.Cvt("C", a.Name+"_v[i]"))
+			case ir.ArgParam:
+				args = append(args, d.Cvt("C", "args."+a.Name))
+			}
+		}
+		for _, b := range outs {
+			w.P("C ", b.Name, "_c;")
+			args = append(args, b.Name+"_c")
+		}
+		w.P(st.Name, "(", strings.Join(args, ", "), ");")
+		for _, b := range outs {
+			w.P(b.Name, "_v[i] = ", d.Cvt(d.TypeName(b.DType), b.Name+"_c"), ";")
+		}
+	})
+	for _, b := range outs {
+		w.P("kgen_store<kPerThread>(", b.Name, " + base, ", b.Name, "_v, count);")
+	}
+}
+
+// elemLoop writes the loop over a thread's elements around element.
+func elemLoop(w *Writer, d *Dialect, element func()) {
+	if !d.UnrollElemLoops {
+		w.Block("for ("+d.Uint+" i = 0; i < count; ++i)", element)
+		return
+	}
+	// A constant trip count keeps the per-thread arrays in registers.
+	w.P("#pragma unroll")
+	w.Block("for ("+d.Uint+" i = 0; i < kPerThread; ++i)", func() {
+		w.Block("if (i < count)", element)
+	})
+}
+
+// computeName spells the compute type; "T" is the variant's storage type.
+func computeName(k *ir.Kernel, d *Dialect) string {
+	return d.TypeName(k.Compute)
+}

@@ -1,0 +1,280 @@
+package cfam
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// rows writes rowwise kernels: a team of lanes per row runs the IR's passes
+// (ir.Rows): per pass an element loop feeding per-lane float accumulators,
+// then team reductions, then the row stage of that level; the last pass
+// writes the outputs. How a pass loops (caches, vector loads) is the
+// dialect's RowLoops.
+type rows struct{}
+
+func (rows) describe(k *ir.Kernel, d *Dialect, v *view) {
+	v.Computes = "Computes, per row, in the compute type (math: " + k.Math + ")"
+	for _, c := range k.Constants {
+		v.Formulas = append(v.Formulas, c.Name+" = "+c.Text+" (constant)")
+	}
+	for _, s := range k.Steps {
+		v.Formulas = append(v.Formulas, s.Name+" = "+s.Source)
+	}
+	v.Schedule = k.Describe()
+	// __launch_bounds__'s minimum resident blocks: 1024 threads per SM, at
+	// most 64 registers each.
+	v.MinBlocks = max(1, 1024/k.Threadgroup)
+}
+
+// helpers: one team reduction per combine the reductions use.
+func (rows) helpers(k *ir.Kernel, _ *Dialect) []helper {
+	seen := map[string]bool{}
+	var out []helper
+	for _, r := range k.Rows().Reductions {
+		if op := r.Op.Combine(); !seen[op] {
+			seen[op] = true
+			out = append(out, helper{"team_reduce", op})
+		}
+	}
+	return out
+}
+
+func (rows) threads() []ThreadIndex { return []ThreadIndex{LocalID, GroupID, SimdLane, SimdID} }
+
+// rowWriter holds the state shared while a rowwise body is written.
+type rowWriter struct {
+	*Writer
+	k   *ir.Kernel
+	d   *Dialect
+	r   *ir.Rows
+	sts []ir.Stage // the kernel's stages, in order
+	si  int        // index of the next stage to call
+}
+
+// elemBody writes one element's work inside a pass loop; vec says whether
+// it is inside a vector path (kgen_e indexes the vector).
+type elemBody func(vec bool)
+
+func (rows) body(w *Writer, k *ir.Kernel, d *Dialect) {
+	rw := &rowWriter{Writer: w, k: k, d: d, r: k.Rows(), sts: k.Stages()}
+	rw.threadGeometry()
+	rows, group := "args.rows", d.Threads[GroupID].Expr
+	if len(k.Segments) > 0 {
+		rw.selectSegment()
+		rows, group = "kgen_rows", "kgen_group"
+	}
+	rw.rowGeometry(rows, group)
+	d.RowDecls(rw)
+	rw.rowStage()
+	for p := 1; p <= rw.r.Passes; p++ {
+		rw.reducePass(p)
+	}
+	rw.writePass()
+}
+
+// threadGeometry declares the compute type, the team scratch and where
+// this thread sits in its simdgroup and row team.
+func (rw *rowWriter) threadGeometry() {
+	d, u := rw.d, rw.d.Uint
+	rw.P("using C = ", computeName(rw.k, d), ";")
+	rw.P("constexpr ", u, " kThreads = ", rw.k.Threadgroup, ";")
+	if len(rw.r.Reductions) > 0 {
+		rw.P(d.Shared, " float kgen_part[kThreads / 32]; // one partial per ", d.SimdGroup)
+	}
+	for _, ix := range []ThreadIndex{LocalID, SimdLane, SimdID} {
+		if l := d.Threads[ix].Local; l != "" {
+			rw.P(l)
+		}
+	}
+	rw.P("const ", u, " kgen_rpg = args.rows_per_group;")
+	rw.P("const ", u, " kgen_width = kThreads / kgen_rpg; // lanes per row")
+	rw.P("const ", u, " kgen_team = kgen_tid / kgen_width;")
+	rw.P("const ", u, " kgen_lane = kgen_tid % kgen_width;")
+}
+
+// selectSegment maps the group onto its segment and its group within that
+// segment, so one launch covers every segment in turn, then binds each
+// formula name to the segment's tensor.
+func (rw *rowWriter) selectSegment() {
+	k, d, segs := rw.k, rw.d, rw.k.Segments
+	rw.P(fmt.Sprintf("// Segments: %ss [0, ceildiv(%s_rows, rows_per_group)) work on %s, the next ones on %s, and so on.",
+		d.ThreadGroup, segs[0], segs[0], segs[1]))
+	rw.P(d.Uint, " kgen_group = ", d.Threads[GroupID].Expr, ";")
+	rw.P(d.Uint, " kgen_seg = 0;")
+	rw.P(d.Uint, " kgen_rows = args.", segs[0], "_rows;")
+	for s := 0; s < len(segs)-1; s++ {
+		rw.Block(fmt.Sprintf("if (kgen_seg == %d && kgen_group >= (kgen_rows + kgen_rpg - 1) / kgen_rpg)", s), func() {
+			rw.P("kgen_group -= (kgen_rows + kgen_rpg - 1) / kgen_rpg;")
+			rw.P("kgen_seg = ", s+1, ";")
+			rw.P("kgen_rows = args.", segs[s+1], "_rows;")
+		})
+	}
+	for _, role := range []ir.Role{ir.Input, ir.Output} {
+		for i, bd := range k.SegmentBindings(0, role) {
+			sel := k.SegmentBindings(len(segs)-1, role)[i].Name
+			for s := len(segs) - 2; s >= 0; s-- {
+				sel = fmt.Sprintf("kgen_seg == %d ? %s : %s", s, k.SegmentBindings(s, role)[i].Name, sel)
+			}
+			ptr := d.In
+			if role == ir.Output {
+				ptr = d.Out
+			}
+			rw.P(ptr(d.TypeName(bd.DType)), " ", k.FormulaName(bd), " = ", sel, ";")
+		}
+	}
+}
+
+// rowGeometry declares the team's row, its column count (0 past the last
+// row), the row's offset, the per-lane caches and the scalar parameters.
+func (rw *rowWriter) rowGeometry(rows, group string) {
+	d, u := rw.d, rw.d.Uint
+	rw.P("const ", u, " kgen_row = ", group, " * kgen_rpg + kgen_team;")
+	rw.P("// Teams past the last row do no element work but join every barrier.")
+	rw.P("const ", u, " kgen_cols = kgen_row < ", rows, " ? args.cols : 0;")
+	row := "kgen_row"
+	if d.Offset != u {
+		row = "(" + d.Offset + ")kgen_row"
+	}
+	rw.P("const ", d.Offset, " kgen_base = ", row, " * args.cols;")
+	if len(rw.r.Cached) > 0 {
+		rw.P("constexpr ", u, " kCache = ", rw.r.CachePerLane, "; // cached values per lane and input")
+		rw.P("const bool kgen_cached = args.cols <= kCache * kgen_width;")
+		for _, i := range rw.r.Cached {
+			rw.P("C kgen_c_", rw.inputName(i), "[kCache];")
+		}
+	}
+	for _, p := range rw.k.Params() {
+		rw.P("const C ", p.Name, " = ", d.Cvt("C", "args."+p.Name), ";")
+	}
+}
+
+// stageCall is the call of stage st with extra appended to its arguments;
+// pass and write stages read the loaded kgen_v_ values of the inputs.
+func (rw *rowWriter) stageCall(st ir.Stage, extra []string) string {
+	var names []string
+	for _, a := range st.Args {
+		if a.Kind == ir.ArgInput && st.Kind != ir.StageRowLets {
+			names = append(names, "kgen_v_"+a.Name)
+			continue
+		}
+		names = append(names, a.Name)
+	}
+	return st.Name + "(" + strings.Join(append(names, extra...), ", ") + ");"
+}
+
+// rowStage calls the next stage when it computes per-row values (one call
+// per row, between passes), declaring its targets first.
+func (rw *rowWriter) rowStage() {
+	if rw.si >= len(rw.sts) || rw.sts[rw.si].Kind != ir.StageRowLets {
+		return
+	}
+	st := rw.sts[rw.si]
+	rw.si++
+	var outs []string
+	for _, t := range st.Targets {
+		ty := "C"
+		if t.Bool {
+			ty = "bool"
+		}
+		rw.P(ty, " ", t.Name, ";")
+		outs = append(outs, t.Name)
+	}
+	rw.P(rw.stageCall(st, outs))
+}
+
+// reducePass writes reduction pass p: its accumulators, the element loop
+// that feeds them, the team reductions and the row stage that follows.
+func (rw *rowWriter) reducePass(p int) {
+	st := rw.sts[rw.si]
+	rw.si++
+	rw.P("// Pass ", p, ".")
+	reds := rw.reductions(p)
+	var terms []string
+	for _, i := range reds {
+		red := rw.r.Reductions[i]
+		rw.P(fmt.Sprintf("float kgen_a%d = %s; // %s(%s)", i, rw.identity(red.Op), red.Op.Func(), rw.k.FormatExpr(red.Arg)))
+		terms = append(terms, fmt.Sprintf("kgen_t%d", i))
+	}
+	rw.d.RowLoops(rw, p, func(bool) {
+		rw.P("C ", strings.Join(terms, ", "), ";")
+		rw.P(rw.stageCall(st, terms))
+		for j, i := range reds {
+			acc, t := fmt.Sprintf("kgen_a%d", i), rw.d.ToFloat(terms[j])
+			if op := rw.r.Reductions[i].Op; op.Sums() {
+				rw.P(acc, " += ", t, ";")
+			} else {
+				rw.P(acc, " = ", rw.d.FloatFunc("f"+op.Combine()), "(", acc, ", ", t, ");")
+			}
+		}
+	})
+	for _, i := range reds {
+		op := rw.r.Reductions[i].Op
+		v := fmt.Sprintf("kgen_team_%s(kgen_a%d, kgen_part, kgen_width, kgen_team, kgen_simd, kgen_simd_lane)", op.Combine(), i)
+		if op.Divides() {
+			v += " / " + rw.d.FloatCast
+		}
+		rw.P("const C ", ir.ReductionName(i), " = ", rw.d.FromFloat("C", v), ";")
+	}
+	rw.rowStage()
+}
+
+// identity spells the accumulator's starting value.
+func (rw *rowWriter) identity(op ir.ReduceOp) string {
+	switch id := op.Identity(); {
+	case id > 0:
+		return rw.d.PosInf
+	case id < 0:
+		return rw.d.NegInf
+	}
+	return "0.0f"
+}
+
+// writePass writes the last pass: the write stage per element and the
+// stores of its results.
+func (rw *rowWriter) writePass() {
+	st := rw.sts[rw.si]
+	rw.P("// Pass ", rw.r.Passes+1, ": write.")
+	var outs []string
+	for _, t := range st.Targets {
+		outs = append(outs, "kgen_o_"+t.Name)
+	}
+	rw.d.RowLoops(rw, rw.r.Passes+1, func(vec bool) {
+		rw.P("C ", strings.Join(outs, ", "), ";")
+		rw.P(rw.stageCall(st, outs))
+		for i, o := range rw.k.SegmentBindings(0, ir.Output) {
+			if vec {
+				rw.P("kgen_y_", rw.k.FormulaName(o), "[kgen_e] = ", rw.d.Cvt("T", outs[i]), ";")
+			} else {
+				rw.P(rw.k.FormulaName(o), "[kgen_base + kgen_j] = ", rw.d.Cvt(rw.d.TypeName(o.DType), outs[i]), ";")
+			}
+		}
+	})
+}
+
+// reductions lists the reductions pass p computes.
+func (rw *rowWriter) reductions(p int) []int {
+	var out []int
+	for i, red := range rw.r.Reductions {
+		if red.Level == p {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// deviceLoad reads input i at column kgen_j of the row (of the row vector,
+// for a row-vector input) from device memory, converted to C.
+func (rw *rowWriter) deviceLoad(i int) string {
+	n := rw.inputName(i)
+	if rw.k.SegmentBindings(0, ir.Input)[i].IsRowVector() {
+		return rw.d.Cvt("C", rw.d.ReadOnly(n+"[kgen_j]"))
+	}
+	return rw.d.Cvt("C", n+"[kgen_base + kgen_j]")
+}
+
+// inputName is the formula name of input i.
+func (rw *rowWriter) inputName(i int) string {
+	return rw.k.FormulaName(rw.k.SegmentBindings(0, ir.Input)[i])
+}

@@ -57,34 +57,34 @@ func (elems) body(w *Writer, k *ir.Kernel, d *Dialect) {
 	}
 	w.P("const ", d.Uint, " count = min(", perThread, ", args.n - base);")
 	for _, b := range k.BindingsOf(ir.Input) {
-		w.P(d.ArrayAlign, d.TypeName(b.DType), " ", b.Name, "_v[kPerThread];")
-		w.P("kgen_load<kPerThread>(", b.Name, " + base, ", b.Name, "_v, count);")
+		w.P(d.ArrayAlign, d.TypeName(b.DType), " kgen_v_", b.Name, "[kPerThread];")
+		w.P("kgen_load<kPerThread>(", b.Name, " + base, kgen_v_", b.Name, ", count);")
 	}
 	outs := k.BindingsOf(ir.Output)
 	for _, b := range outs {
-		w.P(d.ArrayAlign, d.TypeName(b.DType), " ", b.Name, "_v[kPerThread];")
+		w.P(d.ArrayAlign, d.TypeName(b.DType), " kgen_v_", b.Name, "[kPerThread];")
 	}
 	elemLoop(w, d, func() {
 		var args []string
 		for _, a := range st.Args {
 			switch a.Kind {
 			case ir.ArgInput:
-				args = append(args, d.Cvt("C", a.Name+"_v[i]"))
+				args = append(args, d.Cvt("C", "kgen_v_"+a.Name+"[i]"))
 			case ir.ArgParam:
 				args = append(args, d.Cvt("C", "args."+a.Name))
 			}
 		}
 		for _, b := range outs {
-			w.P("C ", b.Name, "_c;")
-			args = append(args, b.Name+"_c")
+			w.P("C kgen_c_", b.Name, ";")
+			args = append(args, "kgen_c_"+b.Name)
 		}
 		w.P(st.Name, "(", strings.Join(args, ", "), ");")
 		for _, b := range outs {
-			w.P(b.Name, "_v[i] = ", d.Cvt(d.TypeName(b.DType), b.Name+"_c"), ";")
+			w.P("kgen_v_", b.Name, "[i] = ", d.Cvt(d.TypeName(b.DType), "kgen_c_"+b.Name), ";")
 		}
 	})
 	for _, b := range outs {
-		w.P("kgen_store<kPerThread>(", b.Name, " + base, ", b.Name, "_v, count);")
+		w.P("kgen_store<kPerThread>(", b.Name, " + base, kgen_v_", b.Name, ", count);")
 	}
 }
 

@@ -136,19 +136,34 @@ func checkRowsGPU(k *ir.Kernel, d *kgenrt.Kernel, port kgenrt.Port, v ir.Variant
 			params = append(params, float64(3+i))
 		}
 	}
-	// The Metal launcher's geometry; the CUDA port replaces rows_per_group and
-	// the grid with its own (kgenrt.CUDARowsPerGroup).
-	rpg := kgenrt.RowsPerGroup(cols, k.Threadgroup)
+	// The Metal launcher's geometry, evaluated from the descriptor as the
+	// generated launcher does; the CUDA port replaces rows_per_group and the
+	// grid with its own launch's (the descriptor's Launch[CUDA]).
 	ab := k.ArgsBinding()
+	given := map[string]int{"cols": cols}
+	si := 0
+	for _, f := range ab.Fields {
+		if f.Size && f.Name != "cols" && f.Derived == "" {
+			given[f.Name] = segRows[si]
+			si++
+		}
+	}
+	ml := d.Launch[kgenrt.Metal]
+	sizes, err := ml.Sizes(given)
+	if err != nil {
+		return 0, 0, 0, "", err
+	}
+	grid, err := ml.GridSize(sizes)
+	if err != nil {
+		return 0, 0, 0, "", err
+	}
 	args := make([]byte, 4*len(ab.Fields))
-	sizes := append(append([]int(nil), segRows...), cols, rpg)
-	si, pi := 0, 0
+	pi := 0
 	for _, f := range ab.Fields {
 		var word uint32
 		switch {
 		case f.Size:
-			word = uint32(sizes[si])
-			si++
+			word = uint32(sizes[f.Name])
 		case f.Type == dtype.F32:
 			word = math.Float32bits(float32(params[pi]))
 			pi++
@@ -158,16 +173,12 @@ func checkRowsGPU(k *ir.Kernel, d *kgenrt.Kernel, port kgenrt.Port, v ir.Variant
 		}
 		binary.LittleEndian.PutUint32(args[f.Offset:], word)
 	}
-	groups := 0
-	for _, r := range segRows {
-		groups += (r + rpg - 1) / rpg
-	}
 	var ts []*kgenrt.Tensor
 	for _, b := range d.Tensors() {
 		ts = append(ts, tensors[b.Index])
 	}
 	call := &kgenrt.Call{Kernel: d, Variant: kv, Tensors: ts, Args: args,
-		Grid: [3]int{groups * k.Threadgroup, 1, 1}, Threadgroup: [3]int{k.Threadgroup, 1, 1}}
+		Grid: grid, Threadgroup: ml.Threadgroup}
 	if err := port.Run(call); err != nil {
 		return 0, 0, 0, "", err
 	}
@@ -205,7 +216,7 @@ func checkRowsGPU(k *ir.Kernel, d *kgenrt.Kernel, port kgenrt.Port, v ir.Variant
 }
 
 // TestRowTypedLauncher goes through the generated API (RmsNorm.Run with
-// 2-D tensors → CheckRows → rows_per_group → the CUDA port), in place too,
+// 2-D tensors → Check → rows_per_group → the CUDA port), in place too,
 // against the CPU reference.
 func TestRowTypedLauncher(t *testing.T) {
 	if _, err := kernels.RmsNorm.Select(kgenrt.CUDA); err != nil {

@@ -81,7 +81,10 @@ type Binding struct {
 	// Shape names a tensor's dimensions by the args struct's size fields,
 	// outermost first: [n] (elementwise), [rows, cols] (rowwise; a segment's
 	// tensors [<segment>_rows, cols]), [cols] for a row vector every row
-	// shares. Check binds tensors to it (see shaper); unused for Args.
+	// shares. Check binds a tensor's trailing dims to the later sizes one
+	// each and its leading dims, flattened, to the first, unless that size
+	// is another shape's later dim (cols): then it takes exactly one dim.
+	// Unused for Args.
 	Shape []string
 }
 

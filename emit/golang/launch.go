@@ -84,7 +84,9 @@ func tensorDoc(k *ir.Kernel) []string {
 		}
 	}
 	lines := []string{
-		fmt.Sprintf("Inputs: %s. Outputs: %s. All have the same shape; those without a fixed", strings.Join(ins, ", "), strings.Join(outs, ", ")),
+		fmt.Sprintf("Inputs: %s. Outputs: %s.", strings.Join(ins, ", "), strings.Join(outs, ", ")),
+		fmt.Sprintf("Shapes: %s; tensors of one shape match exactly, and %s", shapeDoc(k), strings.Join(flatSizes(k), ", ")),
+		"may span several leading dims (kgenrt.Binding.Shape). Tensors without a fixed",
 		fmt.Sprintf("dtype share the variant's storage dtype (%s). An output may be the very", strings.Join(variantNames(k), ", ")),
 		"same memory as an input of its dtype (in place); any other overlap is refused.",
 	}
@@ -96,6 +98,47 @@ func tensorDoc(k *ir.Kernel) []string {
 		lines = append(lines, "Params: "+strings.Join(names, ", ")+".")
 	}
 	return lines
+}
+
+// shapeDoc lists the tensors by shape: "x, y [rows, cols]; w [cols]".
+func shapeDoc(k *ir.Kernel) string {
+	var order []string
+	byShape := map[string][]string{}
+	for _, b := range k.Bindings {
+		if b.Role == ir.Args {
+			continue
+		}
+		key := b.Shape.String()
+		if _, ok := byShape[key]; !ok {
+			order = append(order, key)
+		}
+		byShape[key] = append(byShape[key], b.Name)
+	}
+	var parts []string
+	for _, key := range order {
+		parts = append(parts, strings.Join(byShape[key], ", ")+" "+key)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// flatSizes lists the sizes that lead a shape and are no shape's later dim
+// (n, rows): the ones kgenrt.Check lets span several leading dims.
+func flatSizes(k *ir.Kernel) []string {
+	axis := map[string]bool{}
+	for _, b := range k.Bindings {
+		for j, s := range b.Shape {
+			axis[s] = axis[s] || j > 0
+		}
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, b := range k.Bindings {
+		if len(b.Shape) > 0 && !axis[b.Shape[0]] && !seen[b.Shape[0]] {
+			seen[b.Shape[0]] = true
+			out = append(out, b.Shape[0])
+		}
+	}
+	return out
 }
 
 // outputFormulas lists the formulas of the outputs, for launcher docs.

@@ -68,9 +68,8 @@ const SimdWidth = 32
 // row of cols values: the smallest power of two from one simdgroup (32) up
 // to the whole threadgroup that leaves each lane at most 4 values, so narrow
 // rows pack several rows into a group (64 columns: 8 rows of 32 lanes at
-// 256 threads) and wide rows use the whole group and loop. The Go launcher
-// (kgenrt.LanesPerRow, which must agree) passes tg / LanesPerRow as the
-// size field rows_per_group.
+// 256 threads) and wide rows use the whole group and loop. The Metal
+// launch's derived field rows_per_group is tg / LanesPerRow (Rows.Launch).
 func LanesPerRow(cols, tg int) int { return launch.LanesFor(cols, tg, metalValuesPerLane) }
 
 // metalValuesPerLane is the most values one lane of a Metal row team takes

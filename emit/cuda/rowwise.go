@@ -14,7 +14,7 @@ import (
 // in blocks of the spec's threadgroup; a row is worked on by a team of
 // threadgroup / rows_per_group lanes (whole warps), ceildiv(rows,
 // rows_per_group) blocks per segment. rows_per_group comes from the args
-// struct: the CUDA port sets it with kgenrt.CUDARowsPerGroup (at most two
+// struct: the CUDA port sets it by the IR's CUDA launch rule (at most two
 // 16-byte vectors per lane) rather than the Metal rule (4 values per lane),
 // because the kernel loads 16-byte vectors: with the Metal rule a 1K-column
 // bf16 row took a whole block with half its lanes idle, and too few bytes

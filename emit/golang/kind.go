@@ -20,7 +20,7 @@ type kindHandler struct {
 	loops func(g *evalGen) []jen.Code
 	// prelude writes what Reference needs between the size locals and the
 	// loops (nil: nothing).
-	prelude func(k *ir.Kernel, n *names) []jen.Code
+	prelude func(k *ir.Kernel, n *names) ([]jen.Code, error)
 	// given64 lists the size fields Reference64 takes as leading int
 	// arguments because its inputs' lengths cannot tell them.
 	given64 []string

@@ -28,7 +28,9 @@ func rtType(t dtype.DType) *jen.Statement {
 func referenceFile(k *ir.Kernel, n *names, opts Options) (*jen.File, error) {
 	f := newFile(opts, k.SpecPath)
 	registerCPU(f, k, n)
-	referenceMethod(f, k, n)
+	if err := referenceMethod(f, k, n); err != nil {
+		return nil, err
+	}
 	reference64Method(f, k, n)
 	for _, c := range modes(k) {
 		for _, st := range k.Stages() {
@@ -79,7 +81,7 @@ func registerCPU(f *jen.File, k *ir.Kernel, n *names) {
 // referenceMethod writes K.Reference, the CPU backend on kgenrt tensors:
 // Check, the size fields, then the kind's loops in the compute type (one
 // case per variant when the compute type follows the storage dtype).
-func referenceMethod(f *jen.File, k *ir.Kernel, n *names) {
+func referenceMethod(f *jen.File, k *ir.Kernel, n *names) error {
 	c := k.Compute.String()
 	if k.Compute == dtype.Invalid {
 		c = "the storage dtype"
@@ -100,7 +102,11 @@ func referenceMethod(f *jen.File, k *ir.Kernel, n *names) {
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 		sizeLocals(k, nil),
 	}
-	body = append(body, handler(k).prelude(k, n)...)
+	prelude, err := handler(k).prelude(k, n)
+	if err != nil {
+		return err
+	}
+	body = append(body, prelude...)
 	if types := k.ComputeTypes(); len(types) == 1 {
 		body = append(body, handler(k).loops(newEvalGen(k, n, referenceIO(k, n, types[0], nil)))...)
 	} else {
@@ -115,6 +121,7 @@ func referenceMethod(f *jen.File, k *ir.Kernel, n *names) {
 	}
 	body = append(body, jen.Return(jen.Nil()))
 	f.Func().Params(jen.Id(n.typ)).Id("Reference").Params(launchParams(k, n)...).Error().Block(body...)
+	return nil
 }
 
 // givenSizes lists the size fields the tensors' shapes name, in args

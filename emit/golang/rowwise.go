@@ -35,17 +35,17 @@ var rowOps = map[string]string{"row_sum": "RowSum", "row_mean": "RowMean", "row_
 // rowPrelude gives Reference the Metal team width its accumulators model:
 // threads per group / rows_per_group, from the Metal launch's own rule. A
 // kernel without reductions accumulates nothing and declares nothing.
-func rowPrelude(k *ir.Kernel, n *names) []jen.Code {
+func rowPrelude(k *ir.Kernel, _ *names) ([]jen.Code, error) {
 	if len(k.Rows().Reductions) == 0 {
-		return nil
+		return nil, nil
 	}
 	l := k.Launch(ir.Metal)
 	out, err := derivedLines(l)
-	if err != nil { // the Metal launch has no launch variables
-		panic(err)
+	if err != nil {
+		return nil, err
 	}
 	return append(out, jen.Id("kgenLanes").Op(":=").Lit(l.Threadgroup[0]).Op("/").Id("rows_per_group").
-		Comment("the Metal team width: the lanes one row's reductions are spread over"))
+		Comment("the Metal team width: the lanes one row's reductions are spread over")), nil
 }
 
 // rowLoops writes the rows of every segment: per row, the stages in order.

@@ -36,6 +36,16 @@ outputs:
   - y: select(big, e / s, 0)
   - z: e
 `,
+	// No reduction: the reference declares no accumulator team width.
+	"nored": `kernel: nored
+kind: rowwise
+dtypes: [f32, f16]
+inputs: [x, {name: b, shape: row}]
+let:
+  - h: x + b
+outputs:
+  - y: tanh(h)
+`,
 	"dual": `kernel: dual
 kind: rowwise
 dtypes: [f32, bf16]

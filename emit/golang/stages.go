@@ -30,6 +30,23 @@ func stageFunc(f *jen.File, k *ir.Kernel, n *names, st ir.Stage, c dtype.DType) 
 	for _, t := range st.Targets {
 		results = append(results, param{n.local(t.Name), typeOf(t.Bool), fmt.Sprint(t.Bool)})
 	}
+	body, err := stageBody(k, n, st, w)
+	if err != nil {
+		return err
+	}
+	body = append(body, jen.Return())
+	mode := "float64"
+	if c != dtype.Invalid {
+		mode = "compute type " + c.String()
+	}
+	f.Add(comment(fmt.Sprintf("%s computes %s of %s, in %s.", n.stage(st, c), st.Comment, k.Name, mode)))
+	f.Func().Id(n.stage(st, c)).Params(grouped(params)...).Params(grouped(results)...).Block(body...)
+	return nil
+}
+
+// stageBody computes a stage's targets: the constants and per-element lets
+// they need, then each target under its formula.
+func stageBody(k *ir.Kernel, n *names, st ir.Stage, w *exprWriter) ([]jen.Code, error) {
 	var body []jen.Code
 	for i, con := range k.Constants {
 		if st.Deps.Constants[i] {
@@ -58,17 +75,7 @@ func stageFunc(f *jen.File, k *ir.Kernel, n *names, st ir.Stage, c dtype.DType) 
 		w.hoisted = nil
 		body = append(body, jen.Id(n.local(t.Name)).Op("=").Add(code))
 	}
-	if w.err != nil {
-		return w.err
-	}
-	body = append(body, jen.Return())
-	mode := "float64"
-	if c != dtype.Invalid {
-		mode = "compute type " + c.String()
-	}
-	f.Add(comment(fmt.Sprintf("%s computes %s of %s, in %s.", n.stage(st, c), st.Comment, k.Name, mode)))
-	f.Func().Id(n.stage(st, c)).Params(grouped(params)...).Params(grouped(results)...).Block(body...)
-	return nil
+	return body, w.err
 }
 
 // targetStep is the spec step a target computes (none for a reduction's

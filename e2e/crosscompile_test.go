@@ -33,7 +33,7 @@ var fusedSingle = regexp.MustCompile(`\bF(N?)M(ADD|SUB)S\b`)
 func TestNoFusedMultiplyAddInTheF32Reference(t *testing.T) {
 	env := []string{"GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0"}
 	asm := mustGo(t, "..", env, "build", "-gcflags=github.com/kgen-dev/kgen/gen/kernels=-S", "-o", filepath.Join(t.TempDir(), "k.a"), "./gen/kernels")
-	if !strings.Contains(asm, "geluTanhF32") {
+	if !strings.Contains(asm, "geluTanhEvalF32") {
 		t.Fatal("no assembly listing: the check checked nothing")
 	}
 	if m := fusedSingle.FindAllString(asm, -1); len(m) > 0 {
@@ -50,14 +50,16 @@ func TestNoFusedMultiplyAddInTheF32Reference(t *testing.T) {
 	}
 }
 
-// The port tables are [...] literals assigned to [NumBackends]Port: adding a
-// backend to kgenrt must break the generated package's build.
+// The port tables (and the descriptors' launches) are [...] literals
+// assigned to [NumBackends] arrays: adding a backend to kgenrt must break
+// the generated package's build.
 func TestAddingABackendBreaksTheBuild(t *testing.T) {
 	mod := t.TempDir()
 	copyDir(t, "..", mod, keep) // go.mod and go.sum, with the other top-level files
 	copyDir(t, "../gen/kernels", filepath.Join(mod, "gen/kernels"), keep)
 	copyDir(t, "../gen/kernels/cudabin", filepath.Join(mod, "gen/kernels/cudabin"), keep) // the package's //go:embed
 	copyDir(t, "../kgenrt", filepath.Join(mod, "kgenrt"), keep)
+	copyDir(t, "../launch", filepath.Join(mod, "launch"), keep)         // kgenrt's leaf dependency
 	mustGo(t, mod, []string{"CGO_ENABLED=0"}, "build", "./gen/kernels") // control
 	copyDir(t, "../kgenrt", filepath.Join(mod, "kgenrt"), func(name, text string) string {
 		if name != "backend.go" {

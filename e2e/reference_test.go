@@ -106,7 +106,7 @@ func TestReference64MatchesIREval64(t *testing.T) {
 		}
 		ik := irk[k.Name]
 		inputs, params := cpuInputs(k)
-		outs, err := k.RunCPU64(inputs, params...)
+		outs, err := k.RunCPU64(nil, inputs, params...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,7 +187,7 @@ func checkAgainst64(t *testing.T, k *kgenrt.Kernel, dt kgenrt.DType, tol ir.Tole
 	if err := k.RunCPU(tensors, params...); err != nil {
 		t.Fatal(err)
 	}
-	want, err := k.RunCPU64(stored, params...)
+	want, err := k.RunCPU64(nil, stored, params...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,14 +19,18 @@ var rowShapes = [][2]int{{0, 7}, {1, 1}, {1, 7}, {3, 64}, {2, 300}, {2, 1100}}
 func rowTensors(t *testing.T, k *kgenrt.Kernel, dt kgenrt.DType, rows, cols int, rng *rand.Rand) []*kgenrt.Tensor {
 	t.Helper()
 	var out []*kgenrt.Tensor
+	seg := map[string]int{} // a segment's rows field → the segment's index
 	for _, b := range k.Tensors() {
 		d := b.DType
 		if d == kgenrt.T {
 			d = dt
 		}
-		shape := []int{rows + 3*b.Segment, cols}
-		if b.Row {
-			shape = []int{cols}
+		shape := []int{cols}
+		if len(b.Shape) == 2 {
+			if _, ok := seg[b.Shape[0]]; !ok {
+				seg[b.Shape[0]] = len(seg)
+			}
+			shape = []int{rows + 3*seg[b.Shape[0]], cols}
 		}
 		n := shape[0]
 		if len(shape) == 2 {
@@ -76,7 +80,7 @@ func TestRowReferences(t *testing.T) {
 						ins = append(ins, ts[i].Float64s())
 					}
 				}
-				want, err := k.RunCPU64Rows(sh[1], ins, params...)
+				want, err := k.RunCPU64(kgenrt.Sizes{"cols": sh[1]}, ins, params...)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -164,11 +168,28 @@ func TestRowShapeErrors(t *testing.T) {
 	}
 }
 
-func TestLanesPerRowAgrees(t *testing.T) {
-	for _, tg := range []int{32, 64, 256, 1024} {
-		for cols := 0; cols < 20000; cols += 7 {
-			if a, b := ir.LanesPerRow(cols, tg), kgenrt.LanesPerRow(cols, tg); a != b {
-				t.Fatalf("cols %d tg %d: ir %d, kgenrt %d", cols, tg, a, b)
+// TestDescriptorLaunchIsTheIRs checks that every generated descriptor
+// carries the IR's launch of each port, and that its derived fields
+// evaluate as the IR's team-width rule says.
+func TestDescriptorLaunchIsTheIRs(t *testing.T) {
+	irk := repoKernels(t)
+	for _, k := range kernels.Kernels() {
+		ik := irk[k.Name]
+		for b := ir.Backend(0); b < ir.NumBackends; b++ {
+			if !ik.Ports[b] {
+				continue
+			}
+			want, got := ik.Launch(b), k.Launch[b]
+			if want.GridStrings() != got.GridStrings() || want.Threadgroup != got.Threadgroup || len(want.Derived) != len(got.Derived) {
+				t.Errorf("%s %s: descriptor launch %v %v, IR %v %v", k.Name, b, got.GridStrings(), got.Threadgroup, want.GridStrings(), want.Threadgroup)
+			}
+		}
+		l := k.Launch[kgenrt.Metal]
+		for cols := 0; cols < 20000 && len(l.Derived) > 0; cols += 7 {
+			tg := l.Threadgroup[0]
+			sizes, err := l.Sizes(map[string]int{"cols": cols})
+			if err != nil || sizes["rows_per_group"] != tg/ir.LanesPerRow(cols, tg) {
+				t.Fatalf("%s cols %d: rows_per_group %v (%v), want %d", k.Name, cols, sizes["rows_per_group"], err, tg/ir.LanesPerRow(cols, tg))
 			}
 		}
 	}

@@ -161,8 +161,8 @@ func checkSignature(t *testing.T, k *kgenrt.Kernel, src string, ik inventory.Ker
 			t.Errorf("variant %s: MSL instantiates %q; inventory %+v; Go %+v", v.HostName, hosts[v.HostName], iv, v)
 		}
 	}
-	if ik.Dispatch.Grid != k.Grid || ik.Dispatch.Threadgroup != k.Threadgroup {
-		t.Errorf("dispatch: inventory %v, Go %v %v", ik.Dispatch, k.Grid, k.Threadgroup)
+	if l := k.Launch[kgenrt.Metal]; ik.Dispatch.Grid != l.GridStrings() || ik.Dispatch.Threadgroup != l.Threadgroup {
+		t.Errorf("dispatch: inventory %v, Go %v %v", ik.Dispatch, l.GridStrings(), l.Threadgroup)
 	}
 }
 

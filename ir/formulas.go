@@ -49,6 +49,7 @@ func (c *formulaChecker) formulas() []spec.Formula {
 
 func (c *formulaChecker) run() []Step {
 	c.declare()
+	c.checkGeneratedNames()
 	all := c.formulas()
 	c.trees = make([]expr.Node, len(all))
 	for i, f := range all {

@@ -68,9 +68,8 @@ const SimdWidth = 32
 // row of cols values: the smallest power of two from one simdgroup (32) up
 // to the whole threadgroup that leaves each lane at most 4 values, so narrow
 // rows pack several rows into a group (64 columns: 8 rows of 32 lanes at
-// 256 threads) and wide rows use the whole group and loop. The Go launcher
-// (kgenrt.LanesPerRow, which must agree) passes tg / LanesPerRow as the
-// size field rows_per_group.
+// 256 threads) and wide rows use the whole group and loop. The Metal
+// launch's derived field rows_per_group is tg / LanesPerRow (Rows.Launch).
 func LanesPerRow(cols, tg int) int { return launch.LanesFor(cols, tg, metalValuesPerLane) }
 
 // metalValuesPerLane is the most values one lane of a Metal row team takes
@@ -125,7 +124,6 @@ func rowBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 			out = append(out, Binding{Index: len(out), Name: pre + o.Name.Name, Role: Output, Shape: Shape{pre + "rows", "cols"}, Segment: si})
 		}
 	}
-	checkSegmentPrefixes(s, segs, diags)
 	if !hasRowTensor && len(s.Inputs) > 0 {
 		diags.Addf(s.Inputs[0].Pos, "a rowwise kernel needs an input of shape [rows, cols] (an input without `shape: row`); here every input is a row vector")
 	}
@@ -146,34 +144,6 @@ func rowBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 		fields[i].Offset = 4 * i
 	}
 	return append(out, Binding{Index: len(out), Name: "args", Role: Args, Fields: fields})
-}
-
-// checkSegmentPrefixes rejects a tensor name that is another tensor's
-// buffer name: with segments [q, k] and inputs x and q_x, segment q's x is
-// the buffer q_x, while the kernel binds the formula name q_x to the
-// segment's own q_x tensor (q_q_x or k_q_x).
-func checkSegmentPrefixes(s *spec.Spec, segs []string, diags *diag.List) {
-	names := map[string]bool{}
-	for _, in := range s.Inputs {
-		names[in.Name.Name] = true
-	}
-	for _, o := range s.Outputs {
-		names[o.Name.Name] = true
-	}
-	check := func(n spec.Name, what string) {
-		for _, sg := range segs {
-			if rest, ok := strings.CutPrefix(n.Name, sg+"_"); ok && names[rest] {
-				diags.Addf(n.Pos, "%s %s is also the name of segment %s's %s (buffers are named <segment>_<name>); rename it", what, n.Name, sg, rest)
-				return
-			}
-		}
-	}
-	for _, in := range s.Inputs {
-		check(in.Name, "input")
-	}
-	for _, o := range s.Outputs {
-		check(o.Name, "output")
-	}
 }
 
 // Launch implements Schedule: one threadgroup per rows_per_group rows of

@@ -34,6 +34,16 @@ func TestDarwinCgoGoSideTypeChecks(t *testing.T) {
 	for _, f := range []string{"../go.mod", "../go.sum"} {
 		copyFile(t, f, filepath.Join(root, filepath.Base(f)), nil)
 	}
+	// kgenrt imports the leaf package launch; the scratch module carries it.
+	if err := os.MkdirAll(filepath.Join(root, "launch"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	leaf, _ := filepath.Glob("../launch/*.go")
+	for _, f := range leaf {
+		if !strings.HasSuffix(f, "_test.go") {
+			copyFile(t, f, filepath.Join(root, "launch", filepath.Base(f)), nil)
+		}
+	}
 	strip := regexp.MustCompile(`(?m)^(//go:build .*|#cgo .*)$`)
 	files, _ := filepath.Glob("*")
 	for _, f := range files {

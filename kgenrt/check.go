@@ -2,41 +2,165 @@ package kgenrt
 
 import "fmt"
 
+// Sizes holds a launch's size fields by name: those the tensors' shapes give
+// (n; rows, cols; <segment>_rows) from Check and Sizes64, and the derived
+// ones (rows_per_group) from a launch's rules.
+type Sizes map[string]int
+
 // Check validates the tensors of one launch against the kernel's binding
 // table before anything touches a GPU: none is nil, the variant's storage
 // dtype (from the first tensor bound as T) is in the dtype-key table, every
-// tensor has its binding's dtype (pinned inputs keep their fixed dtype), all
-// shapes are equal, the element count fits the kernels' 32-bit indexing, and
-// no output overlaps another tensor except an identical input (in place).
-// It returns the variant and the element count n. Launchers and the CPU
-// reference both call it, so they accept exactly the same tensors.
-func (k *Kernel) Check(tensors ...*Tensor) (*Variant, int, error) {
+// tensor has its binding's dtype (pinned inputs keep their fixed dtype) and
+// fits its binding's Shape (see Binding.Shape), each tensor fits the
+// kernels' 32-bit indexing, and no output overlaps another tensor except an
+// identical input (in place). It returns the variant and the size fields
+// the shapes name. Launchers and the CPU reference both call it, so they
+// accept exactly the same tensors.
+func (k *Kernel) Check(tensors ...*Tensor) (*Variant, Sizes, error) {
 	bs := k.Tensors()
 	if len(tensors) != len(bs) {
-		return nil, 0, fmt.Errorf("kgenrt: kernel %s takes %d tensors, got %d", k.Name, len(bs), len(tensors))
+		return nil, nil, fmt.Errorf("kgenrt: kernel %s takes %d tensors, got %d", k.Name, len(bs), len(tensors))
 	}
 	for i, t := range tensors {
 		if t == nil {
-			return nil, 0, k.tensorErr(bs[i], "is nil")
+			return nil, nil, k.tensorErr(bs[i], "is nil")
 		}
 	}
 	v, err := k.variantOf(bs, tensors)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
+	sh := shaper{k: k, sizes: Sizes{}, from: map[string]int{}, first: map[string]int{}}
 	for i, t := range tensors {
-		if err := k.checkOne(bs[i], t, v, tensors[0]); err != nil {
-			return nil, 0, err
+		if err := k.checkDType(bs[i], t, v); err != nil {
+			return nil, nil, err
+		}
+		if err := sh.bind(i, bs[i], t, tensors); err != nil {
+			return nil, nil, err
+		}
+		if int64(t.Len()) > k.MaxElems() {
+			return nil, nil, k.tensorErr(bs[i], fmt.Sprintf("has %d elements; kernel %s takes at most %d (2^32 - %d)", t.Len(), k.Name, k.MaxElems(), k.ElemsPerThread))
 		}
 	}
-	n := tensors[0].Len()
-	if int64(n) > k.MaxElems() {
-		return nil, 0, k.tensorErr(bs[0], fmt.Sprintf("has %d elements; kernel %s takes at most %d (2^32 - %d)", n, k.Name, k.MaxElems(), k.ElemsPerThread))
-	}
 	if err := k.checkOverlap(bs, tensors); err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
-	return v, n, nil
+	return v, sh.sizes, nil
+}
+
+// shaper binds tensor shapes to size fields. A shape [s0, s1, …] binds the
+// tensor's trailing dims to s1, … one each, and its leading dims, flattened,
+// to s0: an elementwise [n] takes a tensor of any shape, [rows, cols] any
+// [..., cols]. A size some binding names as a trailing dim (cols) is a true
+// axis: as the leading size of a shape ([cols], a row vector) it takes
+// exactly one dim. Tensors bound to the same Shape must have the same shape
+// (rank included), and a size bound twice must agree.
+type shaper struct {
+	k     *Kernel
+	sizes Sizes
+	from  map[string]int // size → the tensor that gave it
+	first map[string]int // shape → its first tensor
+}
+
+func (sh *shaper) bind(i int, b Binding, t *Tensor, tensors []*Tensor) error {
+	k, bs := sh.k, sh.k.Tensors()
+	key := fmt.Sprint(b.Shape)
+	if f, ok := sh.first[key]; ok {
+		if !sameShape(t.shape, tensors[f].shape) {
+			return k.tensorErr(b, fmt.Sprintf("has shape %v, want %v (the shape of %s)", t.shape, tensors[f].shape, bs[f].Name))
+		}
+		return nil
+	}
+	sh.first[key] = i
+	dims := t.shape
+	if len(b.Shape) == 0 {
+		return nil
+	}
+	lead := len(dims) - (len(b.Shape) - 1)
+	if k.isAxis(b.Shape[0]) && len(dims) != len(b.Shape) || lead < 1 {
+		return k.tensorErr(b, fmt.Sprintf("has shape %v, want %s", t.shape, shapeText(b.Shape)))
+	}
+	vals := []int{1}
+	for _, d := range dims[:lead] {
+		vals[0] *= d
+	}
+	vals = append(vals, dims[lead:]...)
+	for j, name := range b.Shape {
+		if prev, ok := sh.sizes[name]; ok && prev != vals[j] {
+			return k.tensorErr(b, fmt.Sprintf("has %s = %d (shape %v), want %d (the %s of %s)", name, vals[j], t.shape, prev, name, bs[sh.from[name]].Name))
+		}
+		if _, ok := sh.sizes[name]; !ok {
+			sh.sizes[name], sh.from[name] = vals[j], i
+		}
+	}
+	return nil
+}
+
+// isAxis reports whether some binding names size as a trailing dim.
+func (k *Kernel) isAxis(size string) bool {
+	for _, b := range k.Bindings {
+		for j, s := range b.Shape {
+			if j > 0 && s == size {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func shapeText(shape []string) string { return fmt.Sprint(shape) }
+
+// Sizes64 checks the input lengths of a float64 evaluation (flat slices, in
+// input binding order) and returns the size fields: given holds the sizes a
+// length cannot tell (a rowwise kernel's cols), each input's length must be
+// the product of its Shape's sizes, and the one size not yet known is the
+// length divided by the others.
+func (k *Kernel) Sizes64(given Sizes, lens ...int) (Sizes, error) {
+	ins := k.Inputs()
+	if len(lens) != len(ins) {
+		return nil, fmt.Errorf("kgenrt: kernel %s takes %d inputs, got %d", k.Name, len(ins), len(lens))
+	}
+	sizes := Sizes{}
+	for name, v := range given {
+		if v < 0 {
+			return nil, fmt.Errorf("kgenrt: kernel %s: negative %s %d", k.Name, name, v)
+		}
+		sizes[name] = v
+	}
+	from := map[string]string{}
+	for i, b := range ins {
+		known, unknown := 1, ""
+		for _, s := range b.Shape {
+			if v, ok := sizes[s]; ok {
+				known *= v
+			} else {
+				unknown = s
+			}
+		}
+		n := lens[i]
+		switch {
+		case unknown == "" && n != known:
+			return nil, k.tensorErr(b, fmt.Sprintf("has %d values, want %d%s", n, known, fromText(b.Shape, from)))
+		case unknown == "":
+		case known == 0:
+			sizes[unknown], from[unknown] = 0, b.Name
+		case n%known != 0:
+			return nil, k.tensorErr(b, fmt.Sprintf("has %d values, not a whole number of %d", n, known))
+		default:
+			sizes[unknown], from[unknown] = n/known, b.Name
+		}
+	}
+	return sizes, nil
+}
+
+// fromText names the inputs the sizes of shape came from, for messages.
+func fromText(shape []string, from map[string]string) string {
+	for _, s := range shape {
+		if f, ok := from[s]; ok {
+			return " (the length of " + f + ")"
+		}
+	}
+	return ""
 }
 
 // variantOf looks up the storage dtype of the first T-typed tensor.
@@ -53,16 +177,13 @@ func (k *Kernel) variantOf(bs []Binding, tensors []*Tensor) (*Variant, error) {
 	return nil, fmt.Errorf("kgenrt: kernel %s has no tensor of the variant's dtype", k.Name)
 }
 
-func (k *Kernel) checkOne(b Binding, t *Tensor, v *Variant, first *Tensor) error {
+func (k *Kernel) checkDType(b Binding, t *Tensor, v *Variant) error {
 	want := b.DType
 	if want == T {
 		want = v.DType
 	}
 	if t.dtype != want {
 		return &DTypeError{Kernel: k.Name, Tensor: b.Name, DType: t.dtype, Want: want, Pinned: b.DType != T}
-	}
-	if !sameShape(t.shape, first.shape) {
-		return k.tensorErr(b, fmt.Sprintf("has shape %v, want %v (the shape of %s)", t.shape, first.shape, k.Tensors()[0].Name))
 	}
 	return nil
 }
@@ -93,21 +214,6 @@ func (k *Kernel) checkOverlap(bs []Binding, tensors []*Tensor) error {
 		}
 	}
 	return nil
-}
-
-// SameLen checks the inputs of a float64 evaluation, which must have equal
-// lengths; it returns that length.
-func (k *Kernel) SameLen(lens ...int) (int, error) {
-	bs := k.Tensors()
-	for i, n := range lens {
-		if n != lens[0] {
-			return 0, k.tensorErr(bs[i], fmt.Sprintf("has %d values, want %d (the length of %s)", n, lens[0], bs[0].Name))
-		}
-	}
-	if len(lens) == 0 {
-		return 0, nil
-	}
-	return lens[0], nil
 }
 
 func (k *Kernel) tensorErr(b Binding, reason string) error {

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/kgen-dev/kgen/launch"
 )
 
 // The CUDA path. A kernel whose spec says `cuda: generated` has a .cu file
@@ -238,18 +240,46 @@ func checkDevicePtrs(c *Call, ptrs []DevicePtr) error {
 	return nil
 }
 
-// cudaGrid is the one-shot grid: enough blocks of Threadgroup[0] threads for
-// the call's total threads (ceildiv(n, ElemsPerThread)).
-func cudaGrid(c *Call) (blocks, threads uint32, err error) {
-	tg := c.Threadgroup[0]
-	if tg <= 0 || tg > 1024 || c.Threadgroup[1] != 1 || c.Threadgroup[2] != 1 || c.Grid[1] != 1 || c.Grid[2] != 1 {
-		return 0, 0, fmt.Errorf("kgenrt: kernel %s: dispatch grid %v threadgroup %v is not a 1-D launch of at most 1024 threads per block", c.Kernel.Name, c.Grid, c.Threadgroup)
+// cudaLaunchOf evaluates the descriptor's CUDA launch for c: the size
+// fields the call's args struct holds (plus the variant's element size,
+// launch.ElemBytes) give the derived fields, written into a copy of the
+// args, and the grid, launched as Grid[0] / Threadgroup[0] blocks of a 1-D
+// group. The rules are the IR's (ir.Schedule.Launch), so kgenrt decides
+// nothing about a kind's geometry itself.
+func cudaLaunchOf(c *Call) (args []byte, blocks, threads uint32, err error) {
+	k := c.Kernel
+	l := k.Launch[CUDA]
+	tg := l.Threadgroup[0]
+	if l.Grid[0] == nil || tg <= 0 || tg > 1024 || l.Threadgroup[1] != 1 || l.Threadgroup[2] != 1 {
+		return nil, 0, 0, fmt.Errorf("kgenrt: kernel %s: its CUDA launch (threadgroup %v) is not a 1-D launch of at most 1024 threads per block", k.Name, l.Threadgroup)
 	}
-	b := (c.Grid[0] + tg - 1) / tg
+	given := map[string]int{launch.ElemBytes: c.Variant.DType.Size()}
+	offsets := map[string]int{}
+	for _, f := range k.ArgsBinding().Fields {
+		if f.Size {
+			given[f.Name], offsets[f.Name] = int(binary.LittleEndian.Uint32(c.Args[f.Offset:])), f.Offset
+		}
+	}
+	sizes, err := l.Sizes(given)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("kgenrt: kernel %s: %w", k.Name, err)
+	}
+	args = append([]byte(nil), c.Args...)
+	for _, d := range l.Derived {
+		binary.LittleEndian.PutUint32(args[offsets[d.Field]:], uint32(sizes[d.Field]))
+	}
+	grid, err := l.GridSize(sizes)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("kgenrt: kernel %s: %w", k.Name, err)
+	}
+	if grid[1] != 1 || grid[2] != 1 {
+		return nil, 0, 0, fmt.Errorf("kgenrt: kernel %s: CUDA grid %v is not 1-D", k.Name, grid)
+	}
+	b := CeilDiv(grid[0], tg)
 	if b > 1<<31-1 {
-		return 0, 0, fmt.Errorf("kgenrt: kernel %s: %d blocks exceed CUDA's grid limit", c.Kernel.Name, b)
+		return nil, 0, 0, fmt.Errorf("kgenrt: kernel %s: %d blocks exceed CUDA's grid limit", k.Name, b)
 	}
-	return uint32(b), uint32(tg), nil
+	return args, uint32(b), uint32(tg), nil
 }
 
 // CUDAError is a failed CUDA driver call: the call, the CUresult and the
@@ -267,59 +297,3 @@ func (e *CUDAError) Error() string {
 
 // errNoCUDADevice is Ready's reason when the driver loads but sees no GPU.
 var errNoCUDADevice = errors.New("the CUDA driver reports no device")
-
-// CUDALanesPerRow is the CUDA port's team size for rows of cols elements of
-// esz bytes at tg threads per block: the smallest power of two from 32 (one
-// warp) up to tg with at most two 16-byte vectors per lane. The Metal rule
-// (LanesPerRow: at most 4 values per lane) suits scalar loads; the CUDA
-// kernels load 16-byte vectors and need more bytes in flight per thread, so
-// the CUDA port gives a row fewer lanes (more rows per block). The kernels
-// read rows_per_group from the args struct and work with any power-of-two
-// team, so only the launch changes.
-func CUDALanesPerRow(cols, tg, esz int) int {
-	v := 16 / esz
-	w := 32
-	for w < tg && w*2*v < cols {
-		w *= 2
-	}
-	return w
-}
-
-// CUDARowsPerGroup is rows_per_group for the CUDA port (tg /
-// CUDALanesPerRow).
-func CUDARowsPerGroup(cols, tg, esz int) int { return tg / CUDALanesPerRow(cols, tg, esz) }
-
-// cudaRowLaunch lays out a rowwise call for the CUDA port: the args struct
-// with rows_per_group = CUDARowsPerGroup and the block count, the sum over
-// segments of ceildiv(rows, rows_per_group). ok is false for other kernels.
-func cudaRowLaunch(c *Call) (args []byte, blocks uint32, ok bool) {
-	k := c.Kernel
-	if k.Kind != "rowwise" || c.Variant == nil {
-		return nil, 0, false
-	}
-	colsOff, rpgOff := -1, -1
-	var rowsOffs []int
-	for _, f := range k.ArgsBinding().Fields {
-		switch {
-		case f.Name == "cols":
-			colsOff = f.Offset
-		case f.Name == "rows_per_group":
-			rpgOff = f.Offset
-		case f.Size:
-			rowsOffs = append(rowsOffs, f.Offset)
-		}
-	}
-	esz := c.Variant.DType.Size()
-	if colsOff < 0 || rpgOff < 0 || esz == 0 {
-		return nil, 0, false
-	}
-	cols := int(binary.LittleEndian.Uint32(c.Args[colsOff:]))
-	rpg := CUDARowsPerGroup(cols, c.Threadgroup[0], esz)
-	args = append([]byte(nil), c.Args...)
-	binary.LittleEndian.PutUint32(args[rpgOff:], uint32(rpg))
-	n := 0
-	for _, off := range rowsOffs {
-		n += (int(binary.LittleEndian.Uint32(args[off:])) + rpg - 1) / rpg
-	}
-	return args, uint32(n), true
-}

@@ -223,13 +223,9 @@ func launchOnThread(p *cudaPort, stream CUDAStream, c *Call, ptrs []DevicePtr) e
 	if err != nil {
 		return err
 	}
-	blocks, threads, err := cudaGrid(c)
+	callArgs, blocks, threads, err := cudaLaunchOf(c)
 	if err != nil {
 		return err
-	}
-	callArgs := c.Args
-	if a, b, ok := cudaRowLaunch(c); ok {
-		callArgs, blocks = a, b
 	}
 	// Parameter storage in one Go allocation, pinned while the driver reads
 	// it; cuLaunchKernel copies the values before it returns.

@@ -16,11 +16,23 @@
 //
 // A storage dtype outside a kernel's dtype-key table is a *DTypeError, never
 // another variant's kernel. Launchers check every tensor before anything
-// runs (Kernel.Check): non-nil, dtypes as bound, equal shapes, at most
-// 2^32 − ElemsPerThread elements, and no output overlapping another tensor
-// except an identical input (in place, which every kgen kernel supports
-// because each element is read before it is written, by the one thread that
-// owns it).
+// runs (Kernel.Check): non-nil, dtypes as bound, shapes as each binding's
+// Shape names them by size fields ([n]; [rows, cols] and [cols] row vectors
+// of rowwise kernels), at most 2^32 − ElemsPerThread elements, and no output
+// overlapping another tensor except an identical input (in place, which
+// every kgen kernel supports because each element is read before it is
+// written, by the one thread that owns it). Check returns the size fields
+// (Sizes), the same for every kind.
+//
+// # Launch
+//
+// Each descriptor carries its kernel's launch per backend (Kernel.Launch, a
+// launch.Launch from the leaf package launch): the grid as expressions over
+// the size fields, the threads per group, and the size fields the launcher
+// derives, each with its rule (rowwise: rows_per_group from cols). The
+// generated launcher computes the Metal launch as Go rendered from the same
+// expressions; the CUDA port evaluates the CUDA launch from the call's size
+// fields and the variant's element size. kgenrt holds no rule of its own.
 //
 // # The CPU reference
 //

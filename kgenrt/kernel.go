@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+
+	"github.com/kgen-dev/kgen/launch"
 )
 
 // Kernel describes one generated kernel to the runtime. Generated packages
@@ -11,7 +13,7 @@ import (
 type Kernel struct {
 	Name     string // the spec's kernel name, "gelu_tanh"
 	Spec     string // the spec file, relative to the kgen.yaml folder
-	Kind     string // "elementwise"
+	Kind     string // "elementwise", "rowwise": for messages and listings only
 	Math     string // "precise" or "fast": the library's math mode
 	Source   string // the whole MSL source, as written to the .metal file
 	Fallback string // the Go expression of the CPU reference, for messages
@@ -21,23 +23,23 @@ type Kernel struct {
 	// Bindings is the kernel signature in buffer-index order: inputs,
 	// outputs, then the args struct.
 	Bindings       []Binding
-	ElemsPerThread int       // elements each thread handles
-	Grid           [3]string // dispatchThreads grid, as expressions over the size fields
-	Threadgroup    [3]int    // threads per threadgroup
+	ElemsPerThread int // elements each thread handles at most
+	// Launch is the kernel's launch per backend (zero for a backend without
+	// a port): the grid as expressions over the args struct's size fields,
+	// the threads per group, and the size fields the launcher derives with
+	// their rules. The generated launcher renders the Metal one as Go; the
+	// CUDA port evaluates its own from the call's size fields.
+	Launch [NumBackends]launch.Launch
 
 	// CPU and CPU64 are the kernel's generated CPU reference and float64
 	// evaluation in generic form, set by the generated package's init, for
 	// callers that handle kernels by descriptor (parity harnesses,
 	// benchmarks); call them through RunCPU and RunCPU64, which check the
 	// argument counts. K.Reference and K.Reference64 are the typed forms.
+	// CPU64's sizes are those its inputs' lengths cannot tell (a rowwise
+	// kernel's cols; nil for elementwise kernels), see Sizes64.
 	CPU   func(tensors []*Tensor, params []float64) error
-	CPU64 func(inputs [][]float64, params []float64) ([][]float64, error)
-	// CPU64Rows is CPU64 for rowwise kernels, whose float64 evaluation also
-	// takes the row width (see RunCPU64Rows).
-	CPU64Rows func(cols int, inputs [][]float64, params []float64) ([][]float64, error)
-	// Threads is a rowwise kernel's threads per threadgroup, from which the
-	// launcher derives rows_per_group (see RowsPerGroup); 0 for elementwise.
-	Threads int
+	CPU64 func(sizes Sizes, inputs [][]float64, params []float64) ([][]float64, error)
 }
 
 // Variant is one storage dtype's instantiation of a kernel.
@@ -76,11 +78,14 @@ type Binding struct {
 	Role   Role
 	DType  DType   // T = the variant's storage dtype; unused for Args
 	Fields []Field // the args struct, for Args
-	// Row marks a rowwise kernel's row vector ([cols], shared by all rows);
-	// Segment is the segment of a multi-segment rowwise kernel the tensor
-	// belongs to (see rows.go).
-	Row     bool
-	Segment int
+	// Shape names a tensor's dimensions by the args struct's size fields,
+	// outermost first: [n] (elementwise), [rows, cols] (rowwise; a segment's
+	// tensors [<segment>_rows, cols]), [cols] for a row vector every row
+	// shares. Check binds a tensor's trailing dims to the later sizes one
+	// each and its leading dims, flattened, to the first, unless that size
+	// is another shape's later dim (cols): then it takes exactly one dim.
+	// Unused for Args.
+	Shape []string
 }
 
 // Field is a 4-byte member of the args struct, little-endian at Offset.
@@ -159,12 +164,13 @@ func (k *Kernel) RunCPU(tensors []*Tensor, params ...float64) error {
 }
 
 // RunCPU64 evaluates the formulas in float64 on inputs in binding order and
-// returns the outputs in binding order.
-func (k *Kernel) RunCPU64(inputs [][]float64, params ...float64) ([][]float64, error) {
+// returns the outputs in binding order. sizes gives what the inputs' lengths
+// cannot tell (a rowwise kernel's "cols"; nil for elementwise kernels).
+func (k *Kernel) RunCPU64(sizes Sizes, inputs [][]float64, params ...float64) ([][]float64, error) {
 	if err := k.counts("RunCPU64", len(inputs), len(k.Inputs()), len(params), k.CPU64 == nil); err != nil {
 		return nil, err
 	}
-	return k.CPU64(inputs, params)
+	return k.CPU64(sizes, inputs, params)
 }
 
 func (k *Kernel) counts(what string, got, want, params int, missing bool) error {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/kgen-dev/kgen/launch"
 )
 
 // testKernel is a descriptor shaped like a generated one: x (T), gain
@@ -13,14 +15,16 @@ func testKernel() *Kernel {
 		Name: "scale_gain", Spec: "specs/scale_gain.yaml", Kind: "elementwise", Math: "precise",
 		Source: "// source\n", Fallback: "kernels.ScaleGain.Reference",
 		Bindings: []Binding{
-			{Index: 0, Name: "x", Role: Input, DType: T},
-			{Index: 1, Name: "gain", Role: Input, DType: F32},
-			{Index: 2, Name: "y", Role: Output, DType: T},
+			{Index: 0, Name: "x", Role: Input, DType: T, Shape: []string{"n"}},
+			{Index: 1, Name: "gain", Role: Input, DType: F32, Shape: []string{"n"}},
+			{Index: 2, Name: "y", Role: Output, DType: T, Shape: []string{"n"}},
 			{Index: 3, Name: "args", Role: Args, Fields: []Field{
 				{Name: "n", Type: U32, Offset: 0, Size: true}, {Name: "slope", Type: F32, Offset: 4}}},
 		},
-		ElemsPerThread: 8, Grid: [3]string{"ceildiv(n, 8)", "1", "1"}, Threadgroup: [3]int{256, 1, 1},
+		ElemsPerThread: 8,
 	}
+	k.Launch[Metal] = launch.Launch{Grid: [3]*launch.Expr{launch.Ceil(launch.V("n"), launch.N(8)), launch.N(1), launch.N(1)},
+		Threadgroup: [3]int{256, 1, 1}}
 	for _, d := range []DType{F16, BF16} {
 		host := "scale_gain_" + d.String()
 		k.Variants = append(k.Variants, Variant{DType: d, HostName: host, Key: KeyOf(k.Source, host, k.Math)})
@@ -47,9 +51,9 @@ func TestCheckAcceptsAWellFormedLaunch(t *testing.T) {
 	k := testKernel()
 	x := mk(t, F16, 2, 3)
 	gain := mk(t, F32, 2, 3)
-	v, n, err := k.Check(x, gain, x) // in place: y = x
-	if err != nil || v.HostName != "scale_gain_f16" || n != 6 {
-		t.Fatalf("Check = %v, %d, %v", v, n, err)
+	v, sizes, err := k.Check(x, gain, x) // in place: y = x
+	if err != nil || v.HostName != "scale_gain_f16" || sizes["n"] != 6 {
+		t.Fatalf("Check = %v, %v, %v", v, sizes, err)
 	}
 	if err := k.Validate(); err != nil {
 		t.Fatal(err)
@@ -122,12 +126,55 @@ func TestValidateCatchesAStaleKey(t *testing.T) {
 	}
 }
 
-func TestSameLen(t *testing.T) {
+func TestSizes64(t *testing.T) {
 	k := testKernel()
-	if n, err := k.SameLen(3, 3); n != 3 || err != nil {
-		t.Fatalf("SameLen = %d, %v", n, err)
+	if sizes, err := k.Sizes64(nil, 3, 3); sizes["n"] != 3 || err != nil {
+		t.Fatalf("Sizes64 = %v, %v", sizes, err)
 	}
-	if _, err := k.SameLen(3, 2); err == nil || !strings.Contains(err.Error(), "input gain has 2 values, want 3") {
-		t.Fatalf("SameLen = %v", err)
+	if _, err := k.Sizes64(nil, 3, 2); err == nil || !strings.Contains(err.Error(), "input gain has 2 values, want 3 (the length of x)") {
+		t.Fatalf("Sizes64 = %v", err)
+	}
+}
+
+// rowKernel is a rowwise descriptor with two segments and a row vector.
+func rowKernel() *Kernel {
+	return &Kernel{Name: "dual", Bindings: []Binding{
+		{Index: 0, Name: "q_x", Role: Input, DType: T, Shape: []string{"q_rows", "cols"}},
+		{Index: 1, Name: "q_w", Role: Input, DType: T, Shape: []string{"cols"}},
+		{Index: 2, Name: "k_x", Role: Input, DType: T, Shape: []string{"k_rows", "cols"}},
+		{Index: 3, Name: "k_w", Role: Input, DType: T, Shape: []string{"cols"}},
+		{Index: 4, Name: "q_y", Role: Output, DType: T, Shape: []string{"q_rows", "cols"}},
+		{Index: 5, Name: "k_y", Role: Output, DType: T, Shape: []string{"k_rows", "cols"}},
+		{Index: 6, Name: "args", Role: Args},
+	}, Variants: []Variant{{DType: F32}}, ElemsPerThread: 1}
+}
+
+func TestCheckRowShapes(t *testing.T) {
+	k := rowKernel()
+	qx, w, kx := mk(t, F32, 2, 3, 8), mk(t, F32, 8), mk(t, F32, 5, 8)
+	qy, ky := mk(t, F32, 2, 3, 8), mk(t, F32, 5, 8)
+	_, sizes, err := k.Check(qx, w, kx, w, qy, ky)
+	if err != nil || sizes["q_rows"] != 6 || sizes["k_rows"] != 5 || sizes["cols"] != 8 {
+		t.Fatalf("Check = %v, %v", sizes, err)
+	}
+	for _, c := range []struct {
+		tensors []*Tensor
+		want    string
+	}{
+		{[]*Tensor{qx, mk(t, F32, 2, 4), kx, w, qy, ky}, "input q_w has shape [2 4], want [cols]"},
+		{[]*Tensor{qx, mk(t, F32, 9), kx, w, qy, ky}, "input q_w has cols = 9 (shape [9]), want 8 (the cols of q_x)"},
+		{[]*Tensor{qx, w, mk(t, F32, 5, 9), w, qy, ky}, "input k_x has cols = 9 (shape [5 9]), want 8 (the cols of q_x)"},
+		{[]*Tensor{qx, w, kx, w, mk(t, F32, 6, 8), ky}, "output q_y has shape [6 8], want [2 3 8] (the shape of q_x)"},
+	} {
+		if _, _, err := k.Check(c.tensors...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Check = %v, want %q", err, c.want)
+		}
+	}
+	sizes, err = k.Sizes64(Sizes{"cols": 4}, 8, 4, 12, 4)
+	if err != nil || sizes["q_rows"] != 2 || sizes["k_rows"] != 3 {
+		t.Errorf("Sizes64 = %v, %v", sizes, err)
+	}
+	if _, err := k.Sizes64(Sizes{"cols": 4}, 8, 5, 12, 4); err == nil || !strings.Contains(err.Error(), "input q_w has 5 values, want 4") {
+		t.Errorf("Sizes64 = %v", err)
 	}
 }

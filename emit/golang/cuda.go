@@ -8,7 +8,6 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/kgen-dev/kgen/ir"
-	"github.com/kgen-dev/kgen/spec"
 )
 
 // The CUDA slot. A kernel whose spec says `cuda: generated` gets, beside
@@ -44,7 +43,7 @@ func CUDABinary(kernel string, source []byte) string {
 
 func hasCUDA(kernels []*ir.Kernel) bool {
 	for _, k := range kernels {
-		if k.Ports[spec.CUDA] {
+		if k.Ports[ir.CUDA] {
 			return true
 		}
 	}

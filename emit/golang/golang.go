@@ -26,7 +26,6 @@ import (
 	"github.com/kgen-dev/kgen/funcs"
 	"github.com/kgen-dev/kgen/internal/par"
 	"github.com/kgen-dev/kgen/ir"
-	"github.com/kgen-dev/kgen/spec"
 )
 
 // RuntimePath is the import path of the runtime every generated package uses.
@@ -95,19 +94,15 @@ func Emit(kernels []*ir.Kernel, opts Options) ([]File, error) {
 
 // kernelFiles renders the three files of one kernel.
 func kernelFiles(k *ir.Kernel, opts Options) ([]File, error) {
-	if k.Kind != ir.Elementwise && k.Kind != ir.Rowwise {
-		return nil, fmt.Errorf("the Go emitter supports elementwise and rowwise kernels only, not %s", k.Kind)
+	if _, ok := kinds[k.Kind]; !ok {
+		return nil, fmt.Errorf("the Go emitter has no handler for %s kernels", k.Kind)
 	}
 	n := newNames(k)
 	api, err := apiFile(k, n, opts)
 	if err != nil {
 		return nil, err
 	}
-	referenceOf := referenceFile
-	if k.Kind == ir.Rowwise {
-		referenceOf = rowReferenceFile
-	}
-	ref, err := referenceOf(k, n, opts)
+	ref, err := referenceFile(k, n, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +112,7 @@ func kernelFiles(k *ir.Kernel, opts Options) ([]File, error) {
 		file   *jen.File
 	}
 	list := []kernelFile{{"_kernel.go", api}, {"_reference.go", ref}, {"_msl.go", sourceFile(k, n, opts)}}
-	if k.Ports[spec.CUDA] {
+	if k.Ports[ir.CUDA] {
 		list = append(list, kernelFile{"_cuda.go", cudaFile(k, n, opts)})
 	}
 	for _, f := range list {
@@ -135,6 +130,7 @@ func newFile(opts Options, from string) *jen.File {
 	f := jen.NewFile(opts.Package)
 	f.HeaderComment(opts.Header(from))
 	f.ImportName(RuntimePath, "kgenrt")
+	f.ImportName(LaunchPath, "launch")
 	return f
 }
 

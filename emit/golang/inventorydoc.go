@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kgen-dev/kgen/backend"
 	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/emit/inventory"
 	"github.com/kgen-dev/kgen/ir"
-	"github.com/kgen-dev/kgen/spec"
 )
 
 // inventoryDoc renders inventory.md, the package's kernel inventory: a
@@ -33,15 +33,15 @@ func inventoryDoc(kernels []*ir.Kernel, opts Options) []byte {
 func matrix(b *strings.Builder, inv inventory.Inventory) {
 	b.WriteString("## Kernel × dtype × backend\n\n")
 	b.WriteString("| kernel | dtype | host name |")
-	for _, name := range spec.BackendNames() {
+	for _, name := range backend.Names() {
 		b.WriteString(" " + name + " |")
 	}
 	b.WriteString(" CPU reference |\n|---|---|---|")
-	b.WriteString(strings.Repeat("---|", len(spec.BackendNames())+1) + "\n")
+	b.WriteString(strings.Repeat("---|", len(backend.Names())+1) + "\n")
 	for _, k := range inv.Kernels {
 		for _, v := range k.Variants {
 			fmt.Fprintf(b, "| %s | %s | `%s` |", k.Name, v.DType, v.HostName)
-			for _, name := range spec.BackendNames() {
+			for _, name := range backend.Names() {
 				cell := "—"
 				if k.Ports[name] != nil {
 					cell = *k.Ports[name]
@@ -65,13 +65,7 @@ func kernelSection(b *strings.Builder, ik *ir.Kernel, k inventory.Kernel) {
 	}
 	fmt.Fprintf(b, "- Go: `%s` (`%s_kernel.go`); spec: `%s`; MSL: `%s`\n", GoName(k.Name), k.Name, k.Spec, k.MSL)
 	fmt.Fprintf(b, "- kind: %s; compute: %s; math: %s\n", k.Kind, compute, k.Math)
-	if ik.Rows() != nil {
-		rowDispatchDoc(b, ik, k)
-	} else {
-		fmt.Fprintf(b, "- dispatch: dispatchThreads, grid (`%s`), threadgroup (%d, %d, %d), %d element(s) per thread\n\n",
-			strings.Join(k.Dispatch.Grid[:], "`, `"), k.Dispatch.Threadgroup[0], k.Dispatch.Threadgroup[1],
-			k.Dispatch.Threadgroup[2], ik.Schedule.(*ir.Elems).PerThread)
-	}
+	handler(ik).dispatchDoc(b, ik, k)
 	b.WriteString("```\n")
 	for _, l := range formulaLines(ik) {
 		b.WriteString(strings.TrimPrefix(l, "\t") + "\n")

@@ -8,7 +8,7 @@ import (
 
 	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/ir"
-	"github.com/kgen-dev/kgen/spec"
+	"github.com/kgen-dev/kgen/launch"
 )
 
 // apiFile writes the kernel's type and value, descriptor, port table,
@@ -22,11 +22,7 @@ func apiFile(k *ir.Kernel, n *names, opts Options) (*jen.File, error) {
 	}
 	accessors(f, k, n)
 	launchers(f, k, n)
-	build := callBuilder
-	if k.Kind == ir.Rowwise {
-		build = rowCallBuilder
-	}
-	if err := build(f, k, n); err != nil {
+	if err := callBuilder(f, k, n); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -73,7 +69,7 @@ func variantNames(k *ir.Kernel) []string {
 
 func portSummary(k *ir.Kernel) string {
 	var out []string
-	for b := spec.Backend(0); b < spec.NumBackends; b++ {
+	for b := ir.Backend(0); b < ir.NumBackends; b++ {
 		state := "none"
 		if k.Ports[b] {
 			state = "generated"
@@ -84,14 +80,18 @@ func portSummary(k *ir.Kernel) string {
 }
 
 // descriptor writes the kgenrt.Kernel: the dtype-key table, the binding
-// table and the dispatch, all copied from the IR.
+// table with each tensor's shape, and the launch of every port, all copied
+// from the IR. Launch is a [...] literal with one entry per backend, in
+// port-table order, like the port table: it names no backend (choosing is
+// Select's job) and a backend added to kgenrt breaks the build.
 func descriptor(f *jen.File, k *ir.Kernel, n *names, opts Options) {
 	f.Add(comment(
 		fmt.Sprintf("%s describes %s to kgenrt. Variants is its dtype-key table (storage", n.desc, k.Name),
 		"dtype → host name and key); Bindings is its signature in buffer-index order, the",
-		fmt.Sprintf("one layout the MSL in %s and every launcher share.", opts.MSLPath(k)),
+		fmt.Sprintf("one layout the MSL in %s and every launcher share; Launch is each", opts.MSLPath(k)),
+		"port's grid and derived size fields, which the ports evaluate.",
 	))
-	var variants, bindings []jen.Code
+	var variants, bindings, launches []jen.Code
 	for _, v := range k.Variants {
 		variants = append(variants, jen.Values(
 			field("DType", rtType(v.DType)), field("HostName", jen.Lit(v.HostName)), field("Key", jen.Lit(v.Key))))
@@ -99,10 +99,12 @@ func descriptor(f *jen.File, k *ir.Kernel, n *names, opts Options) {
 	for _, b := range k.Bindings {
 		bindings = append(bindings, bindingValue(b))
 	}
-	grid := make([]jen.Code, 3)
-	tg := make([]jen.Code, 3)
-	for i := range grid {
-		grid[i], tg[i] = jen.Lit(k.Launch(ir.Metal).GridStrings()[i]), jen.Lit(k.Launch(ir.Metal).Threadgroup[i])
+	for b := ir.Backend(0); b < ir.NumBackends; b++ {
+		if k.Ports[b] {
+			launches = append(launches, item(launchValue(k.Launch(b))).Comment(b.String()))
+		} else {
+			launches = append(launches, item(jen.Values()).Comment(b.String()+": no port"))
+		}
 	}
 	f.Var().Id(n.desc).Op("=").Add(rt("Kernel")).Add(block(
 		item(field("Name", jen.Lit(k.Name))),
@@ -113,11 +115,68 @@ func descriptor(f *jen.File, k *ir.Kernel, n *names, opts Options) {
 		item(field("Fallback", jen.Lit(opts.Package+"."+n.exported+".Reference"))),
 		item(field("Variants", jen.Index().Add(rt("Variant")).Add(block(items(variants)...)))),
 		item(field("Bindings", jen.Index().Add(rt("Binding")).Add(block(items(bindings)...)))),
-		item(field("ElemsPerThread", jen.Lit(elemsPerThread(k)))),
-		rowThreads(k),
-		item(field("Grid", jen.Index(jen.Lit(3)).String().Values(grid...))),
-		item(field("Threadgroup", jen.Index(jen.Lit(3)).Int().Values(tg...))),
+		item(field("ElemsPerThread", jen.Lit(handler(k).perThread(k)))),
+		item(field("Launch", jen.Index(jen.Op("...")).Qual(LaunchPath, "Launch").Add(block(launches...)))),
 	))
+}
+
+// launchValue writes a launch as a launch.Launch literal whose expressions
+// are built with the launch package's constructors, so it reads as the
+// formula: launch.Times(launch.N(256), launch.Ceil(launch.V("rows"), ...)).
+func launchValue(l launch.Launch) jen.Code {
+	grid := make([]jen.Code, 3)
+	tg := make([]jen.Code, 3)
+	for i := range grid {
+		grid[i], tg[i] = exprValue(l.Grid[i]), jen.Lit(l.Threadgroup[i])
+	}
+	fields := []jen.Code{
+		item(field("Grid", jen.Index(jen.Lit(3)).Op("*").Qual(LaunchPath, "Expr").Values(grid...))).Comment(gridComment(l)),
+		item(field("Threadgroup", jen.Index(jen.Lit(3)).Int().Values(tg...))),
+	}
+	if len(l.Derived) > 0 {
+		var ds []jen.Code
+		for _, d := range l.Derived {
+			ds = append(ds, item(jen.Values(field("Field", jen.Lit(d.Field)), field("Rule", exprValue(d.Rule)), field("Doc", jen.Lit(d.Doc)))).Comment(d.Rule.String()))
+		}
+		fields = append(fields, item(field("Derived", jen.Index().Qual(LaunchPath, "Derived").Add(block(ds...)))))
+	}
+	return block(fields...)
+}
+
+func gridComment(l launch.Launch) string {
+	g := l.GridStrings()
+	return strings.Join(g[:], ", ")
+}
+
+// exprValue writes a size expression with the launch constructors.
+func exprValue(e *launch.Expr) jen.Code {
+	ctor := func(name string, args ...*launch.Expr) jen.Code {
+		var cs []jen.Code
+		for _, a := range args {
+			cs = append(cs, exprValue(a))
+		}
+		return jen.Qual(LaunchPath, name).Call(cs...)
+	}
+	switch e.Op {
+	case launch.Lit:
+		return jen.Qual(LaunchPath, "N").Call(jen.Lit(e.Value))
+	case launch.Var:
+		if e.Name == launch.ElemBytes {
+			return jen.Qual(LaunchPath, "V").Call(jen.Qual(LaunchPath, "ElemBytes"))
+		}
+		return jen.Qual(LaunchPath, "V").Call(jen.Lit(e.Name))
+	case launch.Add:
+		return ctor("Sum", e.Args...)
+	case launch.Mul:
+		return ctor("Times", e.Args...)
+	case launch.Div:
+		return ctor("Over", e.Args...)
+	case launch.CeilDiv:
+		return ctor("Ceil", e.Args...)
+	case launch.Lanes:
+		return ctor("TeamLanes", e.Args...)
+	}
+	panic(fmt.Sprintf("launch op %d has no constructor", e.Op))
 }
 
 // block is a composite literal's braces with one element per line; each
@@ -142,13 +201,11 @@ func bindingValue(b ir.Binding) jen.Code {
 	role := map[ir.Role]string{ir.Input: "Input", ir.Output: "Output", ir.Args: "Args"}[b.Role]
 	d := []jen.Code{field("Index", jen.Lit(b.Index)), field("Name", jen.Lit(b.Name)), field("Role", rt(role))}
 	if b.Role != ir.Args {
-		d = append(d, field("DType", rtType(b.DType)))
-		if b.IsRowVector() {
-			d = append(d, field("Row", jen.True()))
+		var dims []jen.Code
+		for _, s := range b.Shape {
+			dims = append(dims, jen.Lit(s))
 		}
-		if b.Segment > 0 {
-			d = append(d, field("Segment", jen.Lit(b.Segment)))
-		}
+		d = append(d, field("DType", rtType(b.DType)), field("Shape", jen.Index().String().Values(dims...)))
 		return jen.Values(d...)
 	}
 	var fields []jen.Code
@@ -175,13 +232,13 @@ func portTable(f *jen.File, k *ir.Kernel, n *names) error {
 		"breaks this build until kgen regenerates it. Only Select and Available read it.",
 	))
 	var slots []jen.Code
-	for b := spec.Backend(0); b < spec.NumBackends; b++ {
+	for b := ir.Backend(0); b < ir.NumBackends; b++ {
 		switch {
 		case !k.Ports[b]:
 			slots = append(slots, item(jen.Nil()).Comment(b.String()+": null, callers take their fallback path"))
-		case b == spec.Metal:
+		case b == ir.Metal:
 			slots = append(slots, item(rt("MetalPort").Call(jen.Op("&").Id(n.desc))).Comment("metal: generated"))
-		case b == spec.CUDA:
+		case b == ir.CUDA:
 			slots = append(slots, item(cudaSlot(n)).Comment("cuda: generated"))
 		default:
 			return fmt.Errorf("the Go emitter cannot generate a %s port", b)
@@ -216,13 +273,4 @@ func accessors(f *jen.File, k *ir.Kernel, n *names) {
 	))
 	f.Func().Add(recv).Id("Variant").Params(jen.Id("dt").Add(rt("DType"))).Params(jen.Op("*").Add(rt("Variant")), jen.Error()).Block(
 		jen.Return(jen.Id(n.desc).Dot("Variant").Call(jen.Id("dt"))))
-}
-
-// elemsPerThread is the descriptor's ElemsPerThread: the elementwise
-// schedule's, and 1 for kinds that map threads to elements otherwise.
-func elemsPerThread(k *ir.Kernel) int {
-	if e, ok := k.Schedule.(*ir.Elems); ok {
-		return e.PerThread
-	}
-	return 1
 }

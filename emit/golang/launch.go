@@ -8,6 +8,7 @@ import (
 
 	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/launch"
 )
 
 // launchParams are a launcher's parameters: the input tensors, the output
@@ -83,7 +84,9 @@ func tensorDoc(k *ir.Kernel) []string {
 		}
 	}
 	lines := []string{
-		fmt.Sprintf("Inputs: %s. Outputs: %s. All have the same shape; those without a fixed", strings.Join(ins, ", "), strings.Join(outs, ", ")),
+		fmt.Sprintf("Inputs: %s. Outputs: %s.", strings.Join(ins, ", "), strings.Join(outs, ", ")),
+		fmt.Sprintf("Shapes: %s; tensors of one shape match exactly, and %s", shapeDoc(k), strings.Join(flatSizes(k), ", ")),
+		"may span several leading dims (kgenrt.Binding.Shape). Tensors without a fixed",
 		fmt.Sprintf("dtype share the variant's storage dtype (%s). An output may be the very", strings.Join(variantNames(k), ", ")),
 		"same memory as an input of its dtype (in place); any other overlap is refused.",
 	}
@@ -95,6 +98,47 @@ func tensorDoc(k *ir.Kernel) []string {
 		lines = append(lines, "Params: "+strings.Join(names, ", ")+".")
 	}
 	return lines
+}
+
+// shapeDoc lists the tensors by shape: "x, y [rows, cols]; w [cols]".
+func shapeDoc(k *ir.Kernel) string {
+	var order []string
+	byShape := map[string][]string{}
+	for _, b := range k.Bindings {
+		if b.Role == ir.Args {
+			continue
+		}
+		key := b.Shape.String()
+		if _, ok := byShape[key]; !ok {
+			order = append(order, key)
+		}
+		byShape[key] = append(byShape[key], b.Name)
+	}
+	var parts []string
+	for _, key := range order {
+		parts = append(parts, strings.Join(byShape[key], ", ")+" "+key)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// flatSizes lists the sizes that lead a shape and are no shape's later dim
+// (n, rows): the ones kgenrt.Check lets span several leading dims.
+func flatSizes(k *ir.Kernel) []string {
+	axis := map[string]bool{}
+	for _, b := range k.Bindings {
+		for j, s := range b.Shape {
+			axis[s] = axis[s] || j > 0
+		}
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, b := range k.Bindings {
+		if len(b.Shape) > 0 && !axis[b.Shape[0]] && !seen[b.Shape[0]] {
+			seen[b.Shape[0]] = true
+			out = append(out, b.Shape[0])
+		}
+	}
+	return out
 }
 
 // outputFormulas lists the formulas of the outputs, for launcher docs.
@@ -141,60 +185,128 @@ func launchers(f *jen.File, k *ir.Kernel, n *names) {
 }
 
 // callBuilder writes the function that checks the tensors against the
-// binding table and lays out the launch: the args struct bytes at their
-// offsets and the dispatch, computed from the IR's grid expressions.
+// binding table and lays out the launch: the size fields from the tensors'
+// shapes, the derived ones by the Metal launch's rules, the args struct
+// bytes at their offsets, and the grid, all rendered from the IR's launch
+// (launch.Expr trees), the same objects the inventory prints and kgenrt
+// evaluates.
 func callBuilder(f *jen.File, k *ir.Kernel, n *names) error {
-	grid := make([]jen.Code, 3)
-	for i, g := range k.Launch(ir.Metal).GridStrings() {
-		c, err := gridExpr(g, sizeFields(k))
-		if err != nil {
-			return fmt.Errorf("dispatch grid %q: %w", g, err)
-		}
-		grid[i] = c
+	l := k.Launch(ir.Metal)
+	derived, err := derivedLines(l)
+	if err != nil {
+		return err
 	}
+	grid := make([]jen.Code, 3)
 	tg := make([]jen.Code, 3)
-	for i, t := range k.Launch(ir.Metal).Threadgroup {
-		tg[i] = jen.Lit(t)
+	for i, g := range l.Grid {
+		c, _, err := sizeExpr(g)
+		if err != nil {
+			return fmt.Errorf("dispatch grid %s: %w", g, err)
+		}
+		grid[i], tg[i] = c, jen.Lit(l.Threadgroup[i])
 	}
 	args := k.ArgsBinding()
 	body := []jen.Code{
-		jen.List(jen.Id("v"), jen.Id("n"), jen.Err()).Op(":=").Id(n.desc).Dot("Check").Call(tensorArgs(k, n)...),
+		jen.List(jen.Id("v"), jen.Id("sizes"), jen.Err()).Op(":=").Id(n.desc).Dot("Check").Call(tensorArgs(k, n)...),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-		jen.Id("args").Op(":=").Make(jen.Index().Byte(), jen.Lit(4*len(args.Fields))),
+		sizeLocals(k, nil),
 	}
+	body = append(body, derived...)
+	body = append(body, jen.Id("args").Op(":=").Make(jen.Index().Byte(), jen.Lit(4*len(args.Fields))))
 	for _, fl := range args.Fields {
 		body = append(body, jen.Qual("encoding/binary", "LittleEndian").Dot("PutUint32").Call(
 			jen.Id("args").Index(jen.Lit(fl.Offset).Op(":")), fieldBits(fl, n)).
 			Commentf("%s: %s at offset %d", fl.Name, fl.Type, fl.Offset))
 	}
+	gridText := strings.Join(k.Grid(ir.Metal), ", ")
 	body = append(body, jen.Return(jen.Op("&").Add(rt("Call")).Add(block(
 		item(field("Kernel", jen.Op("&").Id(n.desc))),
 		item(field("Variant", jen.Id("v"))),
 		item(field("Tensors", jen.Index().Op("*").Add(rt("Tensor")).Values(tensorArgs(k, n)...))),
 		item(field("Args", jen.Id("args"))),
-		item(field("Grid", jen.Index(jen.Lit(3)).Int().Values(grid...))).Comment(strings.Join(k.Grid(ir.Metal), ", ")),
+		item(field("Grid", jen.Index(jen.Lit(3)).Int().Values(grid...))).Comment(gridText),
 		item(field("Threadgroup", jen.Index(jen.Lit(3)).Int().Values(tg...))),
 	)), jen.Nil()))
 	f.Add(comment(
-		fmt.Sprintf("%s checks the tensors of a %s launch against its binding table and lays", n.call, k.Name),
-		"out the launch: the args struct little-endian at the IR's offsets, and dispatchThreads",
-		fmt.Sprintf("with grid (%s) and threadgroup (%d, %d, %d).", strings.Join(k.Grid(ir.Metal), ", "),
-			k.Launch(ir.Metal).Threadgroup[0], k.Launch(ir.Metal).Threadgroup[1], k.Launch(ir.Metal).Threadgroup[2]),
+		fmt.Sprintf("%s checks the tensors of a %s launch against its binding table (their", n.call, k.Name),
+		fmt.Sprintf("shapes give %s) and lays out the launch: the args struct little-endian at the", strings.Join(givenSizes(k), ", ")),
+		fmt.Sprintf("IR's offsets, and dispatchThreads with grid (%s) and threadgroup (%d, %d, %d).", gridText,
+			l.Threadgroup[0], l.Threadgroup[1], l.Threadgroup[2]),
 	))
 	f.Func().Id(n.call).Params(launchParams(k, n)...).Params(jen.Op("*").Add(rt("Call")), jen.Error()).Block(body...)
 	return nil
 }
 
-// sizeFields maps the args struct's size fields to the Go expressions that
-// hold them in the call builder (elementwise: n, the element count).
-func sizeFields(k *ir.Kernel) map[string]bool {
-	out := map[string]bool{}
-	for _, f := range k.ArgsBinding().Fields {
-		if f.Size {
-			out[f.Name] = true
+// derivedLines computes a launch's derived size fields as locals, each by
+// its rule: rows_per_group := 256 / launch.LanesFor(cols, 256, 4).
+func derivedLines(l launch.Launch) ([]jen.Code, error) {
+	var out []jen.Code
+	for _, d := range l.Derived {
+		c, _, err := sizeExpr(d.Rule)
+		if err != nil {
+			return nil, fmt.Errorf("derived size field %s = %s: %w", d.Field, d.Rule, err)
 		}
+		out = append(out, jen.Id(d.Field).Op(":=").Add(c))
 	}
-	return out
+	return out, nil
+}
+
+// LaunchPath is the import path of the launch description package, which
+// generated descriptors and launchers use.
+const LaunchPath = "github.com/kgen-dev/kgen/launch"
+
+// Go precedence of the size expression operators.
+const (
+	sizeSum     = 4
+	sizeProduct = 5
+	sizePrimary = 7
+)
+
+// sizeExpr renders a size expression as Go over the call builder's size
+// locals, with its precedence. Integer division is Go's; ceildiv and the
+// team-width rule are the runtime's own functions, so the launcher computes
+// what kgenrt and parity compute.
+func sizeExpr(e *launch.Expr) (*jen.Statement, int, error) {
+	switch e.Op {
+	case launch.Lit:
+		return jen.Lit(e.Value), sizePrimary, nil
+	case launch.Var:
+		if e.Name == launch.ElemBytes {
+			return nil, 0, fmt.Errorf("%s is not known to the Go launcher", e.Name)
+		}
+		return jen.Id(e.Name), sizePrimary, nil
+	}
+	args := make([]*jen.Statement, len(e.Args))
+	precs := make([]int, len(e.Args))
+	for i, a := range e.Args {
+		c, p, err := sizeExpr(a)
+		if err != nil {
+			return nil, 0, err
+		}
+		args[i], precs[i] = c, p
+	}
+	operand := func(i, min int) *jen.Statement {
+		if precs[i] < min {
+			return jen.Parens(args[i])
+		}
+		return args[i]
+	}
+	switch e.Op {
+	case launch.Add:
+		out := operand(0, sizeSum)
+		for i := 1; i < len(args); i++ {
+			out = jen.Add(out).Op("+").Add(operand(i, sizeSum+1))
+		}
+		return out, sizeSum, nil
+	case launch.Mul, launch.Div:
+		op := map[launch.Op]string{launch.Mul: "*", launch.Div: "/"}[e.Op]
+		return jen.Add(operand(0, sizeProduct)).Op(op).Add(operand(1, sizeProduct+1)), sizeProduct, nil
+	case launch.CeilDiv:
+		return rt("CeilDiv").Call(args[0], args[1]), sizePrimary, nil
+	case launch.Lanes:
+		return jen.Qual(LaunchPath, "LanesFor").Call(args[0], args[1], args[2]), sizePrimary, nil
+	}
+	return nil, 0, fmt.Errorf("unknown size operation %d", e.Op)
 }
 
 // fieldBits is the uint32 a field stores.

@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/ir"
-	"github.com/kgen-dev/kgen/spec"
 )
 
 // GoName turns a snake_case kernel name into an exported Go name.
@@ -22,7 +22,13 @@ func GoName(name string) string {
 	return b.String()
 }
 
-// names holds every Go identifier generated for one kernel.
+// names holds every Go identifier generated for one kernel. The unexported
+// package-level names are the kernel's lower-camel name plus a suffix from a
+// fixed set (Kernel, Ports, MSL, Call, CUDA, and <Stage><Mode> for the
+// stage functions: EvalF32, Pass1F16, WriteF64, Row0BF16, ...), no element
+// of which ends with another: two kernels' names can then only clash when
+// their lower-camel names do, which checkNames reports (and a test tries
+// the suffix pairs, TestStageNamesCannotClash).
 type names struct {
 	exported string // GeluTanh: the kernel value
 	typ      string // GeluTanhKernel: its type
@@ -31,7 +37,6 @@ type names struct {
 	ports    string // geluTanhPorts: the port table
 	source   string // geluTanhMSL: the embedded source
 	call     string // geluTanhCall: the checked launch builder
-	eval64   string // geluTanh64: the float64 evaluation of one element
 	locals   map[string]string
 }
 
@@ -39,21 +44,40 @@ func newNames(k *ir.Kernel) *names {
 	exp := GoName(k.Name)
 	lower := strings.ToLower(exp[:1]) + exp[1:]
 	n := &names{exported: exp, typ: exp + "Kernel", lower: lower, desc: lower + "Kernel",
-		ports: lower + "Ports", source: lower + "MSL", call: lower + "Call", eval64: lower + "64"}
+		ports: lower + "Ports", source: lower + "MSL", call: lower + "Call"}
 	n.locals = localNames(k, n)
 	return n
 }
 
-// eval is the name of the per-element function in compute type c ("F32").
-func (n *names) eval(c string) string { return n.lower + strings.ToUpper(c) }
+// stage is the Go name of stage function st in evaluation mode c (Invalid:
+// float64): geluTanhEvalF32, rmsNormPass1BF16, rmsNormWriteF64. The stage
+// comes from ir.Stages, which names it once (Stage.Suffix).
+func (n *names) stage(st ir.Stage, c dtype.DType) string {
+	return n.lower + GoName(st.Suffix) + modeName(c)
+}
 
-// topLevel lists the package-level names a kernel declares.
-func (n *names) topLevel(k *ir.Kernel) []string {
-	out := []string{n.exported, n.typ, n.desc, n.ports, n.source, n.call, n.eval64}
-	for _, c := range k.ComputeTypes() {
-		out = append(out, n.eval(c.String()))
+// modeName is the suffix of a stage function in an evaluation mode.
+func modeName(c dtype.DType) string {
+	if c == dtype.Invalid {
+		return "F64"
 	}
-	if k.Ports[spec.CUDA] {
+	return strings.ToUpper(c.String())
+}
+
+// modes lists the evaluation modes the reference has stage functions for:
+// each compute type, then float64 (Invalid).
+func modes(k *ir.Kernel) []dtype.DType { return append(k.ComputeTypes(), dtype.Invalid) }
+
+// topLevel lists the package-level names a kernel declares, stage
+// functions included.
+func (n *names) topLevel(k *ir.Kernel) []string {
+	out := []string{n.exported, n.typ, n.desc, n.ports, n.source, n.call}
+	for _, c := range modes(k) {
+		for _, st := range k.Stages() {
+			out = append(out, n.stage(st, c))
+		}
+	}
+	if k.Ports[ir.CUDA] {
 		out = append(out, n.cudaModule())
 	}
 	return out

@@ -12,6 +12,11 @@ import (
 	"github.com/kgen-dev/kgen/ir"
 )
 
+// The CPU reference of every kind: Reference (in the compute type, with the
+// kernel's rounding), Reference64 (float64, no rounding) and their stage
+// functions, one per ir.Stage and evaluation mode. What differs between
+// kinds is only the loops that call the stages (kindHandler.loops).
+
 // rtType is the kgenrt constant of a dtype; Invalid is T, "the variant's".
 func rtType(t dtype.DType) *jen.Statement {
 	if t == dtype.Invalid {
@@ -20,18 +25,20 @@ func rtType(t dtype.DType) *jen.Statement {
 	return rt(strings.ToUpper(t.String()))
 }
 
+// referenceFile writes Reference, Reference64 and the stage functions.
 func referenceFile(k *ir.Kernel, n *names, opts Options) (*jen.File, error) {
 	f := newFile(opts, k.SpecPath)
 	registerCPU(f, k, n)
-	referenceMethod(f, k, n)
-	reference64Method(f, k, n)
-	for _, c := range k.ComputeTypes() {
-		if err := evalFunc(f, k, n, c); err != nil {
-			return nil, err
-		}
-	}
-	if err := evalFunc(f, k, n, dtype.Invalid); err != nil {
+	if err := referenceMethod(f, k, n); err != nil {
 		return nil, err
+	}
+	reference64Method(f, k, n)
+	for _, c := range modes(k) {
+		for _, st := range k.Stages() {
+			if err := stageFunc(f, k, n, st, c); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return f, nil
 }
@@ -40,7 +47,7 @@ func referenceFile(k *ir.Kernel, n *names, opts Options) (*jen.File, error) {
 // Reference and Reference64 (set in init: a descriptor field whose value
 // refers back to the descriptor would be an initialization cycle).
 func registerCPU(f *jen.File, k *ir.Kernel, n *names) {
-	var tensors, params, inputs, vals []jen.Code
+	var tensors, params, inputs, vals, sizes []jen.Code
 	for i := range tensorArgs(k, n) {
 		tensors = append(tensors, jen.Id("ts").Index(jen.Lit(i)))
 	}
@@ -53,45 +60,119 @@ func registerCPU(f *jen.File, k *ir.Kernel, n *names) {
 	for i := range k.BindingsOf(ir.Output) {
 		vals = append(vals, jen.Id(fmt.Sprintf("val%d", i)))
 	}
+	for _, s := range handler(k).given64 {
+		sizes = append(sizes, jen.Id("sizes").Index(jen.Lit(s)))
+	}
+	sizesParam := jen.Id("sizes")
+	if len(sizes) == 0 {
+		sizesParam = jen.Id("_")
+	}
+	args64 := append(append(sizes, inputs...), params...)
 	f.Add(comment(fmt.Sprintf("init registers %s's CPU reference with its descriptor, for RunCPU and RunCPU64.", k.Name)))
 	f.Func().Id("init").Params().Block(
 		jen.Id(n.desc).Dot("CPU").Op("=").Func().Params(jen.Id("ts").Index().Op("*").Add(rt("Tensor")), jen.Id("ps").Index().Float64()).Error().Block(
 			jen.Return(jen.Id(n.exported).Dot("Reference").Call(append(tensors, params...)...))),
-		jen.Id(n.desc).Dot("CPU64").Op("=").Func().Params(jen.Id("ins").Index().Index().Float64(), jen.Id("ps").Index().Float64()).
+		jen.Id(n.desc).Dot("CPU64").Op("=").Func().Params(sizesParam.Add(rt("Sizes")), jen.Id("ins").Index().Index().Float64(), jen.Id("ps").Index().Float64()).
 			Params(jen.Index().Index().Float64(), jen.Error()).Block(
-			jen.List(append(vals, jen.Err())...).Op(":=").Id(n.exported).Dot("Reference64").Call(append(inputs, params...)...),
+			jen.List(append(vals, jen.Err())...).Op(":=").Id(n.exported).Dot("Reference64").Call(args64...),
 			jen.Return(jen.Index().Index().Float64().Values(vals...), jen.Err())),
 	)
 }
 
-// referenceMethod writes K.Reference, the CPU backend on kgenrt tensors.
-func referenceMethod(f *jen.File, k *ir.Kernel, n *names) {
+// referenceMethod writes K.Reference, the CPU backend on kgenrt tensors:
+// Check, the size fields, then the kind's loops in the compute type (one
+// case per variant when the compute type follows the storage dtype).
+func referenceMethod(f *jen.File, k *ir.Kernel, n *names) error {
 	c := k.Compute.String()
 	if k.Compute == dtype.Invalid {
 		c = "the storage dtype"
 	}
-	f.Add(comment(
+	f.Add(comment(append([]string{
 		fmt.Sprintf("Reference computes %s on the CPU: the fallback path where Select refuses, and the", k.Name),
 		"oracle of parity tests. It checks the tensors exactly as Run does, converts inputs to the",
-		fmt.Sprintf("compute type (%s) on load, evaluates the formulas per element in it with every", c),
-		"operation rounded to the compute type, and stores each output rounded to nearest even in",
-		"its storage dtype."+functionNote(k),
-	))
+		fmt.Sprintf("compute type (%s) on load, evaluates the formulas in it with every operation", c),
+		"rounded to the compute type, and stores each output rounded to nearest even in its",
+		"storage dtype." + functionNote(k),
+	}, handler(k).referenceDoc...)...))
 	first := jen.Id("v")
 	if len(k.ComputeTypes()) == 1 {
 		first = jen.Id("_")
 	}
 	body := []jen.Code{
-		jen.List(first, jen.Id("n"), jen.Err()).Op(":=").Id(n.desc).Dot("Check").Call(tensorArgs(k, n)...),
+		jen.List(first, jen.Id("sizes"), jen.Err()).Op(":=").Id(n.desc).Dot("Check").Call(tensorArgs(k, n)...),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		sizeLocals(k, nil),
 	}
+	prelude, err := handler(k).prelude(k, n)
+	if err != nil {
+		return err
+	}
+	body = append(body, prelude...)
 	if types := k.ComputeTypes(); len(types) == 1 {
-		body = append(body, referenceLoop(k, n, types[0], nil))
+		body = append(body, handler(k).loops(newEvalGen(k, n, referenceIO(k, n, types[0], nil)))...)
 	} else {
-		body = append(body, referenceSwitch(k, n))
+		var cases []jen.Code
+		for _, v := range k.Variants {
+			d := v.DType
+			cases = append(cases, jen.Case(rtType(d)).Block(handler(k).loops(newEvalGen(k, n, referenceIO(k, n, d, &d)))...))
+		}
+		cases = append(cases, jen.Default().Block(jen.Return(
+			jen.Qual("fmt", "Errorf").Call(jen.Lit("kgen: kernel "+k.Name+": no CPU reference for dtype %v"), jen.Id("v").Dot("DType")))))
+		body = append(body, jen.Switch(jen.Id("v").Dot("DType")).Block(cases...))
 	}
 	body = append(body, jen.Return(jen.Nil()))
 	f.Func().Params(jen.Id(n.typ)).Id("Reference").Params(launchParams(k, n)...).Error().Block(body...)
+	return nil
+}
+
+// givenSizes lists the size fields the tensors' shapes name, in args
+// struct order: what Check returns.
+func givenSizes(k *ir.Kernel) []string {
+	named := map[string]bool{}
+	for _, b := range k.Bindings {
+		for _, s := range b.Shape {
+			named[s] = true
+		}
+	}
+	var out []string
+	for _, f := range k.ArgsBinding().Fields {
+		if f.Size && named[f.Name] {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
+// sizeLocals declares the size fields Check returned as locals (rows, cols
+// := sizes["rows"], sizes["cols"]), except those in skip.
+func sizeLocals(k *ir.Kernel, skip map[string]bool) jen.Code {
+	var ids, vals []jen.Code
+	for _, s := range givenSizes(k) {
+		if !skip[s] {
+			ids, vals = append(ids, jen.Id(s)), append(vals, jen.Id("sizes").Index(jen.Lit(s)))
+		}
+	}
+	if len(ids) == 0 {
+		return jen.Null()
+	}
+	return jen.List(ids...).Op(":=").List(vals...)
+}
+
+// referenceIO is how Reference loads, stores and accumulates in compute
+// type c; storage is the variant's dtype when known (per-variant compute).
+func referenceIO(k *ir.Kernel, n *names, c dtype.DType, storage *dtype.DType) evalIO {
+	return evalIO{
+		mode: c,
+		load: func(b ir.Binding, idx jen.Code) jen.Code { return loadInput(k, n, b, c, storage, idx) },
+		store: func(b ir.Binding, idx, val jen.Code) jen.Code {
+			return jen.Id(n.local(b.Name)).Dot("SetFloat32").Call(idx, val)
+		},
+		acc: func(red ir.Reduction) jen.Code {
+			return rt("NewRowAcc").Call(rt(rowOps[red.Op.Func()]), jen.Id("kgenLanes"))
+		},
+		add:   func(acc, j, v jen.Code) jen.Code { return jen.Add(acc).Dot("Add").Call(j, v) },
+		param: func(p ir.Field) jen.Code { return convertParam(p, n, c) },
+	}
 }
 
 // functionNote says how the kernel's functions are evaluated, if it has any.
@@ -122,49 +203,10 @@ func functionNote(k *ir.Kernel) string {
 	return " Functions (" + strings.Join(fs, ", ") + ") are evaluated in float64, rounded to float32,\n// then to the compute type."
 }
 
-// referenceSwitch picks the evaluation of the variant's storage dtype.
-func referenceSwitch(k *ir.Kernel, n *names) jen.Code {
-	var cases []jen.Code
-	for _, v := range k.Variants {
-		cases = append(cases, jen.Case(rtType(v.DType)).Block(referenceLoop(k, n, v.DType, &v.DType)))
-	}
-	cases = append(cases, jen.Default().Block(jen.Return(
-		jen.Qual("fmt", "Errorf").Call(jen.Lit("kgen: kernel "+k.Name+": no CPU reference for dtype %v"), jen.Id("v").Dot("DType")))))
-	return jen.Switch(jen.Id("v").Dot("DType")).Block(cases...)
-}
-
-// referenceLoop evaluates every element in compute type c. storage is the
-// variant's dtype when known (per-variant compute), else nil.
-func referenceLoop(k *ir.Kernel, n *names, c dtype.DType, storage *dtype.DType) jen.Code {
-	var args []jen.Code
-	for _, b := range k.BindingsOf(ir.Input) {
-		args = append(args, loadInput(b, n, c, storage, k))
-	}
-	for _, p := range k.Params() {
-		args = append(args, convertParam(p, n, c))
-	}
-	call := jen.Id(n.eval(c.String())).Call(args...)
-	outs := k.BindingsOf(ir.Output)
-	var stmts []jen.Code
-	if len(outs) == 1 {
-		stmts = append(stmts, jen.Id(n.local(outs[0].Name)).Dot("SetFloat32").Call(jen.Id("i"), call))
-	} else {
-		var vals []jen.Code
-		for i := range outs {
-			vals = append(vals, jen.Id(fmt.Sprintf("val%d", i)))
-		}
-		stmts = append(stmts, jen.List(vals...).Op(":=").Add(call))
-		for i, o := range outs {
-			stmts = append(stmts, jen.Id(n.local(o.Name)).Dot("SetFloat32").Call(jen.Id("i"), vals[i]))
-		}
-	}
-	return jen.For(jen.Id("i").Op(":=").Lit(0), jen.Id("i").Op("<").Id("n"), jen.Id("i").Op("++")).Block(stmts...)
-}
-
-// loadInput reads element i of an input and converts it to the compute type;
-// the conversion is written only where a storage dtype can differ from it.
-func loadInput(b ir.Binding, n *names, c dtype.DType, storage *dtype.DType, k *ir.Kernel) jen.Code {
-	load := jen.Id(n.local(b.Name)).Dot("Float32At").Call(jen.Id("i"))
+// loadInput reads element idx of an input and converts it to compute type
+// c; the conversion is written only where a storage dtype can differ from it.
+func loadInput(k *ir.Kernel, n *names, b ir.Binding, c dtype.DType, storage *dtype.DType, idx jen.Code) jen.Code {
+	load := jen.Id(n.local(b.Name)).Dot("Float32At").Call(idx)
 	if c == dtype.F32 {
 		return load
 	}
@@ -204,113 +246,81 @@ func roundTo(c dtype.DType, v jen.Code) *jen.Statement {
 	return w.round(jen.Add(v)).code
 }
 
-// reference64Method writes K.Reference64 over float64 slices.
+// reference64Method writes K.Reference64 over float64 slices: the sizes
+// the inputs' lengths cannot tell (the kind's given64), the inputs, the
+// params; outputs come back as flat slices.
 func reference64Method(f *jen.File, k *ir.Kernel, n *names) {
-	f.Add(comment(
-		fmt.Sprintf("Reference64 evaluates %s's formulas per element in float64 with no rounding", k.Name),
-		"anywhere (literals and constants are the nearest float64 of their text): the ideal values",
-		"that parity tolerances are measured against. Inputs must have equal lengths.",
-	))
+	h := handler(k)
+	f.Add(comment(append([]string{
+		fmt.Sprintf("Reference64 evaluates %s's formulas in float64 with no rounding anywhere", k.Name),
+		"(literals and constants are the nearest float64 of their text), through the same stages",
+		"as Reference: the ideal values parity tolerances are measured against.",
+	}, h.reference64Doc...)...))
 	var params, results []param
-	var outs, inArgs, lens, nils, makes, rets []jen.Code
+	var lens, nils, makes, rets, given []jen.Code
+	skip := map[string]bool{}
+	for _, s := range h.given64 {
+		params = append(params, param{s, jen.Int(), "int"})
+		given = append(given, jen.Lit(s).Op(":").Id(s))
+		skip[s] = true
+	}
 	for _, b := range k.BindingsOf(ir.Input) {
 		id := n.local(b.Name)
 		params = append(params, param{id, jen.Index().Float64(), "[]float64"})
 		lens = append(lens, jen.Len(jen.Id(id)))
-		inArgs = append(inArgs, jen.Id(id).Index(jen.Id("i")))
 	}
 	for _, p := range k.Params() {
 		params = append(params, param{n.local(p.Name), goParamType(p.Type), p.Type.String()})
-		inArgs = append(inArgs, jen.Float64().Call(jen.Id(n.local(p.Name))))
 	}
 	for _, b := range k.BindingsOf(ir.Output) {
 		id := n.local(b.Name)
 		results = append(results, param{id, jen.Index().Float64(), "[]float64"})
-		outs = append(outs, jen.Id(id).Index(jen.Id("i")))
 		nils = append(nils, jen.Nil())
 		rets = append(rets, jen.Id(id))
-		makes = append(makes, jen.Id(id).Op("=").Make(jen.Index().Float64(), jen.Id("n")))
+		var dims []jen.Code
+		for _, s := range b.Shape {
+			dims = append(dims, jen.Id(s))
+		}
+		makes = append(makes, jen.Id(id).Op("=").Make(jen.Index().Float64(), jen.Add(product(dims))))
 	}
 	results = append(results, param{"err", jen.Error(), "error"})
+	givenMap := jen.Nil()
+	if len(given) > 0 {
+		givenMap = rt("Sizes").Values(given...)
+	}
 	body := []jen.Code{
-		jen.List(jen.Id("n"), jen.Err()).Op(":=").Id(n.desc).Dot("SameLen").Call(lens...),
+		jen.List(jen.Id("sizes"), jen.Err()).Op(":=").Id(n.desc).Dot("Sizes64").Call(append([]jen.Code{givenMap}, lens...)...),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(append(nils, jen.Err())...)),
+		sizeLocals(k, skip),
 	}
 	body = append(body, makes...)
-	body = append(body,
-		jen.For(jen.Id("i").Op(":=").Lit(0), jen.Id("i").Op("<").Id("n"), jen.Id("i").Op("++")).Block(
-			jen.List(outs...).Op("=").Id(n.eval64).Call(inArgs...)),
-		jen.Return(append(rets, jen.Nil())...),
-	)
+	body = append(body, h.loops(newEvalGen(k, n, reference64IO(n)))...)
+	body = append(body, jen.Return(append(rets, jen.Nil())...))
 	f.Func().Params(jen.Id(n.typ)).Id("Reference64").Params(grouped(params)...).Params(grouped(results)...).Block(body...)
 }
 
-// evalFunc writes the per-element evaluation in compute type c, or in
-// float64 when c is Invalid.
-func evalFunc(f *jen.File, k *ir.Kernel, n *names, c dtype.DType) error {
-	w := &exprWriter{mode: c, names: n}
-	name, what := n.eval64, "in float64, with no rounding."
-	if c != dtype.Invalid {
-		name, what = n.eval(c.String()), "in compute type "+c.String()+"; its inputs\n// and params are already converted to it."
-	}
-	var params, results []jen.Code
-	for _, b := range k.BindingsOf(ir.Input) {
-		params = append(params, jen.Id(n.local(b.Name)))
-	}
-	for _, p := range k.Params() {
-		params = append(params, jen.Id(n.local(p.Name)))
-	}
-	var outs []jen.Code
-	for _, b := range k.BindingsOf(ir.Output) {
-		results = append(results, jen.Id(n.local(b.Name)))
-		outs = append(outs, jen.Id(n.local(b.Name)))
-	}
-	params[len(params)-1] = jen.Add(params[len(params)-1]).Add(w.float())
-	results[len(results)-1] = jen.Add(results[len(results)-1]).Add(w.float())
-	body := constantLines(k, n, w)
-	for _, s := range k.Steps {
-		body = append(body, stepLines(s, n, w)...)
-	}
-	if w.err != nil {
-		return w.err
-	}
-	body = append(body, jen.Return(outs...))
-	f.Add(comment(fmt.Sprintf("%s computes one element of %s %s", name, k.Name, what)))
-	f.Func().Id(name).Params(params...).Params(results...).Block(body...)
-	return nil
-}
-
-// constantLines declares the spec's constants as variables of the
-// evaluation type (variables, not Go constants, so that arithmetic on them
-// rounds like the kernel's), each with the text it came from.
-func constantLines(k *ir.Kernel, n *names, w *exprWriter) []jen.Code {
-	var out []jen.Code
-	for _, con := range k.Constants {
-		v := w.literal(con.Text)
-		line := jen.Id(n.local(con.Name)).Op(":=").Add(w.float()).Call(v.code)
-		if rendered := fmt.Sprintf("%#v", v.code); rendered != con.Text {
-			line.Comment(con.Text)
-		}
-		out = append(out, line)
+// product multiplies factors (rows * cols).
+func product(factors []jen.Code) *jen.Statement {
+	out := jen.Add(factors[0])
+	for _, f := range factors[1:] {
+		out = out.Op("*").Add(f)
 	}
 	return out
 }
 
-// stepLines computes one let (a new variable) or output (a named result),
-// under the formula as the spec writes it.
-func stepLines(s ir.Step, n *names, w *exprWriter) []jen.Code {
-	v := w.expr(s.Expr, !s.Output)
-	code := v.code
-	if v.konst {
-		code = jen.Add(w.float()).Call(code)
+// reference64IO is how Reference64 loads, stores and accumulates: float64
+// slices, RowAcc64 in element order.
+func reference64IO(n *names) evalIO {
+	return evalIO{
+		mode: dtype.Invalid,
+		load: func(b ir.Binding, idx jen.Code) jen.Code { return jen.Id(n.local(b.Name)).Index(idx) },
+		store: func(b ir.Binding, idx, val jen.Code) jen.Code {
+			return jen.Id(n.local(b.Name)).Index(idx).Op("=").Add(val)
+		},
+		acc:   func(red ir.Reduction) jen.Code { return rt("NewRowAcc64").Call(rt(rowOps[red.Op.Func()])) },
+		add:   func(acc, _, v jen.Code) jen.Code { return jen.Add(acc).Dot("Add").Call(v) },
+		param: func(p ir.Field) jen.Code { return jen.Float64().Call(jen.Id(n.local(p.Name))) },
 	}
-	op := ":="
-	if s.Output {
-		op = "="
-	}
-	lines := append([]jen.Code{jen.Comment(s.Name + " = " + s.Source)}, w.hoisted...)
-	w.hoisted = nil
-	return append(lines, jen.Id(n.local(s.Name)).Op(op).Add(code))
 }
 
 // goParamType is the Go type of a runtime param.

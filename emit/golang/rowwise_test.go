@@ -36,6 +36,16 @@ outputs:
   - y: select(big, e / s, 0)
   - z: e
 `,
+	// No reduction: the reference declares no accumulator team width.
+	"nored": `kernel: nored
+kind: rowwise
+dtypes: [f32, f16]
+inputs: [x, {name: b, shape: row}]
+let:
+  - h: x + b
+outputs:
+  - y: tanh(h)
+`,
 	"dual": `kernel: dual
 kind: rowwise
 dtypes: [f32, bf16]
@@ -58,7 +68,8 @@ func TestRowwiseGeneratesACompilingPackage(t *testing.T) {
 		}
 	}
 	src := string(files["rms_kernel.go"])
-	for _, want := range []string{"CheckRows", "RowsPerGroup(cols, 256)", "DType: kgenrt.T, Row: true", "256 * ceildiv(rows, rows_per_group)"} {
+	for _, want := range []string{"rmsKernel.Check(x, w, y)", "rows_per_group := 256 / launch.LanesFor(cols, 256, 4)",
+		`DType: kgenrt.T, Shape: []string{"cols"}`, "256 * ceildiv(rows, rows_per_group)"} {
 		if !strings.Contains(src, want) {
 			t.Errorf("rms_kernel.go lacks %q", want)
 		}

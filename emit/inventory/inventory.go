@@ -6,7 +6,6 @@ package inventory
 import (
 	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/ir"
-	"github.com/kgen-dev/kgen/spec"
 )
 
 // Inventory is the top-level document.
@@ -84,7 +83,7 @@ func kernel(k *ir.Kernel, msl string) Kernel {
 		Threadgroup: k.Threadgroup, Ports: map[string]*string{},
 		Dispatch: Dispatch{Grid: k.Launch(ir.Metal).GridStrings(), Threadgroup: k.Launch(ir.Metal).Threadgroup},
 	}
-	for b := spec.Backend(0); b < spec.NumBackends; b++ {
+	for b := ir.Backend(0); b < ir.NumBackends; b++ {
 		out.Ports[b.String()] = nil
 		if k.Ports[b] {
 			generated := "generated"
@@ -99,7 +98,7 @@ func kernel(k *ir.Kernel, msl string) Kernel {
 		if b.IsRowVector() {
 			bd.Shape = "row"
 		}
-		if k.Kind == ir.Rowwise && len(k.Segments) > 0 && b.Role != ir.Args {
+		if len(k.Segments) > 0 && b.Role != ir.Args {
 			bd.Segment = k.Segments[b.Segment]
 		}
 		out.Bindings = append(out.Bindings, bd)

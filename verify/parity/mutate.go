@@ -41,7 +41,7 @@ func ParseMutation(s string) (Mutation, error) {
 }
 
 // Mutate rewrites every store of an output in a kgen-generated kernel,
-// `<out>_v[<i>] = <T>(<out>_c);` (the elementwise template) or
+// `kgen_v_<out>[<i>] = <T>(kgen_c_<out>);` (the elementwise body) or
 // `<out>[<index>] = <T>(<value>);` (any template storing straight to the
 // output buffer), so that it stores the first input's element instead, or
 // 0. A kernel that stores through a local alias of its buffers (`device T*
@@ -69,7 +69,7 @@ func Mutate(src []byte, k *ir.Kernel, m Mutation) ([]byte, error) {
 			n += k
 		}
 		if n == 0 {
-			return nil, fmt.Errorf("mutate %s: no store of output %s found (want `%s_v[i] = T(%s_c);` or `%s[index] = T(value);`)", k.Name, b.Name, b.Name, b.Name, b.Name)
+			return nil, fmt.Errorf("mutate %s: no store of output %s found (want `kgen_v_%s[i] = T(kgen_c_%s);` or `%s[index] = T(value);`)", k.Name, b.Name, b.Name, b.Name, b.Name)
 		}
 	}
 	return out, nil
@@ -84,7 +84,7 @@ func mutateStores(src []byte, out, in string, m Mutation) ([]byte, int) {
 		store string // the replacement's left-hand side
 		input string // the first input at the same index
 	}{
-		{regexp.MustCompile(`\b` + name + `_v\[(\w+)\](\s*=\s*)(\w+)\(\s*` + name + `_c\s*\)\s*;`), out + `_v[$1]`, in + `_v[$1]`},
+		{regexp.MustCompile(`\bkgen_v_` + name + `\[(\w+)\](\s*=\s*)(\w+)\(\s*kgen_c_` + name + `\s*\)\s*;`), `kgen_v_` + out + `[$1]`, `kgen_v_` + in + `[$1]`},
 		{regexp.MustCompile(`\b` + name + `\[([^\[\]=;]+)\](\s*=\s*)(\w+)\([^;]*\)\s*;`), out + `[$1]`, in + `[$1]`},
 	}
 	n := 0

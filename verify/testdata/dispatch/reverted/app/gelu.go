@@ -16,12 +16,12 @@ import (
 // Gelu runs GELU on Metal.
 func Gelu(x, y *kgenrt.Tensor) error {
 	k := kernels.Gelu.Describe()
-	v, n, err := k.Check(x, y)
+	v, sizes, err := k.Check(x, y)
 	if err != nil {
 		return err
 	}
 	call := &kgenrt.Call{Kernel: k, Variant: v, Tensors: []*kgenrt.Tensor{x, y},
-		Args: binary.LittleEndian.AppendUint32(nil, uint32(n)),
-		Grid: [3]int{kgenrt.CeilDiv(n, k.ElemsPerThread), 1, 1}, Threadgroup: k.Threadgroup}
+		Args: binary.LittleEndian.AppendUint32(nil, uint32(sizes["n"])),
+		Grid: [3]int{kgenrt.CeilDiv(sizes["n"], k.ElemsPerThread), 1, 1}, Threadgroup: [3]int{256, 1, 1}}
 	return kgenrt.MetalPort(k).Run(call)
 }

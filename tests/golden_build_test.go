@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -34,12 +35,15 @@ func TestGoldenGoBuilds(t *testing.T) {
 	for _, want := range files {
 		name := filepath.Base(filepath.Dir(want))
 		for p := range readTree(t, want) {
-			if !strings.HasSuffix(p, ".go") {
-				continue
+			dst := filepath.Join(repo, "internal", "goldenbuild", name, filepath.FromSlash(p))
+			switch {
+			case strings.HasSuffix(p, ".go"):
+				replace[dst] = filepath.Join(want, filepath.FromSlash(p))
+				pkgs[filepath.Dir(dst)] = true
+			case path.Base(path.Dir(p)) == "cudabin":
+				// The files the package's //go:embed cudabin needs.
+				replace[dst] = filepath.Join(want, filepath.FromSlash(p))
 			}
-			dir := filepath.Join(repo, "internal", "goldenbuild", name, filepath.FromSlash(filepath.Dir(p)))
-			replace[filepath.Join(dir, filepath.Base(p))] = filepath.Join(want, filepath.FromSlash(p))
-			pkgs[dir] = true
 		}
 	}
 	if len(pkgs) == 0 {

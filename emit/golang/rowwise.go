@@ -474,7 +474,12 @@ func rowReferenceMethod(f *jen.File, k *ir.Kernel, n *names) {
 	body := []jen.Code{
 		jen.List(first, jen.Id("kgenRows"), jen.Id("cols"), jen.Err()).Op(":=").Id(n.desc).Dot("CheckRows").Call(tensorArgs(k, n)...),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
-		jen.Id("kgenLanes").Op(":=").Add(rt("LanesPerRow")).Call(jen.Id("cols"), jen.Lit(k.Threadgroup)),
+	}
+	// Only the reductions' accumulators read the lane count: declared
+	// without one (a rowwise kernel that only broadcasts a row input), it
+	// would be an unused variable and the package would not compile.
+	if len(k.Rows.Reductions) > 0 {
+		body = append(body, jen.Id("kgenLanes").Op(":=").Add(rt("LanesPerRow")).Call(jen.Id("cols"), jen.Lit(k.Threadgroup)))
 	}
 	ioFor := func(c dtype.DType, storage *dtype.DType) rowIO {
 		return rowIO{

@@ -45,8 +45,14 @@ var reserved = func() map[string]bool {
 	return m
 }()
 
-// checkName returns "" when name may name a kernel or value, else why not.
-func checkName(name string) string {
+// CheckName returns "" when name may name a value (an input, param,
+// constant, let, output or segment), else why not. Formula-function names
+// are refused for values later, by the formula checker, which knows the
+// functions.
+func CheckName(name string) string {
+	if why, ok := cReserved[name]; ok && !reserved[name] {
+		return why
+	}
 	switch {
 	case name == "":
 		return "must not be empty"
@@ -60,6 +66,15 @@ func checkName(name string) string {
 		return "is a reserved word (a keyword or name of C++, MSL or Go, or one kgen's generated code uses)"
 	}
 	return ""
+}
+
+// CheckKernelName is CheckName for the kernel name, which becomes a global
+// of the generated MSL (see metalLibrary).
+func CheckKernelName(name string) string {
+	if why := CheckName(name); why != "" {
+		return why
+	}
+	return reservedKernel[name]
 }
 
 // sortedKeys returns a map's keys in order, for suggestions and messages.

@@ -71,7 +71,7 @@ func (p *parser) field(f yamlnode.Field) {
 	s := p.spec
 	switch f.Key {
 	case "kernel":
-		s.Kernel = p.name(f.Value, "kernel name")
+		s.Kernel = p.checkedName(f.Value, "kernel name", CheckKernelName)
 	case "doc":
 		s.Doc, _ = p.str(f.Value, "doc")
 	case "kind":
@@ -127,13 +127,15 @@ func (p *parser) str(n ast.Node, what string) (string, bool) {
 	return "", false
 }
 
-func (p *parser) name(n ast.Node, what string) Name {
+func (p *parser) name(n ast.Node, what string) Name { return p.checkedName(n, what, CheckName) }
+
+func (p *parser) checkedName(n ast.Node, what string, check func(string) string) Name {
 	v, ok := p.str(n, what)
 	pos := p.doc.Pos(n)
 	if !ok {
 		return Name{Pos: pos}
 	}
-	if why := checkName(v); why != "" {
+	if why := check(v); why != "" {
 		p.diags.Addf(pos, "%s %q %s", what, v, why)
 	}
 	return Name{Name: v, Pos: pos}

@@ -109,7 +109,7 @@ func (p *parser) constants(n ast.Node) []Constant {
 	var out []Constant
 	for _, f := range fields {
 		c := Constant{Name: Name{Name: f.Key, Pos: f.KeyPos}}
-		if why := checkName(f.Key); why != "" {
+		if why := CheckName(f.Key); why != "" {
 			p.diags.Addf(f.KeyPos, "constant name %q %s", f.Key, why)
 		}
 		v, text, ok := p.number(f.Value, "constant "+f.Key)
@@ -144,7 +144,7 @@ func (p *parser) formulas(n ast.Node, what string) []Formula {
 		}
 		f := fields[0]
 		form := Formula{Name: Name{Name: f.Key, Pos: f.KeyPos}}
-		if why := checkName(f.Key); why != "" {
+		if why := CheckName(f.Key); why != "" {
 			p.diags.Addf(f.KeyPos, "%s name %q %s", what, f.Key, why)
 		}
 		text, isScalar := yamlnode.Scalar(f.Value)

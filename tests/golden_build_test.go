@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -34,13 +35,14 @@ func TestGoldenGoBuilds(t *testing.T) {
 	for _, want := range files {
 		name := filepath.Base(filepath.Dir(want))
 		for p := range readTree(t, want) {
-			if !strings.HasPrefix(p, "gen/kernels/") {
-				continue // the Go package, with what it embeds (cudabin/)
-			}
-			dir := filepath.Join(repo, "internal", "goldenbuild", name, filepath.FromSlash(filepath.Dir(p)))
-			replace[filepath.Join(dir, filepath.Base(p))] = filepath.Join(want, filepath.FromSlash(p))
-			if strings.HasSuffix(p, ".go") {
-				pkgs[dir] = true
+			dst := filepath.Join(repo, "internal", "goldenbuild", name, filepath.FromSlash(p))
+			switch {
+			case strings.HasSuffix(p, ".go"):
+				replace[dst] = filepath.Join(want, filepath.FromSlash(p))
+				pkgs[filepath.Dir(dst)] = true
+			case path.Base(path.Dir(p)) == "cudabin":
+				// The files the package's //go:embed cudabin needs.
+				replace[dst] = filepath.Join(want, filepath.FromSlash(p))
 			}
 		}
 	}

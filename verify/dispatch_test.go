@@ -117,11 +117,12 @@ func hasLine(out, sub string) bool {
 	return false
 }
 
-// TestDispatchNoModule: without a go.mod the rules are skipped, visibly.
+// TestDispatchNoModule: without a go.mod the rules and the type check of
+// the generated package are skipped, visibly.
 func TestDispatchNoModule(t *testing.T) {
 	dir := project(t, "clean", true)
 	out, code := kgen(dir, "verify")
-	if code != 0 || !strings.HasSuffix(out, "kgen verify: 2 kernels, 3 variants, port dispatch not checked: no go.mod at or above kgen.yaml, parity off; ok\n") {
+	if code != 0 || !strings.HasSuffix(out, "kgen verify: 2 kernels, 3 variants, port dispatch and generated Go not checked: no go.mod at or above kgen.yaml, parity off; ok\n") {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 }

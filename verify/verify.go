@@ -2,10 +2,12 @@
 // memory and reports drift against the disk (drift.go), then checks what the
 // disk says against the specs — dtype keys and key collisions (keys.go),
 // ports and launchers (ports.go), CUDA modules (cuda_check.go) — then the
-// module's own Go code against the port-dispatch rules (package dispatch),
-// then, where a C++ compiler exists, numerical parity (parity_check.go). It never writes. Every check reads the
-// files as they are on disk, because that is what gets built and shipped:
-// regenerating them would only ever agree with itself.
+// module's own Go code against the port-dispatch rules (package dispatch)
+// and the generated package's type check (gotypes.go), over one load, then,
+// where a C++ compiler exists, numerical parity (parity_check.go). It never
+// writes. Every check reads the files as they are on disk, because that is
+// what gets built and shipped: regenerating them would only ever agree with
+// itself.
 package verify
 
 import (
@@ -129,7 +131,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) (*Report, error)
 		return nil, err
 	}
 	r.cudaPorts(ctx, cfg, res)
-	if err := r.dispatch(ctx, cfg, opts); err != nil {
+	if err := r.goCode(ctx, cfg, opts); err != nil {
 		return nil, err
 	}
 	if err := r.parity(ctx, cfg, res, opts); err != nil {
@@ -174,28 +176,44 @@ func (r *Report) disk(cfg *config.Config, opts Options, res *generate.Result) er
 	return nil
 }
 
-// dispatch runs the port-dispatch rules over the module's Go code.
-func (r *Report) dispatch(ctx context.Context, cfg *config.Config, opts Options) error {
+// goCode checks the module's Go code: the port-dispatch rules, and that
+// the generated package type-checks (gotypes.go), over one load of the
+// module. Without a go.mod neither can run, and one note says so.
+func (r *Report) goCode(ctx context.Context, cfg *config.Config, opts Options) error {
+	if dispatch.ModuleRoot(cfg.Dir) == "" {
+		r.Notes = append(r.Notes, "port dispatch and generated Go not checked: no go.mod at or above kgen.yaml")
+		return nil
+	}
+	res, err := r.dispatch(ctx, cfg, opts)
+	if err != nil {
+		return err
+	}
+	return r.goTypes(ctx, cfg, res)
+}
+
+// dispatch runs the port-dispatch rules over the module's Go code; the
+// result is nil when they did not run.
+func (r *Report) dispatch(ctx context.Context, cfg *config.Config, opts Options) (*dispatch.Result, error) {
 	if opts.NoDispatch {
 		r.Notes = append(r.Notes, "port dispatch not checked")
-		return nil
+		return nil, nil
 	}
 	res, err := dispatch.Check(ctx, dispatch.Options{
 		ConfigDir: cfg.Dir, GenDir: filepath.Join(cfg.Dir, filepath.FromSlash(cfg.OutGo)), Exempt: cfg.Verify.Exempt,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !res.Ran {
 		r.Notes = append(r.Notes, res.Note)
-		return nil
+		return nil, nil
 	}
 	r.Checks = append(r.Checks, "dispatch")
 	r.Launchers, r.Exempt = res.Launchers, res.Exempt
 	for _, f := range res.Findings {
 		r.Findings = append(r.Findings, Finding{Check: "dispatch", Pos: f.Pos, Rule: f.Rule, Msg: f.Msg})
 	}
-	return nil
+	return res, nil
 }
 
 // moduleOrConfigRoot is the folder the module-wide scans cover.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"path"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/kgen-dev/kgen/diag"
 	"github.com/kgen-dev/kgen/emit/golang"
 	"github.com/kgen-dev/kgen/generate"
+	"github.com/kgen-dev/kgen/internal/gocheck"
 	"github.com/kgen-dev/kgen/internal/output"
 )
 
@@ -18,7 +20,8 @@ func genCmd(o *options) *cobra.Command {
 		Use:   "gen",
 		Short: "Generate every output from the specs (writes only changed files)",
 		Long: `gen reads kgen.yaml and every spec, and writes the MSL kernels and the Go
-package. It writes nothing if any spec has an error, writes only files whose
+package. It writes nothing if any spec has an error or (inside a Go module)
+the generated Go package does not type-check, writes only files whose
 bytes changed, removes files it generated earlier that no spec produces any
 more, and never overwrites a file it did not generate.`,
 		Args: noArgs,
@@ -45,6 +48,9 @@ func (o *options) gen() error {
 	if err != nil {
 		return err
 	}
+	if err := o.typeCheck(cfg, res); err != nil {
+		return err
+	}
 	changes, err := output.Diff(cfg.Dir, OutDirs(cfg), res.Files)
 	if err != nil {
 		return err
@@ -55,6 +61,24 @@ func (o *options) gen() error {
 	}
 	fmt.Fprintf(o.stdout, "kgen gen: %d kernel(s), %d file(s): %d written, %d removed, %d unchanged\n",
 		len(res.Kernels), len(res.Files), len(written), len(removed), len(res.Files)-len(written))
+	return nil
+}
+
+// typeCheck type-checks the generated Go package in memory, before
+// anything is written, so that gen never exits 0 over Go that does not
+// build (see package gocheck). Where it cannot run inside a module, a note
+// on stderr says why.
+func (o *options) typeCheck(cfg *config.Config, res *generate.Result) error {
+	r, err := gocheck.Check(context.Background(), cfg.Dir, cfg.OutGo, res.Files)
+	if err != nil {
+		return err
+	}
+	if !r.Ran && !r.NoModule {
+		fmt.Fprintf(o.stderr, "kgen gen: note: the generated Go package was not type-checked: %s\n", r.Note)
+	}
+	if len(r.Diags) > 0 {
+		return o.reportErr(&diag.Error{Diagnostics: r.Diags})
+	}
 	return nil
 }
 

@@ -24,8 +24,9 @@ spec's dtypes, the .metal instantiations and the Go dtype-key table agree,
 every key is the hash of the .metal on disk, no two variants share a key
 or a host name anywhere in the module, and every generated port has its
 slot, its source and launchers that go through Select. Where kgen.yaml
-lies in a Go module, it type-checks the module's code and applies the four
-port-dispatch rules (direct-port, backend-compare, own-refusal,
+lies in a Go module, it type-checks the module's code — an error in the
+generated package is reported at the generated file and names its spec —
+and applies the four port-dispatch rules (direct-port, backend-compare, own-refusal,
 backend-gate; exemptions in kgen.yaml's verify.exempt, each with a
 reason). Where clang >= 17 exists (clang++-19), it also checks every kernel
 in a strict MSL mode and runs every kernel × dtype on the CPU on adversarial

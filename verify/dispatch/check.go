@@ -16,6 +16,7 @@ import (
 
 	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/diag"
+	"github.com/kgen-dev/kgen/internal/gocheck"
 )
 
 // The rule names, as findings and exemptions spell them.
@@ -56,22 +57,17 @@ type Result struct {
 	Launchers  int // launcher references found in checked code
 	Exempt     int // findings excused by exemptions
 	Findings   []Finding
+	// GenLoaded reports whether the generated package was among the
+	// packages loaded; GenErrors are then its parse, list and type errors,
+	// positioned relative to ConfigDir, for verify to report (the rules
+	// themselves skip the package).
+	GenLoaded bool
+	GenErrors []gocheck.Error
 }
 
 // ModuleRoot returns the nearest folder at or above dir holding a go.mod,
 // or "" if there is none.
-func ModuleRoot(dir string) string {
-	for {
-		if st, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil && !st.IsDir() {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-}
+func ModuleRoot(dir string) string { return gocheck.ModuleRoot(dir) }
 
 const loadMode = packages.NeedName | packages.NeedFiles | packages.NeedSyntax |
 	packages.NeedTypes | packages.NeedTypesInfo
@@ -98,6 +94,7 @@ func Check(ctx context.Context, opts Options) (*Result, error) {
 		return res, nil
 	}
 	m := newModel(pkgs, opts.GenDir)
+	res.GenLoaded, res.GenErrors = genErrors(opts, pkgs)
 	var found []Finding
 	for _, p := range pkgs {
 		if m.skip(p) {
@@ -116,6 +113,35 @@ func Check(ctx context.Context, opts Options) (*Result, error) {
 	res.Findings = applyExemptions(res, found, opts)
 	sortFindings(res.Findings)
 	return res, nil
+}
+
+// genErrors returns whether the package in opts.GenDir was loaded, and its
+// errors: the load already type-checked it, so verify need not again.
+func genErrors(opts Options, pkgs []*packages.Package) (bool, []gocheck.Error) {
+	for _, p := range pkgs {
+		if filepath.Clean(pkgDir(p)) != filepath.Clean(opts.GenDir) {
+			continue
+		}
+		var errs []gocheck.Error
+		for _, e := range p.Errors {
+			if e.Kind == packages.ListError && hasSourceErrors(p) {
+				continue // go list's compile of the package, repeating them unpositioned
+			}
+			errs = append(errs, gocheck.Error{Pos: posOf(opts.ConfigDir, e.Pos), Msg: e.Msg})
+		}
+		return true, errs
+	}
+	return false, nil
+}
+
+// hasSourceErrors reports whether p has parse or type errors.
+func hasSourceErrors(p *packages.Package) bool {
+	for _, e := range p.Errors {
+		if e.Kind == packages.ParseError || e.Kind == packages.TypeError {
+			return true
+		}
+	}
+	return false
 }
 
 // goListError is why `go list ./...` fails in root, which go/packages

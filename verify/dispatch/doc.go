@@ -16,7 +16,9 @@
 // rules over code the checker cannot see would pass by accident. Two kinds
 // of package are never checked: the generated package (the folder out.go,
 // which is the port table) and kgenrt with the packages below it (the
-// runtime that implements ports).
+// runtime that implements ports). The generated package's own errors are
+// handed back in Result.GenErrors, so that verify reports them without
+// loading the module again.
 //
 // # Terms
 //

@@ -168,7 +168,7 @@ func (e *Expr) String() string {
 		}
 		return strings.Join(parts, " + ")
 	case Mul:
-		return e.Args[0].operand(precProduct) + " * " + e.Args[1].operand(precProduct)
+		return e.Args[0].operand(precProduct) + " * " + e.Args[1].operand(precPrimary) // integer a * (b / c) is not a * b / c
 	case Div:
 		return e.Args[0].operand(precProduct) + " / " + e.Args[1].operand(precPrimary)
 	case CeilDiv:

@@ -12,7 +12,7 @@ import (
 	"github.com/kgen-dev/kgen/emit/cuda"
 	"github.com/kgen-dev/kgen/emit/golang"
 	"github.com/kgen-dev/kgen/generate"
-	"github.com/kgen-dev/kgen/spec"
+	"github.com/kgen-dev/kgen/ir"
 )
 
 // cudaPorts checks every `cuda: generated` kernel: its .cu source and its Go
@@ -26,7 +26,7 @@ func (r *Report) cudaPorts(ctx context.Context, cfg *config.Config, res *generat
 	}
 	var todo []int
 	for i, k := range res.Kernels {
-		if !k.Ports[spec.CUDA] {
+		if !k.Ports[ir.CUDA] {
 			continue
 		}
 		cu := files[generate.CUDAPath(cfg, k)]

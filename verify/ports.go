@@ -10,7 +10,6 @@ import (
 	"github.com/kgen-dev/kgen/diag"
 	"github.com/kgen-dev/kgen/generate"
 	"github.com/kgen-dev/kgen/ir"
-	"github.com/kgen-dev/kgen/spec"
 )
 
 // The ports check: every port a spec declares `generated` has its slot in
@@ -45,11 +44,11 @@ func (r *Report) portSlots(k *ir.Kernel, dk *diskKernel) {
 		r.add("ports", dk.DescPos, "%s: no port table names this descriptor; run `kgen gen`", k.Name)
 		return
 	}
-	if len(dk.Ports.Slots) != int(spec.NumBackends) {
-		r.add("ports", dk.Ports.Pos, "%s: the port table has %d slots, want one per backend (%d); run `kgen gen`", k.Name, len(dk.Ports.Slots), spec.NumBackends)
+	if len(dk.Ports.Slots) != int(ir.NumBackends) {
+		r.add("ports", dk.Ports.Pos, "%s: the port table has %d slots, want one per backend (%d); run `kgen gen`", k.Name, len(dk.Ports.Slots), ir.NumBackends)
 		return
 	}
-	for b := spec.Backend(0); b < spec.NumBackends; b++ {
+	for b := ir.Backend(0); b < ir.NumBackends; b++ {
 		slot := dk.Ports.Slots[b]
 		switch want := k.Ports[b]; {
 		case want && slot.Nil:
@@ -89,7 +88,7 @@ func typeName(dk *diskKernel) string {
 // portSources checks that every generated port has its source on disk;
 // wanted maps the base names of the wanted files to their paths.
 func (r *Report) portSources(cfg *config.Config, k *ir.Kernel, wanted map[string]string) {
-	for b := spec.Backend(0); b < spec.NumBackends; b++ {
+	for b := ir.Backend(0); b < ir.NumBackends; b++ {
 		if !k.Ports[b] {
 			continue
 		}

@@ -244,9 +244,9 @@ func preludeBlocks(k *ir.Kernel, d *Dialect) []string {
 	for _, s := range k.Steps {
 		walk(s.Expr)
 	}
-	if r := k.Rows(); r != nil {
-		for _, red := range r.Reductions {
-			walk(red.Arg)
+	for _, st := range k.Stages() { // what the steps refer to, reduction terms included
+		for _, t := range st.Targets {
+			walk(t.Expr)
 		}
 	}
 	var out []string

@@ -136,7 +136,7 @@ func rowBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 	}
 	fields = append(fields, Field{Name: "cols", Type: dtype.U32, Size: true},
 		Field{Name: "rows_per_group", Type: dtype.U32, Size: true,
-			Derived: rowsPerGroupDoc(s.Threadgroup)})
+			Derived: rowsPerGroupDoc(s.Threadgroup, "4 * lanes")})
 	for _, p := range s.Params {
 		fields = append(fields, Field{Name: p.Name.Name, Type: p.Type.Type})
 	}
@@ -152,9 +152,9 @@ func rowBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 // vectors per lane (32 / element bytes values), so rows get fewer lanes.
 func (r *Rows) Launch(k *Kernel, b Backend) launch.Launch {
 	tg := launch.N(k.Threadgroup)
-	per := launch.N(metalValuesPerLane)
+	per, perDoc := launch.N(metalValuesPerLane), "4 * lanes"
 	if b == CUDA {
-		per = launch.Over(launch.N(32), launch.V(launch.ElemBytes))
+		per, perDoc = launch.Over(launch.N(32), launch.V(launch.ElemBytes)), "(32 / element bytes) * lanes"
 	}
 	rpg := launch.V("rows_per_group")
 	var groups []*launch.Expr
@@ -167,12 +167,14 @@ func (r *Rows) Launch(k *Kernel, b Backend) launch.Launch {
 		Grid:        [3]*launch.Expr{launch.Times(tg, launch.Sum(groups...)), launch.N(1), launch.N(1)},
 		Threadgroup: [3]int{k.Threadgroup, 1, 1},
 		Derived: []launch.Derived{{Field: "rows_per_group", Rule: launch.Over(tg, launch.TeamLanes(launch.V("cols"), tg, per)),
-			Doc: rowsPerGroupDoc(k.Threadgroup)}},
+			Doc: rowsPerGroupDoc(k.Threadgroup, perDoc)}},
 	}
 }
 
-func rowsPerGroupDoc(tg int) string {
-	return fmt.Sprintf("%d / lanes_per_row(cols): lanes_per_row is the smallest power of two from 32 to %d with 4 * lanes >= cols", tg, tg)
+// rowsPerGroupDoc is the rows_per_group rule in words; perLanes is what a
+// team of lanes covers ("4 * lanes" on Metal).
+func rowsPerGroupDoc(tg int, perLanes string) string {
+	return fmt.Sprintf("%d / lanes_per_row(cols): lanes_per_row is the smallest power of two from 32 to %d with %s >= cols", tg, tg, perLanes)
 }
 
 // valueInfo is what an expression depends on.

@@ -21,6 +21,18 @@ const (
 	Shuffled                  // a fixed pseudo-random permutation per group
 )
 
+// MatrixLaneMap is the element<->lane map of simdgroup_matrix fragments.
+type MatrixLaneMap uint32
+
+const (
+	// AppleLanes is the map Apple GPUs are observed to use (lane l holds
+	// row (l/4 & 4) + (l/2)%4, columns (l/4 & 2)*2 + (l%2)*2 and +1), the
+	// one code reading thread_elements() usually assumes.
+	AppleLanes MatrixLaneMap = iota
+	// ScrambledLanes permutes the 64 elements over the 32 lanes' two slots.
+	ScrambledLanes
+)
+
 // Launch is one dispatchThreads call of one host-named kernel.
 type Launch struct {
 	Source      []byte    // the whole .metal file as kgen generates it
@@ -29,6 +41,10 @@ type Launch struct {
 	Grid        [3]uint32 // total threads per axis (Metal dispatchThreads semantics)
 	Threadgroup [3]uint32
 	Order       LaneOrder // lane order within each group; Forward if unset
+	// MatrixLanes chooses which lane holds which simdgroup_matrix element.
+	// Apple does not specify it: correct code gives the same results under
+	// every map, so run matrix kernels with ScrambledLanes too.
+	MatrixLanes MatrixLaneMap
 	Sanitize    Sanitizer // an instrumented build (see Sanitizer); none if unset
 	// Flags are extra compiler flags for the kernel and runtime build, after
 	// the harness's own: e.g. -ffp-contract=fast -mfma to see what FMA
@@ -104,6 +120,9 @@ func checkLaunch(l Launch, k *kernelSig) error {
 	if l.Order > Shuffled {
 		return fmt.Errorf("unknown lane order %d", l.Order)
 	}
+	if l.MatrixLanes > ScrambledLanes {
+		return fmt.Errorf("unknown matrix lane map %d", l.MatrixLanes)
+	}
 	if l.Sanitize > ThreadSanitizer {
 		return fmt.Errorf("unknown sanitizer %d", l.Sanitize)
 	}
@@ -141,7 +160,7 @@ func execute(ctx context.Context, tc *toolchain, bin string, l Launch) ([][]byte
 func encodeRequest(l Launch) []byte {
 	var b bytes.Buffer
 	le := binary.LittleEndian
-	b.WriteString("KGENRUN1")
+	b.WriteString("KGENRUN2")
 	b.Write(le.AppendUint32(nil, uint32(len(l.HostName))))
 	b.WriteString(l.HostName)
 	for _, v := range l.Grid {
@@ -151,6 +170,7 @@ func encodeRequest(l Launch) []byte {
 		b.Write(le.AppendUint32(nil, v))
 	}
 	b.Write(le.AppendUint32(nil, uint32(l.Order)))
+	b.Write(le.AppendUint32(nil, uint32(l.MatrixLanes)))
 	b.Write(le.AppendUint32(nil, uint32(len(l.Buffers))))
 	for _, buf := range l.Buffers {
 		b.Write(le.AppendUint64(nil, uint64(len(buf))))

@@ -79,7 +79,7 @@ var positionAttrs = map[string]string{
 var (
 	hostNameRe  = regexp.MustCompile(`^\s*template\s*\[\[\s*host_name\s*\(\s*"([^"]+)"\s*\)\s*\]\]\s*(?:\[\[\s*kernel\s*\]\]\s*)?decltype\s*\(\s*([^;]+?)\s*\)\s*([^;]+?)\s*;\s*$`)
 	kernelRe    = regexp.MustCompile(`(?:\bkernel|\[\[\s*kernel\s*\]\])\s+void\s+([A-Za-z_]\w*)\s*\(`)
-	syncRe      = regexp.MustCompile(`\b(?:threadgroup_barrier|simdgroup_barrier|simd_\w+|quad_\w+)\s*\(`)
+	syncRe      = regexp.MustCompile(`\b(?:threadgroup_barrier|simd_\w+|quad_\w+)\s*\(|\bsimdgroup_\w+`)
 	tgKeywordRe = regexp.MustCompile(`\bthreadgroup\b`)
 	vecCtorRe   = regexp.MustCompile(`(?:\bmetal\s*::\s*)?\bvec\s*<([^<>;(){}]*)>\s*\(`)
 	attrRe      = regexp.MustCompile(`\[\[\s*([A-Za-z_]\w*)\s*(?:\(\s*([^)]*?)\s*\))?\s*\]\]`)

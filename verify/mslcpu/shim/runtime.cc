@@ -134,6 +134,10 @@ const size_t kStack = 256 * 1024;
 const uint32_t kMaxLanes = 1024;
 
 const kgen_rt::Entry* g_entry;
+// Threadgroup memory for [[threadgroup(i)]] parameters, sized by the launch.
+uint32_t g_ntg;
+unsigned char** g_tg;
+uint32_t* g_tg_len;
 Buffer* g_bufs;
 void** g_ptrs;
 uint32_t g_nbuf;
@@ -566,6 +570,7 @@ void run_group(const Launch& L, const uint32_t g[3], uint32_t* perm) {
     l.nsimd = (n + kgen_rt::simd_width - 1) / kgen_rt::simd_width;
   }
   if (__start_kgen_tg != __stop_kgen_tg) memset(__start_kgen_tg, 0xff, size_t(__stop_kgen_tg - __start_kgen_tg));
+  for (uint32_t i = 0; i < g_ntg; ++i) memset(g_tg[i], 0xff, g_tg_len[i]);
   order_lanes(perm, n, L.order, g[0] * 7919u + g[1] * 104729u + g[2] * 1299709u);
   g_group = g;
   if (KGEN_TSAN) {
@@ -625,6 +630,21 @@ void read_request(Launch& L) {
     read_exact(g_bufs[i].data, g_bufs[i].len);
     g_ptrs[i] = g_bufs[i].data;
   }
+  uint32_t naliases = read_u32();
+  for (uint32_t k = 0; k < naliases; ++k) {
+    uint32_t i = read_u32(), j = read_u32();
+    if (i >= g_nbuf || j >= g_nbuf) die("bad buffer alias");
+    g_bufs[i] = g_bufs[j];  // one MTLBuffer bound at two indices
+    g_ptrs[i] = g_ptrs[j];
+  }
+  g_ntg = read_u32();
+  if (g_ntg > 31) die("too many threadgroup memory bindings");
+  g_tg = static_cast<unsigned char**>(calloc(g_ntg + 1, sizeof(unsigned char*)));
+  g_tg_len = static_cast<uint32_t*>(calloc(g_ntg + 1, sizeof(uint32_t)));
+  for (uint32_t i = 0; i < g_ntg; ++i) {
+    g_tg_len[i] = read_u32();
+    if (g_tg_len[i]) g_tg[i] = alloc_buffer(g_tg_len[i]);
+  }
 }
 
 void check_request(const Launch& L) {
@@ -663,6 +683,12 @@ const void* exchange(const void* v, unsigned size, int line, unsigned* mask) {
   yield(kSimd, line, size);
   *mask = sg.mask[gen];
   return sg.data[gen];
+}
+
+void* tg_mem(int index) {
+  if (index < 0 || uint32_t(index) >= g_ntg || g_tg_len[index] == 0)
+    die("[[threadgroup(%d)]]: the launch gives it no memory (Launch.ThreadgroupMemory, kgen emu --threadgroup-memory)", index);
+  return g_tg[index];
 }
 
 int frag_elem(unsigned lane, int e) { return g_frag[lane % simd_width][e & 1]; }

@@ -94,7 +94,11 @@ func targetStep(k *ir.Kernel, t ir.Target) (ir.Step, bool) {
 // the kernel's), with the text it came from.
 func constantLine(con ir.Constant, n *names, w *exprWriter) jen.Code {
 	v := w.literal(con.Text)
-	line := jen.Id(n.local(con.Name)).Op(":=").Add(w.float()).Call(v.code)
+	code := v.code
+	if v.konst {
+		code = jen.Add(w.float()).Call(v.code)
+	}
+	line := jen.Id(n.local(con.Name)).Op(":=").Add(code)
 	if rendered := fmt.Sprintf("%#v", v.code); rendered != con.Text {
 		line.Comment(con.Text)
 	}

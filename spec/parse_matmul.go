@@ -34,8 +34,10 @@ func (p *parser) matmul(n ast.Node) *MatmulSpec {
 				if len(items.Values) < 1 || len(items.Values) > 2 {
 					p.diags.Addf(p.doc.Pos(f.Value), "matmul b takes one operand, or two for a gated matmul (acc and acc2 over the same a); got %d", len(items.Values))
 				}
-				for _, it := range items.Values {
-					m.B = append(m.B, p.operand(it, "b", true))
+				for i, it := range items.Values {
+					if i < 2 { // the rest were reported
+						m.B = append(m.B, p.operand(it, "b", true))
+					}
 				}
 				continue
 			}

@@ -39,7 +39,8 @@ func TestMatMulLayouts(t *testing.T) {
 }
 
 // TestMatMul1024IsFast: a 1024³ float32 reference takes well under a
-// second (about 0.27 s on two cores here).
+// second (0.27 s on two idle cores here); the limit leaves room for a
+// loaded CI machine running other packages' tests at the same time.
 func TestMatMul1024IsFast(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timing")
@@ -49,7 +50,7 @@ func TestMatMul1024IsFast(t *testing.T) {
 	a := f32(t, vals)
 	start := time.Now()
 	kgenrt.MatMulF32(a, false, a, true, n, n, n)
-	if d := time.Since(start); d > 900*time.Millisecond {
+	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("1024³ MatMulF32 took %v", d)
 	}
 }

@@ -63,7 +63,23 @@ type dual struct{ v, e float64 }
 // compute type loses digits, instead of every tolerance being loosened
 // everywhere. Discontinuities (floor, ceil, comparisons) are not modelled.
 func (k *Kernel) EvalBound(inputs, params []float64, r Rounding) (vals, bounds []float64) {
+	return boundEnv{k: k, inputs: inputs, params: params, r: r}.steps()
+}
+
+// EvalEpilogueBound is EvalBound for a matmul's epilogue: inputs are the
+// element inputs (ElementInputs) at the element, accs the accumulators'
+// values and accErrs the bounds on their f32 sums' errors.
+func (k *Kernel) EvalEpilogueBound(inputs, accs, accErrs, params []float64, r Rounding) (vals, bounds []float64) {
 	env := boundEnv{k: k, inputs: inputs, params: params, r: r}
+	for i, a := range accs {
+		env.accs = append(env.accs, dual{a, accErrs[i]})
+	}
+	return env.steps()
+}
+
+// steps evaluates every step, returning the outputs' values and bounds.
+func (env boundEnv) steps() (vals, bounds []float64) {
+	k := env.k
 	var lets []dual
 	for _, s := range k.Steps {
 		env.lets = lets
@@ -82,6 +98,7 @@ type boundEnv struct {
 	inputs, params []float64
 	lets           []dual
 	reds           []dual // rowwise: the row reductions' values
+	accs           []dual // matmul: the accumulators at the element
 	r              Rounding
 }
 
@@ -130,6 +147,8 @@ func (b boundEnv) eval(x *Expr) dual {
 			return b.lets[x.Index]
 		case RefReduce:
 			return b.reds[x.Index]
+		case RefAcc:
+			return b.accs[x.Index]
 		case RefParam:
 			return b.round(b.params[x.Index], 0)
 		}

@@ -42,6 +42,7 @@ var kinds = map[spec.Kind]struct {
 }{
 	spec.Elementwise: {Elementwise, bindings, elementwiseSchedule},
 	spec.Rowwise:     {Rowwise, rowBindings, rowSchedule},
+	spec.Matmul:      {KindMatmul, matmulBindings, matmulSchedule},
 }
 
 func buildKernel(s *spec.Spec, diags *diag.List) *Kernel {
@@ -74,6 +75,12 @@ func buildKernel(s *spec.Spec, diags *diag.List) *Kernel {
 	checkLiterals(s, k, diags)
 	if diags.Len() > 0 {
 		return k
+	}
+	if s.Matmul != nil && s.Kind != spec.Matmul {
+		diags.Addf(s.Matmul.Pos, "the matmul field is only for matmul kernels (kind: matmul)")
+	}
+	if s.Tile != nil && s.Kind != spec.Matmul {
+		diags.Addf(s.Tile.Pos, "the tile field is only for matmul kernels (kind: matmul)")
 	}
 	k.Schedule = kb.schedule(s, k, diags)
 	return k
@@ -152,6 +159,7 @@ func bindings(s *spec.Spec, _ *Kernel, diags *diag.List) []Binding {
 		if in.Row {
 			diags.Addf(in.Pos, "input %s: shape row is only for rowwise kernels", in.Name.Name)
 		}
+		checkNoDims(in, diags)
 		out = append(out, Binding{Index: len(out), Name: in.Name.Name, Role: Input, DType: in.DType.Type, Shape: Shape{"n"}})
 	}
 	for _, o := range s.Outputs {

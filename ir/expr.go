@@ -23,6 +23,7 @@ const (
 	RefLet                     // an earlier let binding
 	RefPi                      // π
 	RefReduce                  // a row reduction's result (rowwise): Index into Rows.Reductions
+	RefAcc                     // a matmul accumulator (f32, at the element's i, j): Index into Matmul.B
 )
 
 // Expr is a checked expression. Numbers are in the compute type; Bool marks

@@ -86,6 +86,7 @@ func (c *formulaChecker) declare() {
 	for i, k := range c.s.Constants {
 		c.add(k.Name, RefConstant, i, "constant")
 	}
+	c.declareMatmul()
 	for i, l := range c.s.Let {
 		if c.add(l.Name, RefLet, i, "let") {
 			c.lets[l.Name.Name] = i
@@ -147,6 +148,10 @@ func (c *formulaChecker) resolve(name string, i int) (expr.Type, string) {
 		return expr.Num, ""
 	}
 	if sym, ok := c.symbols[name]; ok {
+		if sym.kind == refOperand {
+			c.used[name] = true
+			return expr.Unknown, fmt.Sprintf("%q is a matmul operand: formulas see its product through the accumulator (%s, A·B at the element's row and column)", name, c.accNames())
+		}
 		if sym.kind == RefLet && sym.index >= 0 && sym.index >= i {
 			c.used[name] = true // used, though too early: reported once, here
 			return expr.Unknown, c.laterLet(name, i)
@@ -234,10 +239,39 @@ func (c *formulaChecker) checkUnused() {
 			continue
 		}
 		switch sym.kind {
-		case RefInput, RefParam, RefConstant, RefLet:
+		case RefInput, RefParam, RefConstant, RefLet, RefAcc:
 			c.diags.Addf(sym.pos, "%s %s is never used", sym.what, name)
 		}
 	}
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// refOperand marks a matmul operand's name: declared so that a formula
+// using it gets a precise message, never a value.
+const refOperand RefKind = -1
+
+// declareMatmul declares a matmul's operands (not usable in formulas) and
+// its accumulators (RefAcc, by B index).
+func (c *formulaChecker) declareMatmul() {
+	m := c.s.Matmul
+	if m == nil || c.s.Kind != spec.Matmul {
+		return
+	}
+	c.add(m.A.Name, refOperand, 0, "matmul operand")
+	for i, b := range m.B {
+		c.add(b.Name, refOperand, 1+i, "matmul operand")
+	}
+	for i, b := range m.B {
+		c.add(b.Acc, RefAcc, i, "accumulator")
+	}
+}
+
+// accNames lists a matmul's accumulator names, for messages.
+func (c *formulaChecker) accNames() string {
+	var out []string
+	for _, b := range c.s.Matmul.B {
+		out = append(out, b.Acc.Name)
+	}
+	return strings.Join(out, ", ")
+}

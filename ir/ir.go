@@ -80,6 +80,9 @@ type Binding struct {
 	// Segment is the index of the segment the tensor belongs to, in a
 	// multi-segment kernel (see Kernel.Segments); 0 otherwise.
 	Segment int
+	// Operand marks a matmul's A or B: an input read as a whole matrix, not
+	// an element value of the formulas (see Kernel.ElementInputs).
+	Operand bool
 	Fields  []Field // the scalar struct, for Args
 }
 

@@ -16,10 +16,11 @@ type Kind int
 const (
 	Elementwise Kind = iota
 	Rowwise
+	KindMatmul // the schedule type is Matmul
 	NumKinds
 )
 
-var kindNames = [NumKinds]string{"elementwise", "rowwise"}
+var kindNames = [NumKinds]string{"elementwise", "rowwise", "matmul"}
 
 func (k Kind) String() string {
 	if k < 0 || k >= NumKinds {

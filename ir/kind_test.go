@@ -14,6 +14,7 @@ func TestKindIsTheSchedule(t *testing.T) {
 	specs := map[ir.Kind]string{
 		ir.Elementwise: "kernel: k\ndtypes: [f32]\ninputs: [x]\noutputs:\n  - y: 2 * x\n",
 		ir.Rowwise:     "kernel: k\nkind: rowwise\ndtypes: [f32]\ninputs: [x]\noutputs:\n  - y: x - row_max(x)\n",
+		ir.KindMatmul:  "kernel: k\nkind: matmul\ndtypes: [f32]\nmatmul: {a: x, b: w}\noutputs:\n  - y: 2 * acc\n",
 	}
 	for kd := ir.Kind(0); kd < ir.NumKinds; kd++ {
 		src, ok := specs[kd]

@@ -317,8 +317,9 @@ type Deps struct {
 	Inputs     map[int]bool
 	Params     map[int]bool
 	Constants  map[int]bool
-	RowLets    []int // step indices, in order
-	Reductions []int // in order
+	RowLets    []int  // step indices, in order
+	Reductions []int  // in order
+	Accs       []bool // matmul: the accumulators used, by index into Matmul.B
 }
 
 // ElementDeps computes the Deps of targets in a rowwise kernel.
@@ -345,6 +346,11 @@ func (k *Kernel) elementDeps(targets []*Expr, perRow func(step int) bool) Deps {
 				d.Constants[e.Index] = true
 			case RefReduce:
 				reds[e.Index] = true
+			case RefAcc:
+				for len(d.Accs) <= e.Index {
+					d.Accs = append(d.Accs, false)
+				}
+				d.Accs[e.Index] = true
 			case RefLet:
 				if perRow(e.Index) {
 					rowLets[e.Index] = true

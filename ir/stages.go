@@ -50,6 +50,7 @@ const (
 	ArgParam                    // a param (Index: among Params())
 	ArgRowLet                   // a per-row let (Index: step index)
 	ArgReduction                // a reduction's value (Index: into Rows.Reductions)
+	ArgAcc                      // a matmul accumulator at the element (Index: into Matmul.B)
 )
 
 // StageArg is one value parameter of a stage function.
@@ -66,7 +67,7 @@ func (k *Kernel) Stages() []Stage { return k.Schedule.Stages(k) }
 // finishStage names a stage and lists its arguments from its Deps.
 func (k *Kernel) finishStage(st Stage) Stage {
 	st.Name = "kgen_" + k.Name + "_" + st.Suffix
-	for i, b := range k.SegmentBindings(0, Input) {
+	for i, b := range k.ElementInputs(0) {
 		if st.Deps.Inputs[i] {
 			st.Args = append(st.Args, StageArg{Kind: ArgInput, Index: i, Name: k.FormulaName(b)})
 		}
@@ -78,6 +79,11 @@ func (k *Kernel) finishStage(st Stage) Stage {
 	}
 	for _, i := range st.Deps.RowLets {
 		st.Args = append(st.Args, StageArg{Kind: ArgRowLet, Index: i, Name: k.Steps[i].Name, Bool: k.Steps[i].Expr.Bool})
+	}
+	for i := range st.Deps.Accs {
+		if st.Deps.Accs[i] {
+			st.Args = append(st.Args, StageArg{Kind: ArgAcc, Index: i, Name: k.Matmul().B[i].Acc})
+		}
 	}
 	for _, i := range st.Deps.Reductions {
 		st.Args = append(st.Args, StageArg{Kind: ArgReduction, Index: i, Name: ReductionName(i)})

@@ -47,6 +47,9 @@ var kgenCFuncs = []string{
 	"fmin", "fmax", "fabs", "simd_sum", "simd_max", "simd_min", "simd_shuffle_xor",
 	"simd_shuffle_down", "simd_broadcast", "threadgroup_barrier", "simdgroup_barrier",
 	"mem_flags", "mem_none", "mem_device", "mem_threadgroup", "mem_texture", "precise", "fast",
+	// The simdgroup matrix API of matmul kernels.
+	"simdgroup_load", "simdgroup_store", "simdgroup_multiply_accumulate",
+	"make_filled_simdgroup_matrix", "simdgroup_float8x8", "simdgroup_matrix",
 }
 
 // kgenLocals are names the generated code declares itself in the scope of

@@ -26,7 +26,7 @@ const DefaultThreadgroup = 256
 
 // Fields lists the top-level keys of a spec, in the order the contract gives.
 var Fields = []string{"kernel", "doc", "kind", "dtypes", "compute", "inputs", "params",
-	"constants", "let", "outputs", "math", "threadgroup", "ports", "tolerance", "segments"}
+	"constants", "let", "outputs", "math", "threadgroup", "ports", "tolerance", "segments", "matmul", "tile"}
 
 // parser holds the state of reading one spec file.
 type parser struct {
@@ -79,7 +79,7 @@ func (p *parser) field(f yamlnode.Field) {
 			p.diags.Addf(p.doc.MapScalar(f.Value).At(off), "doc contains %s; write it as plain text", what)
 		}
 	case "kind":
-		s.Kind = Kind(p.enum(f.Value, "kind", []string{string(Elementwise), string(Rowwise)}, string(s.Kind)))
+		s.Kind = Kind(p.enum(f.Value, "kind", []string{string(Elementwise), string(Rowwise), string(Matmul)}, string(s.Kind)))
 		s.KindPos = p.doc.Pos(f.Value)
 	case "dtypes":
 		s.DTypes = p.dtypes(f.Value)
@@ -102,6 +102,7 @@ func (p *parser) field(f yamlnode.Field) {
 		s.Math = p.enum(f.Value, "math", []string{"precise", "fast"}, s.Math)
 	case "threadgroup":
 		s.Threadgroup = p.threadgroup(f.Value)
+		s.ThreadgroupPos = f.KeyPos
 	case "ports":
 		s.Ports = p.ports(f.Value)
 	case "tolerance":
@@ -109,6 +110,10 @@ func (p *parser) field(f yamlnode.Field) {
 	case "segments":
 		s.Segments = p.segments(f.Value)
 		s.SegmentsPos = f.KeyPos
+	case "matmul":
+		s.Matmul = p.matmul(f.Value)
+	case "tile":
+		s.Tile = p.tile(f.Value)
 	default:
 		p.diags.Addf(f.KeyPos, "unknown field %q%s", f.Key, diag.Suggest(f.Key, Fields))
 	}

@@ -41,6 +41,11 @@ func (p *parser) longInput(n ast.Node) Input {
 		case "dtype":
 			in.DType = p.dtype(f.Value, "input dtype", dtype.Floats)
 		case "shape":
+			in.DimsPos = p.doc.Pos(f.Value)
+			if _, isSeq := f.Value.(*ast.SequenceNode); isSeq {
+				in.Dims = p.dims(f.Value)
+				continue
+			}
 			in.Row = p.enum(f.Value, "input shape", []string{"row"}, "") == "row"
 		default:
 			p.unknownKey(f, "input field", inputFields)

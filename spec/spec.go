@@ -19,6 +19,7 @@ type Kind string
 const (
 	Elementwise Kind = "elementwise"
 	Rowwise     Kind = "rowwise"
+	Matmul      Kind = "matmul"
 )
 
 // Backend is a GPU backend a kernel may have a port for (package backend
@@ -53,6 +54,35 @@ type Input struct {
 	Name
 	DType TypeRef // Invalid = the variant's storage type
 	Row   bool    // shape: row (rowwise kernels only)
+	// Dims is a matmul epilogue input's shape: [n], [m] or [m, n] (nil
+	// elsewhere); DimsPos is where it is written.
+	Dims    []string
+	DimsPos diag.Pos
+}
+
+// Operand is one matrix of a matmul: A [m, k] or a B [k, n], stored row-major
+// unless ColMajor (A stored [k, m], B stored [n, k], so x @ w.T needs no
+// transpose). Acc names a B's f32 accumulator in the formulas.
+type Operand struct {
+	Name
+	DType    TypeRef // Invalid = the variant's storage type
+	ColMajor bool
+	Acc      Name
+}
+
+// MatmulSpec is a matmul kernel's `matmul:` field: one A and one or two Bs
+// (two: a gated matmul, acc and acc2 over the same A).
+type MatmulSpec struct {
+	A   Operand
+	B   []Operand
+	Pos diag.Pos
+}
+
+// Tile is a matmul's tile override: BM×BN outputs per threadgroup, BK of K
+// per step, WM×WN simdgroups. Zero fields are kgen's choice.
+type Tile struct {
+	BM, BN, BK, WM, WN int
+	Pos                diag.Pos
 }
 
 // Param is a runtime scalar passed in the args struct.
@@ -111,5 +141,10 @@ type Spec struct {
 	// rowwise kernel (segments: [q, k]); nil for a single segment.
 	Segments    []Name
 	SegmentsPos diag.Pos // zero when the field is absent
-	Pos         diag.Pos // the file's first line, for whole-file messages
+	// Matmul is a matmul kernel's operands (nil for other kinds); Tile its
+	// tile override (nil: kgen's choice).
+	Matmul         *MatmulSpec
+	Tile           *Tile
+	ThreadgroupPos diag.Pos // zero when the field is absent
+	Pos            diag.Pos // the file's first line, for whole-file messages
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/diag"
+	"github.com/kgen-dev/kgen/emit/cfam"
 	"github.com/kgen-dev/kgen/funcs"
 	"github.com/kgen-dev/kgen/generate"
 	"github.com/kgen-dev/kgen/internal/output"
@@ -32,6 +33,9 @@ import (
 // break, with why; TestHarmlessCNamesCompile compiles each as every kind
 // of value name.
 var harmlessCNames = map[string]string{
+	"m": "a matmul's size field: a member of the args struct, only ever read as args.m " +
+		"(the Go side renames a user's m, a taken local, to m_)",
+	"k": "a matmul's size field, read only as args.k (see m)",
 	"i": "the elementwise body's loop index: it hides a tensor named i only inside the loop, " +
 		"where the body reaches tensors through their <name>_v arrays (checked with nvcc 12 too)",
 }
@@ -149,6 +153,12 @@ func specNames(s *spec.Spec) []string {
 	for _, p := range s.Params {
 		names = append(names, p.Name.Name)
 	}
+	if s.Matmul != nil {
+		names = append(names, s.Matmul.A.Name.Name)
+		for _, b := range s.Matmul.B {
+			names = append(names, b.Name.Name, b.Acc.Name)
+		}
+	}
 	for _, c := range s.Constants {
 		names = append(names, c.Name.Name)
 	}
@@ -238,7 +248,8 @@ func goldenCFiles(t *testing.T, math string) []cFile {
 			t.Fatal(err)
 		}
 		for _, k := range kernels {
-			k.Math, k.Ports[spec.CUDA] = math, true
+			_, refused := cfam.CUDA.Refuses[k.Kind] // Metal-only kinds keep no CUDA port
+			k.Math, k.Ports[spec.CUDA] = math, !refused
 		}
 		res, err := generate.Emit(cfg, kernels)
 		if err != nil {

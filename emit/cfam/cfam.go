@@ -43,6 +43,7 @@ type bodyWriter interface {
 var bodies = map[ir.Kind]bodyWriter{
 	ir.Elementwise: elems{},
 	ir.Rowwise:     rows{},
+	ir.KindMatmul:  matmul{},
 }
 
 // view is the data of the frame template and the prose templates.
@@ -53,6 +54,7 @@ type view struct {
 	Computes                       string
 	Formulas                       []string
 	Schedule                       []string
+	ScheduleHead                   string   // the heading of Schedule ("Passes over each row")
 	Head                           string   // the dialect's includes and conversions
 	Blocks                         []string // prelude and helper blocks
 	ArgsStruct                     string
@@ -87,6 +89,9 @@ func Emit(k *ir.Kernel, d *Dialect, opts Options) ([]byte, error) {
 	bw, ok := bodies[k.Kind]
 	if !ok {
 		return nil, Supported(k)
+	}
+	if why, refused := d.Refuses[k.Kind]; refused {
+		return nil, fmt.Errorf("kernel %s: the %s emitter does not write %s kernels: %s", k.Name, d.Name, k.Kind, why)
 	}
 	v := newView(k, d, opts)
 	bw.describe(k, d, v)
@@ -127,7 +132,7 @@ func Emit(k *ir.Kernel, d *Dialect, opts Options) ([]byte, error) {
 
 // newView fills the kind-neutral parts of the view.
 func newView(k *ir.Kernel, d *Dialect, opts Options) *view {
-	v := &view{Header: opts.Header, Kernel: k.Name, SpecPath: usertext.Comment(k.SpecPath), Math: k.Math,
+	v := &view{ScheduleHead: "Passes over each row", Header: opts.Header, Kernel: k.Name, SpecPath: usertext.Comment(k.SpecPath), Math: k.Math,
 		ArgsStruct: k.Name + "_args", Threads: k.Threadgroup, kernel: k, d: d,
 		Grid: strings.Join(k.Grid(ir.Metal), ", ")}
 	if k.Doc != "" {

@@ -60,6 +60,9 @@ type Dialect struct {
 	RowDecls func(rw *rowWriter)
 	// Instances writes the entry points, one per storage dtype.
 	Instances func(w *Writer, v *view)
+	// Refuses lists the kinds the dialect does not write, each with the
+	// reason Emit gives (the IR refuses such a port at the spec first).
+	Refuses map[ir.Kind]string
 }
 
 // ThreadIndex is a thread coordinate a kind's body reads.
@@ -172,6 +175,7 @@ var CUDA = &Dialect{
 	RowLoops:        cudaRowLoops,
 	RowDecls:        cudaRowDecls,
 	Instances:       cudaInstances,
+	Refuses:         map[ir.Kind]string{ir.KindMatmul: "Metal only until the CUDA matmul (issue 15)"},
 }
 
 // Dialects are the C-family backends, by ir.Backend.

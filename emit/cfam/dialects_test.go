@@ -39,6 +39,12 @@ func TestBuiltins(t *testing.T) {
 	for _, k := range builtins(t) {
 		for _, d := range []*cfam.Dialect{cfam.Metal, cfam.CUDA} {
 			src, err := cfam.Emit(k, d, cfam.Options{Header: header})
+			if _, refused := d.Refuses[k.Kind]; refused {
+				if err == nil {
+					t.Errorf("%s: the %s dialect refuses %s kernels but emitted one", k.Name, d.Name, k.Kind)
+				}
+				continue
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

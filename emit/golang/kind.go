@@ -38,6 +38,7 @@ type kindHandler struct {
 var kinds = map[ir.Kind]kindHandler{
 	ir.Elementwise: elementwiseHandler,
 	ir.Rowwise:     rowwiseHandler,
+	ir.KindMatmul:  matmulHandler,
 }
 
 // handler is k's kind handler; kernelFiles refuses kinds without one.

@@ -120,6 +120,11 @@ func localNames(k *ir.Kernel, n *names) map[string]string {
 	for _, p := range k.Params() {
 		add(p.Name)
 	}
+	if mm := k.Matmul(); mm != nil {
+		for _, b := range mm.B {
+			add(b.Acc)
+		}
+	}
 	for _, c := range k.Constants {
 		add(c.Name)
 	}

@@ -288,8 +288,16 @@ func reference64Method(f *jen.File, k *ir.Kernel, n *names) {
 	if len(given) > 0 {
 		givenMap = rt("Sizes").Values(given...)
 	}
+	// With every size given, Sizes64 only checks the lengths (err is the
+	// named result).
+	sizesID, assign := jen.Id("_"), "="
+	for _, s := range givenSizes(k) {
+		if !skip[s] {
+			sizesID, assign = jen.Id("sizes"), ":="
+		}
+	}
 	body := []jen.Code{
-		jen.List(jen.Id("sizes"), jen.Err()).Op(":=").Id(n.desc).Dot("Sizes64").Call(append([]jen.Code{givenMap}, lens...)...),
+		jen.List(sizesID, jen.Id("err")).Op(assign).Id(n.desc).Dot("Sizes64").Call(append([]jen.Code{givenMap}, lens...)...),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(append(nils, jen.Err())...)),
 		sizeLocals(k, skip),
 	}

@@ -150,7 +150,7 @@ func newEvalGen(k *ir.Kernel, n *names, io evalIO) *evalGen {
 // argument as this mode holds it: inputs loaded in place, params
 // converted, per-row lets and reductions by name.
 func (g *evalGen) call(st ir.Stage, seg int, idx func(ir.Binding) jen.Code) *jen.Statement {
-	ins := g.k.SegmentBindings(seg, ir.Input)
+	ins := g.k.ElementInputs(seg)
 	params := g.k.Params()
 	var args []jen.Code
 	for _, a := range st.Args {

@@ -124,13 +124,17 @@ func (c *check) tally(row int, w, bound float64) {
 // output names the row and column, and what the row holds.
 func (c *check) lane(b ir.Binding, idx int) Lane {
 	l := Lane{N: c.sizes[b.Shape[0]], Index: idx, Output: b.Name}
-	for _, in := range c.k.BindingsOf(ir.Input) {
-		if in.Segment != b.Segment {
+	for _, in := range c.k.ElementInputs(b.Segment) {
+		vals := c.vals[in.Index]
+		if len(vals) == 0 {
 			continue
 		}
-		vals := c.vals[in.Index]
+		at := idx % len(vals) // [n], [rows, cols] and [cols] tensors
+		if len(b.Shape) == 2 && len(in.Shape) == 1 && in.Shape[0] == b.Shape[0] {
+			at = idx / c.sizes[b.Shape[1]] // a matmul's [m]: one value per output row
+		}
 		l.Inputs = append(l.Inputs, in.Name)
-		l.Values = append(l.Values, vals[idx%len(vals)])
+		l.Values = append(l.Values, vals[at])
 	}
 	if len(b.Shape) == 2 {
 		l.Cols = c.sizes[b.Shape[1]]

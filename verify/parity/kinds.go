@@ -43,6 +43,7 @@ type shape struct {
 var shapeGens = map[ir.Kind]shapeGen{
 	ir.Elementwise: {shapes: elemShapes, inputs: elemInputs, f32Param: elemF32Param, reference: elemReference, raceOrders: true},
 	ir.Rowwise:     {shapes: rowShapes, inputs: rowInputs, f32Param: rowF32Param, reference: rowReference},
+	ir.KindMatmul:  {shapes: matmulShapes, inputs: matmulInputs, f32Param: matmulF32Param, reference: matmulReference},
 }
 
 // elemShapes is one launch of n elements per Options.Sizes (default

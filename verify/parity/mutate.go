@@ -65,7 +65,7 @@ func Mutate(src []byte, k *ir.Kernel, m Mutation) ([]byte, error) {
 				continue
 			}
 			var k int
-			out, k = mutateStores(out, names[0], names[1], m)
+			out, k = mutateStores(out, names[0], names[1], ins[0].Operand, m)
 			n += k
 		}
 		if n == 0 {
@@ -77,7 +77,11 @@ func Mutate(src []byte, k *ir.Kernel, m Mutation) ([]byte, error) {
 
 // mutateStores rewrites the stores of output out to store input in (at the
 // same index) or 0, and returns how many it rewrote.
-func mutateStores(src []byte, out, in string, m Mutation) ([]byte, int) {
+//
+// A matmul's first input is its A operand, which is not shaped like the
+// output and may be empty (k = 0): the mutation stores args.k, a value
+// unrelated to the product, instead.
+func mutateStores(src []byte, out, in string, operand bool, m Mutation) ([]byte, int) {
 	name := regexp.QuoteMeta(out)
 	stores := []struct {
 		re    *regexp.Regexp
@@ -89,6 +93,9 @@ func mutateStores(src []byte, out, in string, m Mutation) ([]byte, int) {
 	}
 	n := 0
 	for _, st := range stores {
+		if operand {
+			st.input = `args.k`
+		}
 		value := `float(` + st.input + `)`
 		if m == Zero {
 			value = `0.0f`

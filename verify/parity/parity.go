@@ -52,6 +52,12 @@ type Options struct {
 	// at, every pair; defaults DefaultCols and DefaultRows. Segment s of a
 	// multi-segment kernel gets SegmentRows(rows, s) rows.
 	Cols, Rows []int
+	// Matmul are the shapes a matmul kernel runs at; default
+	// DefaultMatmulShapes.
+	Matmul []MatmulShape
+	// MatrixLanes is the simdgroup_matrix lane map of every run
+	// (mslcpu.ScrambledLanes: the kernel must not depend on Apple's).
+	MatrixLanes mslcpu.MatrixLaneMap
 	// Range is the largest finite input magnitude: DefaultRange (170), or 8
 	// with Plain.
 	Range float64
@@ -219,7 +225,7 @@ func checkOne(ctx context.Context, k *ir.Kernel, v ir.Variant, gen shapeGen, sou
 		got, err := run(ctx, mslcpu.Launch{
 			Source: source, HostName: v.HostName, Buffers: buffers,
 			Grid: u32s(grid), Threadgroup: u32s(l.Threadgroup),
-			Order: order, Sanitize: opts.Sanitize, Flags: opts.Flags,
+			Order: order, Sanitize: opts.Sanitize, Flags: opts.Flags, MatrixLanes: opts.MatrixLanes,
 		})
 		if err != nil {
 			return Result{}, err
@@ -331,7 +337,7 @@ func roundingOf(k *ir.Kernel, v ir.Variant) ir.Rounding {
 		// Functions run in f32 and are rounded to the compute type.
 		r.FuncUlps = 1 + funcUlps*unit(dtype.F32)/r.Unit
 	}
-	for _, b := range k.BindingsOf(ir.Input) {
+	for _, b := range k.ElementInputs(0) {
 		in := 0.0
 		if unit(elemType(b, v)) < r.Unit {
 			in = r.Unit

@@ -1,0 +1,177 @@
+package cfam
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// matmul writes matmul kernels (ir.Matmul): per threadgroup one BM×BN tile
+// of the output. The K loop stages A and each B as float in threadgroup
+// memory, zero-filled outside the matrices, and every simdgroup multiplies
+// its 8×8 fragments with simdgroup_multiply_accumulate; the accumulators go
+// back to threadgroup memory and the epilogue stage runs once per element
+// in range. No thread returns early: every lane reaches every matrix
+// operation and barrier.
+type matmul struct{}
+
+func (matmul) describe(k *ir.Kernel, d *Dialect, v *view) {
+	v.Computes = "Computes, per output element (i, j), in f32 (math: " + k.Math + ")"
+	mm := k.Matmul()
+	for _, b := range mm.B {
+		v.Formulas = append(v.Formulas, fmt.Sprintf("%s = sum over k of %s[i, k] * %s[k, j] (f32)", b.Acc, mm.A.Name, b.Name))
+	}
+	for _, c := range k.Constants {
+		v.Formulas = append(v.Formulas, c.Name+" = "+c.Text+" (constant)")
+	}
+	for _, s := range k.Steps {
+		v.Formulas = append(v.Formulas, s.Name+" = "+s.Source)
+	}
+	v.ScheduleHead = "Schedule"
+	v.Schedule = k.Describe()
+}
+
+func (matmul) helpers(*ir.Kernel, *Dialect) []helper { return nil }
+
+func (matmul) threads() []ThreadIndex { return []ThreadIndex{LocalID, GroupID, SimdID} }
+
+// matmulWriter holds what the body's parts share.
+type matmulWriter struct {
+	*Writer
+	k  *ir.Kernel
+	d  *Dialect
+	mm *ir.Matmul
+}
+
+func (matmul) body(w *Writer, k *ir.Kernel, d *Dialect) {
+	mw := &matmulWriter{Writer: w, k: k, d: d, mm: k.Matmul()}
+	t := mw.mm.Tile
+	tid, tg, simd := d.Threads[LocalID].Expr, d.Threads[GroupID].Expr, d.Threads[SimdID].Expr
+	w.P("using C = float;")
+	w.P(fmt.Sprintf("constexpr uint BM = %d, BN = %d, BK = %d, WN = %d, TM = %d, TN = %d;", t.BM, t.BN, t.BK, t.WN, t.FragsM(), t.FragsN()))
+	w.P("constexpr uint kThreads = ", t.Threads(), ";")
+	w.P("threadgroup float kgen_as[BM * BK]; // A's tile, [BM][BK]")
+	for i, b := range mw.mm.B {
+		w.P(fmt.Sprintf("threadgroup float kgen_bs%d[BK * BN]; // %s's tile, [BK][BN]", i, b.Name))
+		w.P(fmt.Sprintf("threadgroup float kgen_cs%d[BM * BN]; // %s, [BM][BN], for the epilogue", i, b.Acc))
+	}
+	w.P("const uint kgen_tiles_n = (args.n + BN - 1) / BN;")
+	w.P("const uint kgen_row0 = (", tg, " / kgen_tiles_n) * BM, kgen_col0 = (", tg, " % kgen_tiles_n) * BN;")
+	w.P("// This simdgroup's block of TM x TN fragments within the tile.")
+	w.P("const uint kgen_sm = (", simd, " / WN) * (TM * 8), kgen_sn = (", simd, " % WN) * (TN * 8);")
+	for i := range mw.mm.B {
+		w.P(fmt.Sprintf("simdgroup_float8x8 kgen_acc%d[TM][TN];", i))
+	}
+	mw.fragLoop(func() {
+		for i := range mw.mm.B {
+			w.P(fmt.Sprintf("kgen_acc%d[kgen_fm][kgen_fn] = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);", i))
+		}
+	})
+	w.Block("for (uint kgen_k0 = 0; kgen_k0 < args.k; kgen_k0 += BK)", func() {
+		w.P("// Stage this step's slices as float, zeros outside the matrices.")
+		mw.stage("kgen_as", "BK", "BM * BK", mw.mm.A, "kgen_row0", "kgen_k0", "args.m", "args.k", tid)
+		for i, b := range mw.mm.B {
+			mw.stage(fmt.Sprintf("kgen_bs%d", i), "BN", "BK * BN", b, "kgen_k0", "kgen_col0", "args.k", "args.n", tid)
+		}
+		w.P("threadgroup_barrier(mem_flags::mem_threadgroup);")
+		mw.multiply()
+		w.P("threadgroup_barrier(mem_flags::mem_threadgroup);")
+	})
+	w.P("// The accumulators to threadgroup memory, then the epilogue per element.")
+	mw.fragLoop(func() {
+		for i := range mw.mm.B {
+			w.P(fmt.Sprintf("simdgroup_store(kgen_acc%d[kgen_fm][kgen_fn], kgen_cs%d, BN, ulong2(kgen_sn + 8 * kgen_fn, kgen_sm + 8 * kgen_fm));", i, i))
+		}
+	})
+	w.P("threadgroup_barrier(mem_flags::mem_threadgroup);")
+	mw.epilogue(tid)
+}
+
+// fragLoop writes the loops over this simdgroup's fragments (kgen_fm, kgen_fn).
+func (mw *matmulWriter) fragLoop(body func()) {
+	mw.Block("for (uint kgen_fm = 0; kgen_fm < TM; ++kgen_fm)", func() {
+		mw.Block("for (uint kgen_fn = 0; kgen_fn < TN; ++kgen_fn)", body)
+	})
+}
+
+// stage writes one operand's slice into tile (row-major, width cols
+// elements, size elements in all): element (r, c) of the slice is the
+// operand's logical (r0 + r, c0 + c), zero where that is outside rows ×
+// colsLim; a column-major operand is read transposed.
+func (mw *matmulWriter) stage(tile, cols, size string, o ir.Operand, r0, c0, rowsLim, colsLim, tid string) {
+	mw.Block("for (uint kgen_e = "+tid+"; kgen_e < "+size+"; kgen_e += kThreads)", func() {
+		mw.P("const uint kgen_r = ", r0, " + kgen_e / ", cols, ", kgen_c = ", c0, " + kgen_e % ", cols, ";")
+		// Row-major logical [rows, cols] is stored r * cols + c; column-major
+		// is stored transposed, c * rows + r.
+		at := "kgen_r * " + colsLim + " + kgen_c"
+		if o.ColMajor {
+			at = "kgen_c * " + rowsLim + " + kgen_r"
+		}
+		mw.P(tile, "[kgen_e] = (kgen_r < ", rowsLim, " && kgen_c < ", colsLim, ") ? float(", o.Name, "[", at, "]) : 0.0f;")
+	})
+}
+
+// multiply writes the fragment products of one staged K step.
+func (mw *matmulWriter) multiply() {
+	mw.Block("for (uint kgen_kk = 0; kgen_kk < BK; kgen_kk += 8)", func() {
+		mw.P("simdgroup_float8x8 kgen_a[TM];")
+		mw.Block("for (uint kgen_fm = 0; kgen_fm < TM; ++kgen_fm)", func() {
+			mw.P("simdgroup_load(kgen_a[kgen_fm], kgen_as, BK, ulong2(kgen_kk, kgen_sm + 8 * kgen_fm));")
+		})
+		for i := range mw.mm.B {
+			mw.Block("for (uint kgen_fn = 0; kgen_fn < TN; ++kgen_fn)", func() {
+				mw.P("simdgroup_float8x8 kgen_b;")
+				mw.P(fmt.Sprintf("simdgroup_load(kgen_b, kgen_bs%d, BN, ulong2(kgen_sn + 8 * kgen_fn, kgen_kk));", i))
+				mw.Block("for (uint kgen_fm = 0; kgen_fm < TM; ++kgen_fm)", func() {
+					mw.P(fmt.Sprintf("simdgroup_multiply_accumulate(kgen_acc%d[kgen_fm][kgen_fn], kgen_a[kgen_fm], kgen_b, kgen_acc%d[kgen_fm][kgen_fn]);", i, i))
+				})
+			})
+		}
+	})
+}
+
+// epilogue writes the element loop: each thread takes strided elements of
+// the tile and, where the element is inside the output, calls the epilogue
+// stage and stores its outputs.
+func (mw *matmulWriter) epilogue(tid string) {
+	k, d := mw.k, mw.d
+	st := k.Stages()[0]
+	outs := k.BindingsOf(ir.Output)
+	ins := k.ElementInputs(0)
+	mw.Block("for (uint kgen_e = "+tid+"; kgen_e < BM * BN; kgen_e += kThreads)", func() {
+		mw.P("const uint kgen_i = kgen_row0 + kgen_e / BN, kgen_j = kgen_col0 + kgen_e % BN;")
+		mw.Block("if (kgen_i < args.m && kgen_j < args.n)", func() {
+			var args []string
+			for _, a := range st.Args {
+				switch a.Kind {
+				case ir.ArgInput:
+					args = append(args, d.Cvt("C", ins[a.Index].Name+"["+elemIndex(ins[a.Index])+"]"))
+				case ir.ArgParam:
+					args = append(args, d.Cvt("C", "args."+a.Name))
+				case ir.ArgAcc:
+					args = append(args, fmt.Sprintf("kgen_cs%d[kgen_e]", a.Index))
+				}
+			}
+			for _, b := range outs {
+				mw.P("C kgen_c_", b.Name, ";")
+				args = append(args, "kgen_c_"+b.Name)
+			}
+			mw.P(st.Name, "(", strings.Join(args, ", "), ");")
+			for _, b := range outs {
+				mw.P(b.Name, "[kgen_i * args.n + kgen_j] = ", d.Cvt(d.TypeName(b.DType), "kgen_c_"+b.Name), ";")
+			}
+		})
+	})
+}
+
+// elemIndex is an epilogue input's index at element (i, j) by its shape.
+func elemIndex(b ir.Binding) string {
+	switch b.Shape.String() {
+	case "[n]":
+		return "kgen_j"
+	case "[m]":
+		return "kgen_i"
+	}
+	return "kgen_i * args.n + kgen_j"
+}

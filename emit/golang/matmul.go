@@ -1,0 +1,78 @@
+package golang
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/emit/inventory"
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// The matmul kind: the accumulators come from kgenrt's blocked products
+// (float32 sums in Reference, float64 in Reference64), then the epilogue
+// stage runs for every element (i, j) of the [m, n] outputs.
+var matmulHandler = kindHandler{
+	loops:     matmulLoops,
+	prelude:   func(*ir.Kernel, *names) ([]jen.Code, error) { return nil, nil },
+	given64:   []string{"m", "n", "k"},
+	perThread: func(*ir.Kernel) int { return 1 },
+	referenceDoc: []string{
+		"The accumulators are float32 sums over k (kgenrt.MatMulF32, blocked and parallel); the",
+		"kernel's simdgroup products sum in another order, which parity's bound allows for.",
+	},
+	reference64Doc: []string{
+		"m, n and k give the matrices' sizes: a is m·k values, each b k·n (in their layouts),",
+		"epilogue inputs n, m or m·n values; the outputs come back as m·n values, row-major.",
+	},
+	dispatchDoc: matmulDispatchDoc,
+}
+
+// matmulLoops computes each accumulator over the whole output, then calls
+// the epilogue stage at every (kgenI, kgenJ).
+func matmulLoops(g *evalGen) []jen.Code {
+	mm := g.k.Matmul()
+	product := "MatMulF32"
+	if g.io.mode == dtype.Invalid {
+		product = "MatMul64"
+	}
+	var out []jen.Code
+	dims := []jen.Code{jen.Id("m"), jen.Id("n"), jen.Id("k")}
+	for i, b := range mm.B {
+		args := []jen.Code{jen.Id(g.n.local(mm.A.Name)), jen.Lit(mm.A.ColMajor), jen.Id(g.n.local(b.Name)), jen.Lit(b.ColMajor)}
+		out = append(out, jen.Id(fmt.Sprintf("kgenAcc%d", i)).Op(":=").Add(rt(product)).Call(append(args, dims...)...))
+	}
+	st := g.stages[0]
+	body := []jen.Code{}
+	for i, a := range st.Args {
+		if a.Kind == ir.ArgAcc {
+			body = append(body, jen.Id(g.n.local(a.Name)).Op(":=").Id(fmt.Sprintf("kgenAcc%d", st.Args[i].Index)).Index(jen.Id("kgenI").Op("*").Id("n").Op("+").Id("kgenJ")))
+		}
+	}
+	body = append(body, g.store(st, 0, matmulIndex)...)
+	loop := jen.For(jen.Id("kgenI").Op(":=").Lit(0), jen.Id("kgenI").Op("<").Id("m"), jen.Id("kgenI").Op("++")).Block(
+		jen.For(jen.Id("kgenJ").Op(":=").Lit(0), jen.Id("kgenJ").Op("<").Id("n"), jen.Id("kgenJ").Op("++")).Block(body...))
+	return append(out, loop)
+}
+
+// matmulIndex is the element (kgenI, kgenJ) of a tensor by its shape.
+func matmulIndex(b ir.Binding) jen.Code {
+	switch b.Shape.String() {
+	case "[n]":
+		return jen.Id("kgenJ")
+	case "[m]":
+		return jen.Id("kgenI")
+	}
+	return jen.Id("kgenI").Op("*").Id("n").Op("+").Id("kgenJ")
+}
+
+func matmulDispatchDoc(b *strings.Builder, ik *ir.Kernel, k inventory.Kernel) {
+	fmt.Fprintf(b, "- dispatch: dispatchThreads, grid (`%s`), threadgroup (%d, 1, 1); Metal only (no CUDA matmul yet)\n",
+		strings.Join(k.Dispatch.Grid[:], "`, `"), ik.Threadgroup)
+	for _, line := range ik.Describe() {
+		fmt.Fprintf(b, "- %s\n", line)
+	}
+	b.WriteString("\n")
+}

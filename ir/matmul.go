@@ -1,0 +1,246 @@
+package ir
+
+import (
+	"fmt"
+
+	"github.com/kgen-dev/kgen/backend"
+	"github.com/kgen-dev/kgen/diag"
+	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/launch"
+	"github.com/kgen-dev/kgen/spec"
+)
+
+// Matmul is the schedule of a matmul kernel: C = A·B (and, gated, a second
+// C2 = A·B2 over the same A) in f32 on simdgroup 8×8 fragments, one
+// threadgroup per BM×BN tile of the [m, n] output, then the epilogue (the
+// kernel's formulas over acc, acc2, the epilogue inputs and params) once
+// per output element.
+//
+// The K loop stages a BM×BK slice of A and a BK×BN slice of each B in
+// threadgroup memory as float, zero-filled outside the matrices, so any m,
+// n and k work and no thread leaves before the last matrix operation. The
+// accumulators are then stored to threadgroup memory and each thread
+// evaluates the epilogue at strided elements of the tile; the kernel never
+// reads a fragment's lane layout, which Apple does not specify.
+type Matmul struct {
+	Tile Tile
+	A    Operand
+	B    []Operand
+	// ThreadgroupBytes is the staging of A and the Bs plus one f32 tile of
+	// accumulators per B.
+	ThreadgroupBytes int
+}
+
+// Tile is a matmul's blocking: a threadgroup computes BM×BN outputs, steps
+// through K by BK, and has WM×WN simdgroups, each owning a
+// (BM/WM)×(BN/WN) block of 8×8 fragments.
+type Tile struct{ BM, BN, BK, WM, WN int }
+
+// DefaultTile is kgen's tile: 32×32 outputs on 2×2 simdgroups (128
+// threads), K in steps of 16 (tessera's and MLX's small tile).
+var DefaultTile = Tile{BM: 32, BN: 32, BK: 16, WM: 2, WN: 2}
+
+// Threads is the tile's threads per threadgroup.
+func (t Tile) Threads() int { return t.WM * t.WN * SimdWidth }
+
+// FragsM and FragsN are the 8×8 fragments per simdgroup down and across.
+func (t Tile) FragsM() int { return t.BM / (8 * t.WM) }
+
+// FragsN: see FragsM.
+func (t Tile) FragsN() int { return t.BN / (8 * t.WN) }
+
+func (t Tile) String() string {
+	return fmt.Sprintf("%dx%dx%d on %dx%d simdgroups", t.BM, t.BN, t.BK, t.WM, t.WN)
+}
+
+// Operand is a matmul's A or one of its Bs.
+type Operand struct {
+	Binding  int // buffer index
+	Name     string
+	ColMajor bool   // A stored [k, m]; B stored [n, k]
+	Acc      string // a B's accumulator name in the formulas
+}
+
+// Matmul returns a matmul kernel's schedule (nil for other kinds).
+func (k *Kernel) Matmul() *Matmul {
+	m, _ := k.Schedule.(*Matmul)
+	return m
+}
+
+// ElementInputs are the inputs of segment seg the formulas read one element
+// of (all of them except a matmul's operands), in order: what RefInput
+// indexes.
+func (k *Kernel) ElementInputs(seg int) []Binding {
+	var out []Binding
+	for _, b := range k.SegmentBindings(seg, Input) {
+		if !b.Operand {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// matmulBindings fixes a matmul's buffer indices: A, the Bs, the epilogue
+// inputs in order, the outputs ([m, n]), then the args struct (m, n, k,
+// then the params).
+func matmulBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
+	if len(s.Segments) > 0 {
+		diags.Addf(s.SegmentsPos, "segments are only for rowwise kernels (kind: rowwise)")
+	}
+	if s.Compute.Type != dtype.Invalid && s.Compute.Type != dtype.F32 {
+		diags.Addf(s.Compute.Pos, "a matmul accumulates and computes its epilogue in f32; compute %s is not supported (omit compute or write f32)", s.Compute.Type)
+	}
+	k.Compute = dtype.F32
+	if s.ThreadgroupPos.Line > 0 {
+		diags.Addf(s.ThreadgroupPos, "a matmul's threads per threadgroup follow its tile (wm × wn simdgroups of 32); set `tile` instead of `threadgroup`")
+	}
+	m := s.Matmul
+	if m == nil {
+		diags.Addf(s.KindPos, "a matmul kernel needs a matmul field naming its operands: matmul: {a: x, b: w}")
+		m = &spec.MatmulSpec{}
+	}
+	var out []Binding
+	operand := func(o spec.Operand, shape, colShape Shape) {
+		if o.ColMajor {
+			shape = colShape
+		}
+		out = append(out, Binding{Index: len(out), Name: o.Name.Name, Role: Input, DType: o.DType.Type, Shape: shape, Operand: true})
+	}
+	operand(m.A, Shape{"m", "k"}, Shape{"k", "m"})
+	for _, b := range m.B {
+		operand(b, Shape{"k", "n"}, Shape{"n", "k"})
+	}
+	for _, in := range s.Inputs {
+		if in.Row {
+			diags.Addf(in.DimsPos, "input %s: a matmul epilogue input has shape [n] (per column), [m] (per row) or [m, n], not row", in.Name.Name)
+		} else if in.Dims == nil && in.DimsPos.Line == 0 {
+			diags.Addf(in.Pos, "input %s: a matmul epilogue input needs its shape: {name: %s, shape: [n]} (per column), [m] (per row) or [m, n]", in.Name.Name, in.Name.Name)
+		}
+		out = append(out, Binding{Index: len(out), Name: in.Name.Name, Role: Input, DType: in.DType.Type, Shape: Shape(in.Dims)})
+	}
+	for _, o := range s.Outputs {
+		out = append(out, Binding{Index: len(out), Name: o.Name.Name, Role: Output, Shape: Shape{"m", "n"}})
+	}
+	fields := []Field{{Name: "m", Type: dtype.U32, Size: true}, {Name: "n", Type: dtype.U32, Size: true}, {Name: "k", Type: dtype.U32, Size: true}}
+	for _, p := range s.Params {
+		fields = append(fields, Field{Name: p.Name.Name, Type: p.Type.Type})
+	}
+	for i := range fields {
+		fields[i].Offset = 4 * i
+	}
+	return append(out, Binding{Index: len(out), Name: "args", Role: Args, Fields: fields})
+}
+
+// checkNoDims refuses a matmul input shape outside a matmul kernel.
+func checkNoDims(in spec.Input, diags *diag.List) {
+	if in.Dims != nil {
+		diags.Addf(in.DimsPos, "input %s: shape %v is for matmul epilogue inputs (kind: matmul)", in.Name.Name, in.Dims)
+	}
+}
+
+// matmulSchedule chooses the tile (the spec's override, checked) and
+// records the operands.
+func matmulSchedule(s *spec.Spec, k *Kernel, diags *diag.List) Schedule {
+	mm := &Matmul{Tile: DefaultTile}
+	if t := s.Tile; t != nil {
+		for _, f := range []struct {
+			to *int
+			v  int
+		}{{&mm.Tile.BM, t.BM}, {&mm.Tile.BN, t.BN}, {&mm.Tile.BK, t.BK}, {&mm.Tile.WM, t.WM}, {&mm.Tile.WN, t.WN}} {
+			if f.v > 0 {
+				*f.to = f.v
+			}
+		}
+		checkTile(mm.Tile, t.Pos, diags)
+	}
+	bs := k.BindingsOf(Input)
+	mm.A = Operand{Binding: 0, Name: bs[0].Name, ColMajor: s.Matmul.A.ColMajor}
+	for i, b := range s.Matmul.B {
+		mm.B = append(mm.B, Operand{Binding: 1 + i, Name: bs[1+i].Name, ColMajor: b.ColMajor, Acc: b.Acc.Name})
+	}
+	t := mm.Tile
+	mm.ThreadgroupBytes = 4 * (t.BM*t.BK + len(mm.B)*(t.BK*t.BN+t.BM*t.BN))
+	k.Threadgroup = t.Threads()
+	for b := Backend(0); b < NumBackends; b++ {
+		if lim := backend.Table[b].ThreadgroupBytes; k.Ports[b] && mm.ThreadgroupBytes > lim {
+			diags.Addf(s.KindPos, "the matmul tile %s needs %d bytes of threadgroup memory; %s allows %d (choose a smaller tile)", t, mm.ThreadgroupBytes, b, lim)
+		}
+	}
+	return mm
+}
+
+// checkTile says what is wrong with a tile override.
+func checkTile(t Tile, pos diag.Pos, diags *diag.List) {
+	switch {
+	case t.BM%(8*t.WM) != 0:
+		diags.Addf(pos, "tile bm %d must be a multiple of 8 × wm (%d): each of the wm simdgroups down takes whole 8×8 fragments", t.BM, 8*t.WM)
+	case t.BN%(8*t.WN) != 0:
+		diags.Addf(pos, "tile bn %d must be a multiple of 8 × wn (%d): each of the wn simdgroups across takes whole 8×8 fragments", t.BN, 8*t.WN)
+	case t.BK%8 != 0:
+		diags.Addf(pos, "tile bk %d must be a multiple of 8 (the fragments' depth)", t.BK)
+	case t.Threads() > backend.MaxThreads():
+		diags.Addf(pos, "tile wm × wn = %d simdgroups is %d threads; at most %d", t.WM*t.WN, t.Threads(), backend.MaxThreads())
+	}
+}
+
+// Kind implements Schedule.
+func (*Matmul) Kind() Kind { return KindMatmul }
+
+// Stages implements Schedule: one epilogue stage, every output of one
+// element from the accumulators, the epilogue inputs and the params.
+func (*Matmul) Stages(k *Kernel) []Stage {
+	st := Stage{Kind: StageElement, Suffix: "epilogue", Comment: "every output of one element from its accumulators"}
+	var exprs []*Expr
+	for _, s := range k.Steps {
+		if s.Output {
+			st.Targets = append(st.Targets, Target{Name: s.Name, Expr: s.Expr})
+			exprs = append(exprs, s.Expr)
+		}
+	}
+	st.Deps = k.elementDeps(exprs, func(int) bool { return false })
+	return []Stage{k.finishStage(st)}
+}
+
+// Launch implements Schedule: one threadgroup per output tile, tiles in
+// row-major order along one grid axis: ceildiv(m, BM) · ceildiv(n, BN)
+// groups of WM·WN·32 threads.
+func (mm *Matmul) Launch(k *Kernel, _ Backend) launch.Launch {
+	t := mm.Tile
+	tiles := launch.Times(launch.Ceil(launch.V("m"), launch.N(t.BM)), launch.Ceil(launch.V("n"), launch.N(t.BN)))
+	return launch.Launch{
+		Grid:        [3]*launch.Expr{launch.Times(tiles, launch.N(t.Threads())), launch.N(1), launch.N(1)},
+		Threadgroup: [3]int{t.Threads(), 1, 1},
+	}
+}
+
+// Describe implements Schedule.
+func (mm *Matmul) Describe(k *Kernel) []string {
+	t := mm.Tile
+	var bs []string
+	for _, b := range mm.B {
+		bs = append(bs, fmt.Sprintf("%s = %s·%s", b.Acc, operandText(mm.A, "[m, k]"), operandText(b, "[k, n]")))
+	}
+	return []string{
+		fmt.Sprintf("tile %s: one threadgroup per %d×%d block of the output, %d threads", t, t.BM, t.BN, t.Threads()),
+		fmt.Sprintf("accumulate %s in f32 on 8×8 simdgroup fragments, K in steps of %d staged zero-filled in threadgroup memory", joinComma(bs), t.BK),
+		fmt.Sprintf("epilogue: accumulators through threadgroup memory (%d bytes in all), every output of each element in range", mm.ThreadgroupBytes),
+	}
+}
+
+func operandText(o Operand, logical string) string {
+	if o.ColMajor {
+		return o.Name + logical + " (col-major)"
+	}
+	return o.Name + logical
+}
+
+func joinComma(xs []string) string {
+	out := ""
+	for i, x := range xs {
+		if i > 0 {
+			out += ", "
+		}
+		out += x
+	}
+	return out
+}

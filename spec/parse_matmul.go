@@ -1,0 +1,156 @@
+package spec
+
+import (
+	"strconv"
+
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/internal/yamlnode"
+)
+
+// MatmulDims are the dimensions a matmul epilogue input may have, as they
+// are spelled in `shape: [m, n]`.
+var MatmulDims = []string{"m", "n"}
+
+var matmulFields = []string{"a", "b"}
+
+// matmul reads the `matmul:` field: {a: x, b: w} or long operand forms,
+// b a list of two for a gated matmul.
+func (p *parser) matmul(n ast.Node) *MatmulSpec {
+	m := &MatmulSpec{Pos: p.doc.Pos(n)}
+	fields, ok := p.doc.Fields(n, "matmul ({a: x, b: w})", p.diags)
+	if !ok {
+		return m
+	}
+	seen := map[string]bool{}
+	for _, f := range fields {
+		seen[f.Key] = true
+		switch f.Key {
+		case "a":
+			m.A = p.operand(f.Value, "a", false)
+		case "b":
+			if items, isSeq := f.Value.(*ast.SequenceNode); isSeq {
+				if len(items.Values) < 1 || len(items.Values) > 2 {
+					p.diags.Addf(p.doc.Pos(f.Value), "matmul b takes one operand, or two for a gated matmul (acc and acc2 over the same a); got %d", len(items.Values))
+				}
+				for i, it := range items.Values {
+					if i < 2 { // the rest were reported
+						m.B = append(m.B, p.operand(it, "b", true))
+					}
+				}
+				continue
+			}
+			m.B = []Operand{p.operand(f.Value, "b", true)}
+		default:
+			p.unknownKey(f, "matmul field", matmulFields)
+		}
+	}
+	for _, req := range matmulFields {
+		if !seen[req] {
+			p.diags.Addf(m.Pos, "matmul needs %q (the %s operand)", req, map[string]string{"a": "[m, k]", "b": "[k, n]"}[req])
+		}
+	}
+	defaults := []string{"acc", "acc2"}
+	for i := range m.B {
+		if m.B[i].Acc.Name == "" && i < len(defaults) {
+			m.B[i].Acc = Name{Name: defaults[i], Pos: m.B[i].Pos}
+		}
+	}
+	return m
+}
+
+var operandFields = map[bool][]string{false: {"name", "dtype", "layout"}, true: {"name", "dtype", "layout", "acc"}}
+
+// operand reads `x` or {name: x, dtype: f32, layout: col_major[, acc: g]}.
+func (p *parser) operand(n ast.Node, what string, isB bool) Operand {
+	if _, isMap := n.(*ast.MappingNode); !isMap {
+		return Operand{Name: p.name(n, "matmul "+what+" name")}
+	}
+	op := Operand{Name: Name{Pos: p.doc.Pos(n)}}
+	fields, _ := p.doc.Fields(n, "a matmul operand", p.diags)
+	hasName := false
+	for _, f := range fields {
+		switch {
+		case f.Key == "name":
+			op.Name, hasName = p.name(f.Value, "matmul "+what+" name"), true
+		case f.Key == "dtype":
+			op.DType = p.dtype(f.Value, "operand dtype", dtype.Floats)
+		case f.Key == "layout":
+			op.ColMajor = p.enum(f.Value, "layout", []string{"row_major", "col_major"}, "row_major") == "col_major"
+		case f.Key == "acc" && isB:
+			op.Acc = p.name(f.Value, "accumulator name")
+		default:
+			p.unknownKey(f, "matmul "+what+" field", operandFields[isB])
+		}
+	}
+	if !hasName {
+		p.diags.Addf(op.Pos, "a matmul operand needs a name")
+	}
+	return op
+}
+
+// dims reads an epilogue input's shape: [n], [m] or [m, n].
+func (p *parser) dims(n ast.Node) []string {
+	items, _ := p.doc.Seq(n, "input shape", p.diags)
+	var out []string
+	for _, it := range items {
+		v := p.enum(it, "dimension", MatmulDims, "")
+		if v == "" {
+			return nil
+		}
+		out = append(out, v)
+	}
+	switch len(out) {
+	case 1:
+	case 2:
+		if out[0] != "m" || out[1] != "n" {
+			p.diags.Addf(p.doc.Pos(n), "input shape %v: a two-dimensional epilogue input is [m, n] (row-major, like the output)", out)
+			return nil
+		}
+	default:
+		p.diags.Addf(p.doc.Pos(n), "input shape has %d dimensions: want [n] (per column), [m] (per row) or [m, n]", len(out))
+		return nil
+	}
+	return out
+}
+
+var tileFields = []string{"bm", "bn", "bk", "wm", "wn"}
+
+// tile reads {bm: 32, bn: 32, bk: 16, wm: 2, wn: 2}; the IR checks that
+// the numbers fit together.
+func (p *parser) tile(n ast.Node) *Tile {
+	t := &Tile{Pos: p.doc.Pos(n)}
+	fields, ok := p.doc.Fields(n, "tile ({bm: 32, bn: 32, bk: 16, wm: 2, wn: 2})", p.diags)
+	if !ok {
+		return t
+	}
+	for _, f := range fields {
+		iv, isInt := f.Value.(*ast.IntegerNode)
+		v, err := 0, error(nil)
+		if isInt {
+			var v64 int64
+			v64, err = strconv.ParseInt(iv.GetToken().Value, 0, 64)
+			v = int(v64)
+		}
+		if !isInt || err != nil || v < 1 || v > 256 {
+			p.diags.Addf(p.doc.Pos(f.Value), "tile %s must be an integer from 1 to 256, not %s", f.Key, yamlnode.Describe(f.Value))
+			continue
+		}
+		switch f.Key {
+		case "bm":
+			t.BM = v
+		case "bn":
+			t.BN = v
+		case "bk":
+			t.BK = v
+		case "wm":
+			t.WM = v
+		case "wn":
+			t.WN = v
+		default:
+			p.unknownKey(f, "tile field", tileFields)
+		}
+	}
+	return t
+}

@@ -152,7 +152,7 @@ func TestDispatchFormats(t *testing.T) {
 		t.Errorf("json report:\n%s", out)
 	}
 	out, code = kgen(dir, "verify", "--format", "github")
-	want := "::error file=app/gelu.go,line=26,col=16,title=kgen dispatch direct-port::calls kgenrt.MetalPort, bypassing the generated port table: "
+	want := "::error file=app/gelu.go,line=26,col=16,endLine=26,endColumn=25,title=kgen dispatch/direct-port::calls kgenrt.MetalPort, bypassing the generated port table: "
 	if code != 1 || !strings.HasPrefix(out, want) || !strings.HasSuffix(out, "; FAILED with 2 findings\n") {
 		t.Errorf("exit %d, github annotations:\n%s", code, out)
 	}

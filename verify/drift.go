@@ -1,8 +1,10 @@
 package verify
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"unicode/utf8"
 
 	"github.com/pmezard/go-difflib/difflib"
 
@@ -30,6 +32,12 @@ var driftHints = map[output.State]string{
 	output.Extra:      "extra: kgen generated this file but no spec produces it any more; run `kgen gen` to remove it",
 }
 
+// driftIDs are the drift findings' stable rule ids.
+var driftIDs = map[output.State]string{
+	output.Missing: "drift/missing", output.Stale: "drift/stale", output.HandEdited: "drift/hand-edited",
+	output.Foreign: "drift/foreign", output.Extra: "drift/extra",
+}
+
 // diffContext is the number of unchanged lines around each hunk.
 const diffContext = 3
 
@@ -48,7 +56,9 @@ func (r *Report) drift(cfg *config.Config, outDirs []string, files []output.File
 		return err
 	}
 	for i, c := range changes {
-		r.Findings = append(r.Findings, Finding{Check: "drift", Pos: diag.Pos{Path: c.Path, Line: 1, Col: 1}, Msg: driftHints[c.State], Diff: diffs[i]})
+		r.Findings = append(r.Findings, Finding{Check: "drift", ID: driftIDs[c.State],
+			Pos: diag.Pos{Path: c.Path, Line: 1, Col: 1}, End: diag.Pos{Path: c.Path, Line: 1, Col: firstLineEnd(cfg.Dir, c)},
+			Msg: driftHints[c.State], Diff: diffs[i]})
 	}
 	return nil
 }
@@ -67,4 +77,15 @@ func driftDiff(root string, c output.Change) (string, error) {
 		A: difflib.SplitLines(string(have)), B: difflib.SplitLines(string(c.Data)),
 		FromFile: "a/" + c.Path + " (on disk)", ToFile: "b/" + c.Path + " (kgen gen)", Context: diffContext,
 	})
+}
+
+// firstLineEnd is the column just past the first line (the header) of the
+// file on disk, else of the wanted file; 1 when neither has text.
+func firstLineEnd(root string, c output.Change) int {
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(c.Path)))
+	if err != nil {
+		data = c.Data
+	}
+	line, _, _ := bytes.Cut(data, []byte("\n"))
+	return utf8.RuneCount(line) + 1
 }

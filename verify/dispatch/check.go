@@ -44,6 +44,7 @@ type Options struct {
 // Finding is one violation.
 type Finding struct {
 	Pos  diag.Pos // relative to ConfigDir
+	End  diag.Pos // where the offending code ends; zero when unknown
 	Rule string
 	Msg  string
 }

@@ -69,6 +69,15 @@ var dispatchCases = []dispatchCase{
 			{"app/app.go", "!(hasMetal() && (isCUDAReady()))", "!hasMetal() && len(Devices()) > 0"},
 		},
 		wantExit: 0, wantAfter: []string{"0 launchers, 0 exempt, parity off; ok"}},
+	{name: "platform_gate", exit: 1,
+		edits: []edit{
+			{"app/app.go", "if runtime.GOOS == \"darwin\" {\n\t\treturn kernels.Gelu.Run(kgenrt.Metal, x, y)\n\t}\n\treturn kernels.Gelu.Reference(x, y)",
+				"if err := kernels.Gelu.Run(kgenrt.Metal, x, y); !errors.Is(err, kgenrt.ErrNoPort) {\n\t\treturn err\n\t}\n\treturn kernels.Gelu.Reference(x, y)"},
+			{"app/app.go", "import (\n", "import (\n\t\"errors\"\n"},
+			{"app/twice_mac.go", "//go:build darwin", "//go:build fixture"},
+			{"app/twice_other.go", "//go:build !darwin", "//go:build !fixture"},
+		},
+		wantExit: 0, wantAfter: []string{"1 launcher, 0 exempt, parity off; ok"}},
 	{name: "exempt", exit: 1,
 		edits: []edit{
 			{"kgen.yaml", "    - path: app/gone.go\n      reason: deleted last release; this exemption outlived it\n", ""},

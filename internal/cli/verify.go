@@ -26,9 +26,9 @@ or a host name anywhere in the module, and every generated port has its
 slot, its source and launchers that go through Select. Where kgen.yaml
 lies in a Go module, it type-checks the module's code — an error in the
 generated package is reported at the generated file and names its spec —
-and applies the four port-dispatch rules (direct-port, backend-compare, own-refusal,
-backend-gate; exemptions in kgen.yaml's verify.exempt, each with a
-reason). Where clang >= 17 exists (clang++-19), it also checks every kernel
+and applies the five port-dispatch rules (direct-port, backend-compare,
+own-refusal, backend-gate, platform-gate; exemptions in kgen.yaml's
+verify.exempt or a //kgen:ignore comment, each with a reason). Where clang >= 17 exists (clang++-19), it also checks every kernel
 in a strict MSL mode and runs every kernel × dtype on the CPU on adversarial
 inputs, comparing each element with a float64 evaluation of the formulas
 within the spec's tolerance, one lane-level line per kernel × dtype; where

@@ -25,6 +25,7 @@ const (
 	BackendCompare = "backend-compare"
 	OwnRefusal     = "own-refusal"
 	BackendGate    = "backend-gate"
+	PlatformGate   = "platform-gate"
 	// Load marks a package the rules could not check; never exempt.
 	Load = "load"
 	// Exempt marks a problem with an exemption itself.
@@ -32,7 +33,7 @@ const (
 )
 
 // Rules lists the four rules in the order of the package doc.
-var Rules = []string{DirectPort, BackendCompare, OwnRefusal, BackendGate}
+var Rules = []string{DirectPort, BackendCompare, OwnRefusal, BackendGate, PlatformGate}
 
 // Options say what to check.
 type Options struct {

@@ -25,21 +25,29 @@ type checker struct {
 func (c *checker) run() {
 	c.reported = map[token.Pos]bool{}
 	for _, f := range c.pkg.Syntax {
+		launches := false
 		for _, d := range f.Decls {
-			c.decl(d)
+			launches = c.decl(d) || launches
+		}
+		if launches {
+			c.fileGate(f)
 		}
 	}
+	c.skippedGates()
 }
 
 // decl checks one top-level declaration: direct-port and backend-gate
-// everywhere, backend-compare and own-refusal where it launches.
-func (c *checker) decl(d ast.Decl) {
+// everywhere, backend-compare, own-refusal and platform-gate where it
+// launches, which it reports.
+func (c *checker) decl(d ast.Decl) bool {
 	launches := c.launchSites(d)
 	c.gates(d)
 	if launches {
 		c.compares(d)
 		c.refusals(d)
+		c.goosUses(d)
 	}
+	return launches
 }
 
 // report records a finding spanning node n.

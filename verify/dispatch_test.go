@@ -78,6 +78,17 @@ var dispatchCases = []dispatchCase{
 			{"app/twice_other.go", "//go:build !darwin", "//go:build !fixture"},
 		},
 		wantExit: 0, wantAfter: []string{"1 launcher, 0 exempt, parity off; ok"}},
+	{name: "ignore", exit: 1,
+		edits: []edit{
+			{"app/app.go", " //kgen:ignore direct-port benchmarks the raw port", ""},
+			{"app/app.go", "\t//kgen:ignore backend-gate there used to be a gate here\n", ""},
+			{"app/app.go", " //kgen:ignore backend-gate\n", " //kgen:ignore backend-gate probes for a log line\n"},
+			{"app/app.go", "//kgen:ignore backend-gates legacy", "//kgen:ignore backend-gate legacy"},
+		},
+		wantExit: 1, wantAfter: []string{
+			"app/app.go:11:16: direct-port: calls kgenrt.MetalPort",
+			"2 launchers, 3 exempt, parity off; FAILED with 2 findings",
+		}},
 	{name: "exempt", exit: 1,
 		edits: []edit{
 			{"kgen.yaml", "    - path: app/gone.go\n      reason: deleted last release; this exemption outlived it\n", ""},

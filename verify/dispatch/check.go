@@ -109,6 +109,7 @@ func Check(ctx context.Context, opts Options) (*Result, error) {
 		}
 		c := &checker{m: m, pkg: p, info: p.TypesInfo, dir: opts.ConfigDir}
 		c.run()
+		c.applyIgnores(res)
 		res.Launchers += c.launchers
 		found = append(found, c.out...)
 	}

@@ -19,9 +19,10 @@ import (
 
 // emuFlags are the flags of `kgen emu`.
 type emuFlags struct {
-	file, kernel, grid, tg, order, sanitize string
-	buffers, zeros, values, outs, prints    []string
-	strict                                  bool
+	file, kernel, grid, tg, order, sanitize, lanes string
+	buffers, zeros, values, outs, prints           []string
+	includes, defines, constants, tgmem, aliases   []string
+	strict                                         bool
 }
 
 func emuCmd(o *options) *cobra.Command {
@@ -50,6 +51,16 @@ After the run:
   --out I=FILE           writes buffer I to FILE
   --print I=TYPE         prints buffer I as TYPE values (f32, f16, bf16, i32,
                          u32, u8 …), one line
+Real projects' sources (docs/emu.md):
+  -I DIR                 searched by #include (after the file's own folder)
+  -D NAME[=VALUE]        a macro, as the project's build defines it
+  --constant NAME=VALUE  a function constant's value, by name or index
+                         (e.g. --constant has_w=true --constant 20=1)
+  --threadgroup-memory I=N  N bytes for the [[threadgroup(I)]] parameter
+  --alias I=J            buffer(I) is the same memory as buffer(J)
+--matrix-lanes apple|scrambled|both picks which lane holds which
+simdgroup_matrix element ("both" runs both and fails if any buffer differs:
+code that assumes Apple's unspecified map).
 --order forward|reverse|shuffled|all picks the order in which the lanes of a
 group run between barriers; "all" runs all three and fails if any buffer
 differs (a race between lanes). --sanitize address|thread builds with ASan
@@ -77,6 +88,12 @@ orders disagree; 2 usage errors.`,
 	fl.StringVar(&f.order, "order", "forward", "lane order within each threadgroup: forward, reverse, shuffled, or all (all three must agree)")
 	fl.StringVar(&f.sanitize, "sanitize", "", "instrumented build: address (ASan) or thread (TSan, one thread per lane)")
 	fl.BoolVar(&f.strict, "strict", false, "check the source in kgen's strict MSL mode before running it")
+	fl.StringArrayVarP(&f.includes, "include", "I", nil, "DIR: #include search path (repeatable)")
+	fl.StringArrayVarP(&f.defines, "define", "D", nil, "NAME[=VALUE]: a preprocessor macro (repeatable)")
+	fl.StringArrayVar(&f.constants, "constant", nil, "NAME=VALUE or INDEX=VALUE: a function constant (repeatable)")
+	fl.StringArrayVar(&f.tgmem, "threadgroup-memory", nil, "I=N: N bytes of threadgroup memory for [[threadgroup(I)]] (repeatable)")
+	fl.StringArrayVar(&f.aliases, "alias", nil, "I=J: bind buffer J's memory at index I too (repeatable)")
+	fl.StringVar(&f.lanes, "matrix-lanes", "apple", "simdgroup_matrix element<->lane map: apple, scrambled, or both (both must agree)")
 	return cmd
 }
 
@@ -91,20 +108,19 @@ func runEmu(o *options, f *emuFlags) error {
 			return err
 		}
 	}
-	var got [][]byte
-	for i, order := range orders {
-		l.Order = order
-		bufs, err := mslcpu.Run(ctx, l)
+	got, err := runOrders(ctx, l, orders)
+	if err != nil {
+		return err
+	}
+	if f.lanes == "both" {
+		l.MatrixLanes = mslcpu.ScrambledLanes
+		scrambled, err := mslcpu.Run(ctx, l)
 		if err != nil {
 			return err
 		}
-		if i == 0 {
-			got = bufs
-			continue
-		}
-		if msg := firstDifference(got, bufs); msg != "" {
-			return fmt.Errorf("kgen emu: %s: %s between %s and %s lane order: the lanes of a threadgroup race (a missing barrier?)",
-				l.HostName, msg, orderNames[orders[0]], orderNames[order])
+		if msg := firstDifference(got, scrambled); msg != "" {
+			return fmt.Errorf("kgen emu: %s: %s between Apple's and a scrambled simdgroup_matrix lane map: the kernel depends on which lane holds which element, which Apple does not specify",
+				l.HostName, msg)
 		}
 	}
 	for _, p := range f.prints {
@@ -140,7 +156,80 @@ func runEmu(o *options, f *emuFlags) error {
 	return nil
 }
 
+// runOrders runs the launch in each lane order and fails when two differ.
+func runOrders(ctx context.Context, l mslcpu.Launch, orders []mslcpu.LaneOrder) ([][]byte, error) {
+	var got [][]byte
+	for i, order := range orders {
+		l.Order = order
+		bufs, err := mslcpu.Run(ctx, l)
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			got = bufs
+			continue
+		}
+		if msg := firstDifference(got, bufs); msg != "" {
+			return nil, fmt.Errorf("kgen emu: %s: %s between %s and %s lane order: the lanes of a threadgroup race (a missing barrier?)",
+				l.HostName, msg, orderNames[orders[0]], orderNames[order])
+		}
+	}
+	return got, nil
+}
+
 var orderNames = map[mslcpu.LaneOrder]string{mslcpu.Forward: "forward", mslcpu.Reverse: "reverse", mslcpu.Shuffled: "shuffled"}
+
+// sourceOptions fills in what real projects' sources need: include paths,
+// macros, function constants, threadgroup memory, aliases and the lane map.
+func (f *emuFlags) sourceOptions(l *mslcpu.Launch) error {
+	l.Path, l.IncludeDirs, l.Defines = f.file, f.includes, f.defines
+	for _, c := range f.constants {
+		name, value, ok := strings.Cut(c, "=")
+		if !ok || name == "" || value == "" {
+			return fmt.Errorf("--constant %s: want NAME=VALUE", c)
+		}
+		if l.FunctionConstants == nil {
+			l.FunctionConstants = map[string]string{}
+		}
+		l.FunctionConstants[name] = value
+	}
+	for _, t := range f.tgmem {
+		idx, n, err := indexed(t, 31)
+		if err != nil {
+			return fmt.Errorf("--threadgroup-memory %s: %v", t, err)
+		}
+		size, err := strconv.ParseUint(n, 10, 32)
+		if err != nil {
+			return fmt.Errorf("--threadgroup-memory %s: %v", t, err)
+		}
+		for len(l.ThreadgroupMemory) <= idx {
+			l.ThreadgroupMemory = append(l.ThreadgroupMemory, 0)
+		}
+		l.ThreadgroupMemory[idx] = uint32(size)
+	}
+	for _, a := range f.aliases {
+		idx, j, err := indexed(a, 31)
+		if err != nil {
+			return fmt.Errorf("--alias %s: %v", a, err)
+		}
+		target, err := strconv.Atoi(j)
+		if err != nil {
+			return fmt.Errorf("--alias %s: %v", a, err)
+		}
+		if l.Aliases == nil {
+			l.Aliases = map[int]int{}
+		}
+		l.Aliases[idx] = target
+	}
+	switch f.lanes {
+	case "apple", "both":
+	case "scrambled":
+		l.MatrixLanes = mslcpu.ScrambledLanes
+	default:
+		return fmt.Errorf("--matrix-lanes must be apple, scrambled or both, not %q", f.lanes)
+	}
+	return nil
+}
 
 // launch turns the flags into a Launch and the lane orders to run.
 func (f *emuFlags) launch() (mslcpu.Launch, []mslcpu.LaneOrder, error) {
@@ -155,6 +244,9 @@ func (f *emuFlags) launch() (mslcpu.Launch, []mslcpu.LaneOrder, error) {
 		return l, nil, fmt.Errorf("--file: %v", err)
 	}
 	l.Source, l.HostName = src, f.kernel
+	if err := f.sourceOptions(&l); err != nil {
+		return l, nil, err
+	}
 	if l.Grid, err = dims(f.grid, 0); err != nil {
 		return l, nil, fmt.Errorf("--grid %s: %v", f.grid, err)
 	}
@@ -203,6 +295,9 @@ func (f *emuFlags) launch() (mslcpu.Launch, []mslcpu.LaneOrder, error) {
 	hi := -1
 	for idx := range bufs {
 		hi = max(hi, idx)
+	}
+	for idx := range l.Aliases {
+		hi = max(hi, idx) // an alias needs no bytes of its own
 	}
 	l.Buffers = make([][]byte, hi+1) // indices nobody gave are empty buffers
 	for idx, data := range bufs {

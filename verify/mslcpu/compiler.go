@@ -16,8 +16,12 @@ import (
 	"sync"
 )
 
-//go:embed shim/metal_stdlib shim/runtime.cc
+//go:embed shim/metal_stdlib shim/metal_simdgroup_matrix shim/metal_type_traits shim/runtime.cc
 var shimFS embed.FS
+
+// shimFiles are the embedded shim files, unpacked side by side so that
+// metal_stdlib's includes and the kernels' #include <metal_*> find them.
+var shimFiles = []string{"metal_stdlib", "metal_simdgroup_matrix", "metal_type_traits", "runtime.cc"}
 
 // cacheVersion changes whenever the way binaries are built changes in a way
 // the hashed inputs do not capture.
@@ -153,8 +157,8 @@ func CacheDir() (string, error) {
 // shimHash covers every embedded shim file.
 var shimHash = sync.OnceValue(func() string {
 	h := sha256.New()
-	for _, name := range []string{"shim/metal_stdlib", "shim/runtime.cc"} {
-		data, _ := shimFS.ReadFile(name)
+	for _, name := range shimFiles {
+		data, _ := shimFS.ReadFile("shim/" + name)
 		fmt.Fprintf(h, "%s %d\n", name, len(data))
 		h.Write(data)
 	}
@@ -164,7 +168,7 @@ var shimHash = sync.OnceValue(func() string {
 // unpackShim writes the shim into a content-addressed directory once.
 func unpackShim(cache string) (string, error) {
 	dir := filepath.Join(cache, "shim-"+shimHash()[:16])
-	for _, name := range []string{"metal_stdlib", "runtime.cc"} {
+	for _, name := range shimFiles {
 		path := filepath.Join(dir, name)
 		if _, err := os.Stat(path); err == nil {
 			continue

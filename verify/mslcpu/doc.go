@@ -60,9 +60,9 @@
 //     (lane order, sequential), not Apple's tree.
 //   - Metal's boolN is modelled as intN (clang vector comparisons yield
 //     int vectors), so bool vectors have the wrong size in buffers.
-//   - Not supported: textures, samplers, atomics, [[threadgroup(n)]]
-//     buffers (use kernel-scope threadgroup arrays), quad_* functions,
-//     simdgroup_matrix, packed_* vector types, `1.0h` literals. Threadgroup
+//   - Not supported: textures, samplers, atomics, quad_* functions,
+//     packed_* vector types, matrix types, `1.0h` literals, Apple's
+//     internal __metal_* builtins (docs/emu.md). Threadgroup
 //     memory (32 KB) and pipeline thread limits are not enforced beyond
 //     1024 threads per group.
 //   - g++ is not supported. g++ 12 (Debian 12) has no __bf16 in C++ and no

@@ -13,6 +13,8 @@ const kernelFile = "kernel.metal"
 // that exposes each host-named entry point to the runtime (shim/runtime.cc).
 func translationUnit(p *program) string {
 	var b strings.Builder
+	// Preprocessed text has lost its #include <metal_stdlib>.
+	b.WriteString("#include <metal_stdlib>\n")
 	fmt.Fprintf(&b, "#line 1 %q\n", kernelFile)
 	b.Write(p.text)
 	if len(p.text) > 0 && p.text[len(p.text)-1] != '\n' {
@@ -58,6 +60,8 @@ func writeLane(b *strings.Builder, i int, in instance) {
 		case paramBuffer:
 			args = append(args, fmt.Sprintf("kgen_rt::buf_arg<%s>(b[%d])", argT, prm.index))
 			reqs = append(reqs, fmt.Sprintf("{%d, kgen_rt::min_bytes<%s>()}", prm.index, argT))
+		case paramThreadgroup:
+			args = append(args, fmt.Sprintf("static_cast<%s>(kgen_rt::tg_mem(%d))", argT, prm.index))
 		case paramPosition:
 			args = append(args, fmt.Sprintf("kgen_rt::pos_arg<%s>(%s)", argT, positionAttrs[prm.attr]))
 		}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"sort"
 	"strings"
 )
 
@@ -21,14 +22,39 @@ const (
 	Shuffled                  // a fixed pseudo-random permutation per group
 )
 
+// MatrixLaneMap is the element<->lane map of simdgroup_matrix fragments.
+type MatrixLaneMap uint32
+
+const (
+	// AppleLanes is the map Apple GPUs are observed to use (lane l holds
+	// row (l/4 & 4) + (l/2)%4, columns (l/4 & 2)*2 + (l%2)*2 and +1), the
+	// one code reading thread_elements() usually assumes.
+	AppleLanes MatrixLaneMap = iota
+	// ScrambledLanes permutes the 64 elements over the 32 lanes' two slots.
+	ScrambledLanes
+)
+
 // Launch is one dispatchThreads call of one host-named kernel.
 type Launch struct {
-	Source      []byte    // the whole .metal file as kgen generates it
+	Source []byte // the whole .metal file, unmodified
+	// SourceOptions: where the file lives, -I, -D, function constants.
+	SourceOptions
 	HostName    string    // e.g. "gelu_tanh_bf16"
 	Buffers     [][]byte  // indexed by [[buffer(i)]]; device buffers and the bytes of `constant S&` structs alike
 	Grid        [3]uint32 // total threads per axis (Metal dispatchThreads semantics)
 	Threadgroup [3]uint32
-	Order       LaneOrder // lane order within each group; Forward if unset
+	// ThreadgroupMemory[i] is the byte length of the memory bound to
+	// [[threadgroup(i)]] parameters (setThreadgroupMemoryLength).
+	ThreadgroupMemory []uint32
+	// Aliases binds one buffer at several indices, as setBuffer with the
+	// same MTLBuffer twice does: Aliases[i] = j makes buffer(i) the memory
+	// of buffer(j) (Buffers[i] is then ignored and comes back as j's bytes).
+	Aliases map[int]int
+	Order   LaneOrder // lane order within each group; Forward if unset
+	// MatrixLanes chooses which lane holds which simdgroup_matrix element.
+	// Apple does not specify it: correct code gives the same results under
+	// every map, so run matrix kernels with ScrambledLanes too.
+	MatrixLanes MatrixLaneMap
 	Sanitize    Sanitizer // an instrumented build (see Sanitizer); none if unset
 	// Flags are extra compiler flags for the kernel and runtime build, after
 	// the harness's own: e.g. -ffp-contract=fast -mfma to see what FMA
@@ -58,9 +84,13 @@ const maxThreadgroup = 1024
 // whose position is outside Grid are not run (dispatchThreads semantics);
 // partial threadgroups are allowed. The input buffers are not modified.
 func Run(ctx context.Context, l Launch) ([][]byte, error) {
-	p, err := parseProgram(l.Source)
+	tc, err := newToolchain()
 	if err != nil {
-		return nil, fmt.Errorf("mslcpu: %s: %w", kernelFile, err)
+		return nil, err
+	}
+	p, err := tc.load(ctx, l.Source, l.SourceOptions)
+	if err != nil {
+		return nil, err
 	}
 	in, err := p.instance(l.HostName)
 	if err != nil {
@@ -68,10 +98,6 @@ func Run(ctx context.Context, l Launch) ([][]byte, error) {
 	}
 	if err := checkLaunch(l, in.kernel); err != nil {
 		return nil, fmt.Errorf("mslcpu: %s: %w", l.HostName, err)
-	}
-	tc, err := newToolchain()
-	if err != nil {
-		return nil, err
 	}
 	if err := SanitizerAvailable(ctx, l.Sanitize); err != nil {
 		return nil, err
@@ -101,8 +127,22 @@ func checkLaunch(l Launch, k *kernelSig) error {
 	if hi := k.maxBuffer(); hi >= len(l.Buffers) {
 		return fmt.Errorf("kernel %s binds buffer(%d) but the launch has %d buffers", k.name, hi, len(l.Buffers))
 	}
+	for i, j := range l.Aliases {
+		if i < 0 || j < 0 || i >= len(l.Buffers) || j >= len(l.Buffers) || i == j {
+			return fmt.Errorf("alias buffer(%d) = buffer(%d): both must be distinct buffers of the launch", i, j)
+		}
+		if _, chained := l.Aliases[j]; chained {
+			return fmt.Errorf("alias buffer(%d) = buffer(%d): buffer(%d) is itself an alias", i, j, j)
+		}
+	}
+	if len(l.ThreadgroupMemory) > 31 {
+		return fmt.Errorf("%d threadgroup memory bindings exceed Metal's 31", len(l.ThreadgroupMemory))
+	}
 	if l.Order > Shuffled {
 		return fmt.Errorf("unknown lane order %d", l.Order)
+	}
+	if l.MatrixLanes > ScrambledLanes {
+		return fmt.Errorf("unknown matrix lane map %d", l.MatrixLanes)
 	}
 	if l.Sanitize > ThreadSanitizer {
 		return fmt.Errorf("unknown sanitizer %d", l.Sanitize)
@@ -141,7 +181,7 @@ func execute(ctx context.Context, tc *toolchain, bin string, l Launch) ([][]byte
 func encodeRequest(l Launch) []byte {
 	var b bytes.Buffer
 	le := binary.LittleEndian
-	b.WriteString("KGENRUN1")
+	b.WriteString("KGENRUN2")
 	b.Write(le.AppendUint32(nil, uint32(len(l.HostName))))
 	b.WriteString(l.HostName)
 	for _, v := range l.Grid {
@@ -151,10 +191,20 @@ func encodeRequest(l Launch) []byte {
 		b.Write(le.AppendUint32(nil, v))
 	}
 	b.Write(le.AppendUint32(nil, uint32(l.Order)))
+	b.Write(le.AppendUint32(nil, uint32(l.MatrixLanes)))
 	b.Write(le.AppendUint32(nil, uint32(len(l.Buffers))))
 	for _, buf := range l.Buffers {
 		b.Write(le.AppendUint64(nil, uint64(len(buf))))
 		b.Write(buf)
+	}
+	b.Write(le.AppendUint32(nil, uint32(len(l.Aliases))))
+	for _, i := range sortedKeys(l.Aliases) {
+		b.Write(le.AppendUint32(nil, uint32(i)))
+		b.Write(le.AppendUint32(nil, uint32(l.Aliases[i])))
+	}
+	b.Write(le.AppendUint32(nil, uint32(len(l.ThreadgroupMemory))))
+	for _, n := range l.ThreadgroupMemory {
+		b.Write(le.AppendUint32(nil, n))
 	}
 	return b.Bytes()
 }
@@ -194,3 +244,12 @@ func copyBuffers(in [][]byte) [][]byte {
 // simdgroup_barrier or simd_* functions: kernels whose lanes hand data to
 // each other, where a race can hide behind one lane order.
 func Synchronises(source []byte) bool { return syncRe.Match(maskComments(source)) }
+
+func sortedKeys(m map[int]int) []int {
+	keys := make([]int, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	return keys
+}

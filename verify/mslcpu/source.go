@@ -19,6 +19,9 @@ type program struct {
 	// sync is set when the source calls barriers or simd functions, which
 	// need the fiber scheduler.
 	sync bool
+	// lines maps lines of preprocessed text to their files (nil: the text
+	// is the kernel file itself).
+	lines *lineMap
 }
 
 // kernelSig is one kernel function definition.
@@ -34,6 +37,7 @@ type paramKind int
 const (
 	paramBuffer paramKind = iota
 	paramPosition
+	paramThreadgroup // a threadgroup pointer: [[threadgroup(n)]], memory sized by the launch
 )
 
 // param is one kernel parameter: a [[buffer(i)]] binding or a position
@@ -79,8 +83,9 @@ var positionAttrs = map[string]string{
 var (
 	hostNameRe  = regexp.MustCompile(`^\s*template\s*\[\[\s*host_name\s*\(\s*"([^"]+)"\s*\)\s*\]\]\s*(?:\[\[\s*kernel\s*\]\]\s*)?decltype\s*\(\s*([^;]+?)\s*\)\s*([^;]+?)\s*;\s*$`)
 	kernelRe    = regexp.MustCompile(`(?:\bkernel|\[\[\s*kernel\s*\]\])\s+void\s+([A-Za-z_]\w*)\s*\(`)
-	syncRe      = regexp.MustCompile(`\b(?:threadgroup_barrier|simdgroup_barrier|simd_\w+|quad_\w+)\s*\(`)
+	syncRe      = regexp.MustCompile(`\b(?:threadgroup_barrier|simd_\w+|quad_\w+)\s*\(|\bsimdgroup_\w+`)
 	tgKeywordRe = regexp.MustCompile(`\bthreadgroup\b`)
+	tgAttrRe    = regexp.MustCompile(`\[\[\s*(threadgroup)\s*\(`)
 	vecCtorRe   = regexp.MustCompile(`(?:\bmetal\s*::\s*)?\bvec\s*<([^<>;(){}]*)>\s*\(`)
 	attrRe      = regexp.MustCompile(`\[\[\s*([A-Za-z_]\w*)\s*(?:\(\s*([^)]*?)\s*\))?\s*\]\]`)
 	identRe     = regexp.MustCompile(`[A-Za-z_]\w*`)
@@ -94,16 +99,16 @@ type edit struct {
 	text       string
 }
 
-// parseProgram reads the kernels and entry points of src and rewrites the
-// constructs clang rejects or that C++ reads differently.
-func parseProgram(src []byte) (*program, error) {
+// parseProgram reads the kernels and entry points of src (preprocessed
+// text when lines is not nil) and rewrites the constructs clang rejects or
+// that C++ reads differently.
+func parseProgram(src []byte, fc map[string]string, lines *lineMap) (*program, error) {
 	masked := maskComments(src)
-	p := &program{kernels: map[string]*kernelSig{}, sync: syncRe.Match(masked)}
-	edits, err := p.instantiations(masked)
+	p := &program{kernels: map[string]*kernelSig{}, sync: syncRe.Match(masked), lines: lines}
+	edits, err := p.edits(masked, fc)
 	if err != nil {
 		return nil, err
 	}
-	edits = append(edits, rewrites(masked)...)
 	if err := p.parseKernels(masked); err != nil {
 		return nil, err
 	}
@@ -114,44 +119,183 @@ func parseProgram(src []byte) (*program, error) {
 	return p, nil
 }
 
+// edits collects every rewrite of the source.
+func (p *program) edits(masked []byte, fc map[string]string) ([]edit, error) {
+	edits, err := p.instantiations(masked)
+	if err != nil {
+		return nil, err
+	}
+	fcEdits, unknown := functionConstants(masked, fc)
+	if len(unknown) > 0 {
+		return nil, fmt.Errorf("%s: no [[function_constant]] named or numbered %s", p.pos(1), strings.Join(unknown, ", "))
+	}
+	return append(append(edits, fcEdits...), rewrites(masked)...), nil
+}
+
+// pos names line n of the text being parsed as file:line.
+func (p *program) pos(n int) string { return p.lines.pos(n) }
+
 // prepass returns only the rewritten text; CheckSyntax uses it so that a
 // syntax check does not depend on the driver's signature rules.
 func prepass(src []byte) ([]byte, error) {
 	masked := maskComments(src)
 	p := &program{kernels: map[string]*kernelSig{}}
-	edits, err := p.instantiations(masked)
+	edits, err := p.edits(masked, nil)
 	if err != nil {
 		return nil, err
 	}
-	return applyEdits(src, append(edits, rewrites(masked)...)), nil
+	return applyEdits(src, edits), nil
 }
 
-// instantiations turns each `template [[host_name("h")]] [[kernel]]
-// decltype(f<T>) f<T>;` line, which clang rejects, into a constexpr
-// function pointer that both instantiates f<T> and names it for the driver.
+// instantiations turns every explicit instantiation that carries a
+// [[host_name]], which clang rejects, into a constexpr function pointer that
+// both instantiates the kernel and names it for the driver. It accepts the
+// forms real code uses, after macro expansion (several may share a line):
+//
+//	template [[host_name("h")]] [[kernel]] decltype(f<T>) f<T>;
+//	template [[host_name("h")]] kernel f_t f<T>;             (a typedef'd type)
+//	template [[host_name("h")]] [[kernel]] void f<T>(device T* x [[buffer(0)]], ...);
+//
+// and host names spelled as adjacent string literals ("v_" "abs" "float32").
 func (p *program) instantiations(masked []byte) ([]edit, error) {
 	var edits []edit
-	off := 0
-	for i, line := range strings.SplitAfter(string(masked), "\n") {
-		start := off
-		off += len(line)
-		if !strings.Contains(line, "host_name") {
-			continue
+	for _, loc := range hostNameStartRe.FindAllIndex(masked, -1) {
+		line := lineOf(masked, loc[0])
+		host, rest, err := hostNameLiteral(masked, loc[1])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", p.pos(line), err)
 		}
-		m := hostNameRe.FindStringSubmatch(strings.TrimRight(line, "\r\n"))
-		if m == nil {
-			return nil, fmt.Errorf("line %d: unsupported host_name form (want `template [[host_name(\"h\")]] [[kernel]] decltype(f<T>) f<T>;` on one line)", i+1)
+		semi := statementEnd(masked, rest)
+		if semi < 0 {
+			return nil, fmt.Errorf("%s: host_name %q: no ';' ends the instantiation", p.pos(line), host)
 		}
-		expr := spaceRe.ReplaceAllString(m[3], "")
-		if spaceRe.ReplaceAllString(m[2], "") != expr {
-			return nil, fmt.Errorf("line %d: host_name %q: decltype(%s) does not name %s", i+1, m[1], m[2], m[3])
+		expr, err := instantiated(string(masked[rest:semi]))
+		if err != nil {
+			return nil, fmt.Errorf("%s: host_name %q: %v", p.pos(line), host, err)
 		}
 		ident := fmt.Sprintf("kgen_host_%d", len(p.instances))
-		p.instances = append(p.instances, instance{host: m[1], expr: expr, line: i + 1, ident: ident, declared: true})
-		body := strings.TrimRight(line, "\r\n")
-		edits = append(edits, edit{start, start + len(body), fmt.Sprintf("constexpr auto %s = &%s; // host_name(%q)", ident, expr, m[1])})
+		p.instances = append(p.instances, instance{host: host, expr: expr, line: line, ident: ident, declared: true})
+		text := fmt.Sprintf("constexpr auto %s = &%s;", ident, expr)
+		edits = append(edits, edit{loc[0], semi + 1, keepLines(masked[loc[0]:semi+1], text)})
 	}
 	return edits, nil
+}
+
+var (
+	hostNameStartRe = regexp.MustCompile(`\btemplate\s*\[\[\s*host_name\s*\(`)
+	hostNameEndRe   = regexp.MustCompile(`^\s*\)\s*\]\]`)
+	kernelAttrRe    = regexp.MustCompile(`^\s*(?:\[\[\s*kernel\s*\]\]|\bkernel\b)\s*`)
+	decltypeRe      = regexp.MustCompile(`^\s*decltype\s*\(`)
+	entityRe        = regexp.MustCompile(`([A-Za-z_][\w:]*)\s*$`)
+)
+
+// hostNameLiteral reads the (concatenated) string literals of a host_name
+// attribute starting at pos, and returns the offset after its `)]]`. The
+// literals were kept by maskComments; escapes other than \" are not used
+// in host names.
+func hostNameLiteral(b []byte, pos int) (string, int, error) {
+	var name strings.Builder
+	i := pos
+	for {
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+			i++
+		}
+		if i >= len(b) || b[i] != '"' {
+			break
+		}
+		end := skipQuoted(b, i)
+		lit, err := strconv.Unquote(string(b[i : end+1]))
+		if err != nil {
+			return "", 0, fmt.Errorf("bad host_name literal %s", b[i:end+1])
+		}
+		name.WriteString(lit)
+		i = end + 1
+	}
+	m := hostNameEndRe.FindIndex(b[i:])
+	if name.Len() == 0 || m == nil {
+		return "", 0, fmt.Errorf("unsupported host_name form: want template [[host_name(\"h\")]] followed by the instantiation")
+	}
+	return name.String(), i + m[1], nil
+}
+
+// statementEnd returns the offset of the ';' that ends the statement
+// starting at pos, outside parentheses and braces.
+func statementEnd(b []byte, pos int) int {
+	depth := 0
+	for i := pos; i < len(b); i++ {
+		switch b[i] {
+		case '(', '{':
+			depth++
+		case ')', '}':
+			depth--
+		case ';':
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// instantiated returns the function an instantiation names (f<T>), from
+// the text after [[host_name(...)]]: an optional kernel attribute, the
+// type (decltype(f<T>), a typedef, or a return type), the name, and in the
+// last form a parameter list.
+func instantiated(stmt string) (string, error) {
+	stmt = kernelAttrRe.ReplaceAllString(stmt, "")
+	var declared string
+	if m := decltypeRe.FindStringIndex(stmt); m != nil {
+		close, err := matchParen([]byte(stmt), m[1]-1)
+		if err != nil {
+			return "", err
+		}
+		declared = spaceRe.ReplaceAllString(stmt[m[1]:close], "")
+		stmt = stmt[close+1:]
+	}
+	if open := strings.IndexByte(stmt, '('); open >= 0 {
+		stmt = stmt[:open]
+	}
+	stmt = strings.TrimSpace(stmt)
+	args := ""
+	if strings.HasSuffix(stmt, ">") {
+		lt := matchAngleBack(stmt)
+		if lt < 0 {
+			return "", fmt.Errorf("unbalanced <> in %q", stmt)
+		}
+		stmt, args = stmt[:lt], stmt[lt:]
+	}
+	m := entityRe.FindStringSubmatch(stmt)
+	if m == nil {
+		return "", fmt.Errorf("cannot find the instantiated kernel in %q", stmt)
+	}
+	expr := spaceRe.ReplaceAllString(m[1]+args, "")
+	if declared != "" && declared != expr {
+		return "", fmt.Errorf("decltype(%s) does not name %s", declared, expr)
+	}
+	return expr, nil
+}
+
+// matchAngleBack returns the index of the '<' that opens the final '>'.
+func matchAngleBack(s string) int {
+	depth := 0
+	for i := len(s) - 1; i >= 0; i-- {
+		switch s[i] {
+		case '>':
+			depth++
+		case '<':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// keepLines returns text followed by as many newlines as orig holds, so that
+// an edit never moves the lines after it.
+func keepLines(orig []byte, text string) string {
+	return text + strings.Repeat("\n", bytes.Count(orig, []byte("\n")))
 }
 
 // rewrites handles two constructs: `threadgroup T*` / `threadgroup T&`
@@ -159,6 +303,10 @@ func (p *program) instantiations(masked []byte) ([]edit, error) {
 // `vec<T,N>(...)` (a functional cast that C++ would treat as a bit cast).
 func rewrites(masked []byte) []edit {
 	var edits []edit
+	// [[threadgroup(n)]] would be mangled by the shim's threadgroup macro.
+	for _, loc := range tgAttrRe.FindAllSubmatchIndex(masked, -1) {
+		edits = append(edits, edit{loc[2], loc[3], "kgen_threadgroup"})
+	}
 	for _, loc := range tgKeywordRe.FindAllIndex(masked, -1) {
 		rest := masked[loc[1]:]
 		if k := bytes.IndexAny(rest, "*&;[=(){},"); k >= 0 && (rest[k] == '*' || rest[k] == '&') {
@@ -179,14 +327,14 @@ func (p *program) parseKernels(masked []byte) error {
 		open := m[1] - 1
 		close, err := matchParen(masked, open)
 		if err != nil {
-			return fmt.Errorf("line %d: kernel %s: %v", lineOf(masked, m[0]), name, err)
+			return fmt.Errorf("%s: kernel %s: %v", p.pos(lineOf(masked, m[0])), name, err)
 		}
 		after := bytes.TrimLeft(masked[close+1:], " \t\r\n")
 		if len(after) == 0 || after[0] != '{' {
 			continue // a declaration; the definition carries the signature
 		}
 		k := &kernelSig{name: name, line: lineOf(masked, m[0]), template: isTemplate(masked, m[0])}
-		if err := k.parseParams(masked[open+1 : close]); err != nil {
+		if err := p.parseParams(k, masked[open+1:close]); err != nil {
 			return err
 		}
 		p.kernels[name] = k
@@ -202,7 +350,7 @@ func (p *program) bindInstances() error {
 		name := identRe.FindString(in.expr)
 		k := p.kernels[name]
 		if k == nil {
-			return fmt.Errorf("line %d: host_name %q instantiates %s, but no kernel %s is defined", in.line, in.host, in.expr, name)
+			return fmt.Errorf("%s: host_name %q instantiates %s, but no kernel %s is defined", p.pos(in.line), in.host, in.expr, name)
 		}
 		in.kernel = k
 	}
@@ -220,7 +368,7 @@ func (p *program) bindInstances() error {
 	seen := map[string]bool{}
 	for _, in := range p.instances {
 		if seen[in.host] {
-			return fmt.Errorf("line %d: host name %q is defined twice", in.line, in.host)
+			return fmt.Errorf("%s: host name %q is defined twice", p.pos(in.line), in.host)
 		}
 		seen[in.host] = true
 	}
@@ -238,38 +386,92 @@ func (p *program) instance(host string) (*instance, error) {
 	return nil, fmt.Errorf("no kernel with host name %q (the source defines %s)", host, strings.Join(names, ", "))
 }
 
-// parseParams reads `TYPE NAME [[attr]]` parameters.
-func (k *kernelSig) parseParams(list []byte) error {
+// parseParams reads the parameters: `TYPE NAME [[attr]]`, or a device or
+// constant pointer or reference without an attribute, which Metal binds
+// to the next buffer index not used explicitly (in declaration order);
+// threadgroup pointers likewise take [[threadgroup(n)]] indices.
+func (p *program) parseParams(k *kernelSig, list []byte) error {
 	for _, raw := range splitTopLevel(string(list)) {
 		text := strings.TrimSpace(raw)
 		if text == "" {
 			continue
 		}
-		m := attrRe.FindStringSubmatchIndex(text)
-		if m == nil {
-			return fmt.Errorf("line %d: kernel %s: parameter %q has no [[attribute]]", k.line, k.name, text)
-		}
-		attr := text[m[2]:m[3]]
-		names := identRe.FindAllString(text[:m[0]], -1)
-		if len(names) < 2 {
-			return fmt.Errorf("line %d: kernel %s: cannot read parameter %q", k.line, k.name, text)
-		}
-		prm := param{name: names[len(names)-1], attr: attr}
-		switch {
-		case attr == "buffer" && m[4] >= 0:
-			idx, err := strconv.Atoi(text[m[4]:m[5]])
-			if err != nil || idx < 0 || idx > 30 {
-				return fmt.Errorf("line %d: kernel %s: parameter %s: bad buffer index %q", k.line, k.name, prm.name, text[m[4]:m[5]])
-			}
-			prm.kind, prm.index = paramBuffer, idx
-		case positionAttrs[attr] != "" && m[4] < 0:
-			prm.kind = paramPosition
-		default:
-			return fmt.Errorf("line %d: kernel %s: parameter %s: attribute [[%s]] is not supported by mslcpu", k.line, k.name, prm.name, text[m[2]:m[1]-2])
+		prm, err := readParam(text)
+		if err != nil {
+			return fmt.Errorf("%s: kernel %s: %v", p.pos(k.line), k.name, err)
 		}
 		k.params = append(k.params, prm)
 	}
+	assignImplicit(k.params, paramBuffer)
+	assignImplicit(k.params, paramThreadgroup)
 	return nil
+}
+
+var spaceKeywordRe = regexp.MustCompile(`\b(device|constant|threadgroup)\b`)
+
+// readParam reads one kernel parameter.
+func readParam(text string) (param, error) {
+	m := attrRe.FindStringSubmatchIndex(text)
+	decl := text
+	if m != nil {
+		decl = text[:m[0]]
+	}
+	names := identRe.FindAllString(decl, -1)
+	if len(names) < 2 {
+		return param{}, fmt.Errorf("cannot read parameter %q", text)
+	}
+	prm := param{name: names[len(names)-1], index: -1}
+	if m == nil {
+		space := spaceKeywordRe.FindString(decl)
+		switch {
+		case space == "threadgroup":
+			prm.kind = paramThreadgroup
+		case space != "" && strings.ContainsAny(decl, "*&"):
+			prm.kind = paramBuffer
+		default:
+			return param{}, fmt.Errorf("parameter %q has no [[attribute]] and is not a device, constant or threadgroup pointer or reference", text)
+		}
+		return prm, nil
+	}
+	prm.attr = text[m[2]:m[3]]
+	switch {
+	case (prm.attr == "buffer" || prm.attr == "threadgroup") && m[4] >= 0:
+		idx, err := strconv.Atoi(text[m[4]:m[5]])
+		if err != nil || idx < 0 || idx > 30 {
+			return param{}, fmt.Errorf("parameter %s: bad index %q", prm.name, text[m[4]:m[5]])
+		}
+		prm.kind, prm.index = paramBuffer, idx
+		if prm.attr == "threadgroup" {
+			prm.kind = paramThreadgroup
+		}
+	case positionAttrs[prm.attr] != "" && m[4] < 0:
+		prm.kind, prm.index = paramPosition, 0
+	default:
+		return param{}, fmt.Errorf("parameter %s: attribute [[%s]] is not supported by mslcpu", prm.name, text[m[2]:m[1]-2])
+	}
+	return prm, nil
+}
+
+// assignImplicit gives parameters of one kind without an index the lowest
+// indices their kernel does not use explicitly, in declaration order.
+func assignImplicit(params []param, kind paramKind) {
+	used := map[int]bool{}
+	for _, prm := range params {
+		if prm.kind == kind && prm.index >= 0 {
+			used[prm.index] = true
+		}
+	}
+	next := 0
+	for i := range params {
+		if params[i].kind != kind || params[i].index >= 0 {
+			continue
+		}
+		for used[next] {
+			next++
+		}
+		params[i].index = next
+		used[next] = true
+	}
 }
 
 // maxBuffer returns the highest buffer index the kernel binds, or -1.

@@ -2,12 +2,13 @@ package mslcpu
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 )
 
 func TestParseProgram(t *testing.T) {
-	p, err := parseProgram([]byte(clampmulSource))
+	p, err := parseProgram([]byte(clampmulSource), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ kernel void k(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]])
     x[i] = p[i] + r.x + metal::vec<float, 2>(1.0f).x;
 }
 `
-	p, err := parseProgram([]byte(src))
+	p, err := parseProgram([]byte(src), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,15 +83,15 @@ kernel void k(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]])
 
 func TestParseErrors(t *testing.T) {
 	cases := []struct{ src, want string }{
-		{"template [[host_name(\"a\")]] [[kernel]] void f<float>(device float*);\n", "unsupported host_name form"},
+		{"template [[host_name(a)]] [[kernel]] void f<float>(device float*);\n", "unsupported host_name form"},
 		{"template [[host_name(\"a\")]] [[kernel]] decltype(f<float>) g<float>;\n", "does not name"},
 		{"template [[host_name(\"a\")]] [[kernel]] decltype(f<float>) f<float>;\n", "no kernel f is defined"},
 		{"kernel void k(device float* x [[buffer(0)]], texture2d<float> t [[texture(0)]]) {}\n", "[[texture(0)]] is not supported"},
-		{"kernel void k(device float* x) {}\n", "has no [[attribute]]"},
-		{"kernel void k(device float* x [[buffer(31)]]) {}\n", "bad buffer index"},
+		{"kernel void k(device float* x, float y) {}\n", "kernel.metal:1: kernel k: parameter \"float y\" has no [[attribute]]"},
+		{"\nkernel void k(device float* x [[buffer(31)]]) {}\n", "kernel.metal:2: kernel k: parameter x: bad index \"31\""},
 	}
 	for _, c := range cases {
-		_, err := parseProgram([]byte(c.src))
+		_, err := parseProgram([]byte(c.src), nil, nil)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: got %v, want an error mentioning %q", c.src, err, c.want)
 		}
@@ -98,7 +99,7 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestDriverNamesEveryEntry(t *testing.T) {
-	p, err := parseProgram([]byte(clampmulSource))
+	p, err := parseProgram([]byte(clampmulSource), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,5 +115,75 @@ func TestDriverNamesEveryEntry(t *testing.T) {
 		if !strings.Contains(tu, want) {
 			t.Errorf("translation unit lacks %q", want)
 		}
+	}
+}
+
+// TestHostNameForms: every instantiation form real code uses after macro
+// expansion, several on one line, host names from adjacent literals.
+func TestHostNameForms(t *testing.T) {
+	src := `template <typename T> [[kernel]] void f(device T* x, uint i [[thread_position_in_grid]]) {}
+typedef decltype(f<float>) f_t;
+template [[host_name("v_" "f" "32")]] [[kernel]] decltype(f<float>) f<float>; template [[host_name("b")]] kernel f_t f<float>;
+template [[host_name("c")]] [[kernel]] void f<half>(
+    device half* x, uint i [[thread_position_in_grid]]);
+`
+	p, err := parseProgram([]byte(src), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hosts []string
+	for _, in := range p.instances {
+		hosts = append(hosts, fmt.Sprintf("%s=%s@%d", in.host, in.expr, in.line))
+	}
+	if got, want := strings.Join(hosts, " "), "v_f32=f<float>@3 b=f<float>@3 c=f<half>@4"; got != want {
+		t.Errorf("instances %q, want %q", got, want)
+	}
+	if got, want := bytes.Count(p.text, []byte("\n")), strings.Count(src, "\n"); got != want {
+		t.Errorf("pre-pass changed the line count: %d, want %d:\n%s", got, want, p.text)
+	}
+}
+
+// TestImplicitIndices: device/constant pointers and references without
+// [[buffer(i)]] take the lowest unused indices in declaration order, and
+// threadgroup pointers [[threadgroup(i)]] indices likewise.
+func TestImplicitIndices(t *testing.T) {
+	src := `kernel void k(device float* a, constant uint& n [[buffer(0)]], device const float* b,
+    threadgroup float* s [[threadgroup(1)]], threadgroup float* r, uint i [[thread_position_in_grid]]) {}
+`
+	p, err := parseProgram([]byte(src), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, prm := range p.kernels["k"].params {
+		got = append(got, fmt.Sprintf("%s:%d:%d", prm.name, prm.kind, prm.index))
+	}
+	if want := "a:0:1 n:0:0 b:0:2 s:2:1 r:2:0 i:1:0"; strings.Join(got, " ") != want {
+		t.Errorf("params %s, want %s", strings.Join(got, " "), want)
+	}
+	if !strings.Contains(string(p.text), "[[kgen_threadgroup(1)]]") {
+		t.Errorf("[[threadgroup(1)]] not protected from the threadgroup macro:\n%s", p.text)
+	}
+}
+
+// TestFunctionConstants: values by name and by index; a constant without a
+// value is undefined; a value for no constant is an error.
+func TestFunctionConstants(t *testing.T) {
+	src := "constant bool has_w [[function_constant(20)]];\nconstant int n [[function_constant(01)]];\nconstant float s [[function_constant(2)]];\n"
+	p, err := parseProgram([]byte(src), map[string]string{"has_w": "true", "1": "7"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"constexpr bool kgen_fc_defined_has_w = true; constexpr bool has_w = bool(true);",
+		"constexpr bool kgen_fc_defined_n = true; constexpr int n = int(7);",
+		"constexpr bool kgen_fc_defined_s = false; constexpr float s = float{};",
+	} {
+		if !strings.Contains(string(p.text), want) {
+			t.Errorf("text lacks %q:\n%s", want, p.text)
+		}
+	}
+	if _, err := parseProgram([]byte(src), map[string]string{"hasw": "1"}, nil); err == nil || !strings.Contains(err.Error(), "no [[function_constant]] named or numbered hasw") {
+		t.Errorf("unknown constant: got %v", err)
 	}
 }

@@ -134,6 +134,10 @@ const size_t kStack = 256 * 1024;
 const uint32_t kMaxLanes = 1024;
 
 const kgen_rt::Entry* g_entry;
+// Threadgroup memory for [[threadgroup(i)]] parameters, sized by the launch.
+uint32_t g_ntg;
+unsigned char** g_tg;
+uint32_t* g_tg_len;
 Buffer* g_bufs;
 void** g_ptrs;
 uint32_t g_nbuf;
@@ -509,8 +513,35 @@ void setup_fibers() {
 }
 
 struct Launch {
-  uint32_t grid[3], tg[3], order;
+  uint32_t grid[3], tg[3], order, lane_map;
 };
+
+// g_frag[lane][e] is row * 8 + col of the simdgroup_matrix element that lane
+// holds in slot e. By default it is the map Apple's GPUs are observed to use
+// (and that MLX's steel kernels rely on through thread_elements()); a
+// scrambled launch applies a fixed permutation of the 64 elements, which
+// correct code cannot notice.
+int g_frag[kgen_rt::simd_width][2];
+
+void set_fragment_map(uint32_t mode) {
+  for (unsigned lane = 0; lane < kgen_rt::simd_width; ++lane) {
+    unsigned q = lane / 4, row = (q & 4) + (lane / 2) % 4, col = (q & 2) * 2 + (lane % 2) * 2;
+    g_frag[lane][0] = int(row * 8 + col);
+    g_frag[lane][1] = int(row * 8 + col + 1);
+  }
+  if (mode == 0) return;
+  int* flat = &g_frag[0][0];
+  uint64_t s = 0x2545f4914f6cdd1dull;
+  for (int i = 63; i > 0; --i) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    int j = int(s % uint64_t(i + 1));
+    int t = flat[i];
+    flat[i] = flat[j];
+    flat[j] = t;
+  }
+}
 
 // run_group runs one (possibly partial) threadgroup.
 void run_group(const Launch& L, const uint32_t g[3], uint32_t* perm) {
@@ -539,6 +570,7 @@ void run_group(const Launch& L, const uint32_t g[3], uint32_t* perm) {
     l.nsimd = (n + kgen_rt::simd_width - 1) / kgen_rt::simd_width;
   }
   if (__start_kgen_tg != __stop_kgen_tg) memset(__start_kgen_tg, 0xff, size_t(__stop_kgen_tg - __start_kgen_tg));
+  for (uint32_t i = 0; i < g_ntg; ++i) memset(g_tg[i], 0xff, g_tg_len[i]);
   order_lanes(perm, n, L.order, g[0] * 7919u + g[1] * 104729u + g[2] * 1299709u);
   g_group = g;
   if (KGEN_TSAN) {
@@ -577,7 +609,7 @@ const kgen_rt::Entry* find_entry(const char* host) {
 void read_request(Launch& L) {
   char magic[8];
   read_exact(magic, 8);
-  if (memcmp(magic, "KGENRUN1", 8) != 0) die("bad launch request header");
+  if (memcmp(magic, "KGENRUN2", 8) != 0) die("bad launch request header");
   uint32_t hlen = read_u32();
   if (hlen > 4096) die("host name too long");
   char host[4097];
@@ -587,6 +619,8 @@ void read_request(Launch& L) {
   for (int a = 0; a < 3; ++a) L.grid[a] = read_u32();
   for (int a = 0; a < 3; ++a) L.tg[a] = read_u32();
   L.order = read_u32();
+  L.lane_map = read_u32();
+  set_fragment_map(L.lane_map);
   g_nbuf = read_u32();
   g_bufs = static_cast<Buffer*>(calloc(g_nbuf + 1, sizeof(Buffer)));
   g_ptrs = static_cast<void**>(calloc(g_nbuf + 1, sizeof(void*)));
@@ -595,6 +629,21 @@ void read_request(Launch& L) {
     g_bufs[i].data = alloc_buffer(g_bufs[i].len);
     read_exact(g_bufs[i].data, g_bufs[i].len);
     g_ptrs[i] = g_bufs[i].data;
+  }
+  uint32_t naliases = read_u32();
+  for (uint32_t k = 0; k < naliases; ++k) {
+    uint32_t i = read_u32(), j = read_u32();
+    if (i >= g_nbuf || j >= g_nbuf) die("bad buffer alias");
+    g_bufs[i] = g_bufs[j];  // one MTLBuffer bound at two indices
+    g_ptrs[i] = g_ptrs[j];
+  }
+  g_ntg = read_u32();
+  if (g_ntg > 31) die("too many threadgroup memory bindings");
+  g_tg = static_cast<unsigned char**>(calloc(g_ntg + 1, sizeof(unsigned char*)));
+  g_tg_len = static_cast<uint32_t*>(calloc(g_ntg + 1, sizeof(uint32_t)));
+  for (uint32_t i = 0; i < g_ntg; ++i) {
+    g_tg_len[i] = read_u32();
+    if (g_tg_len[i]) g_tg[i] = alloc_buffer(g_tg_len[i]);
   }
 }
 
@@ -634,6 +683,38 @@ const void* exchange(const void* v, unsigned size, int line, unsigned* mask) {
   yield(kSimd, line, size);
   *mask = sg.mask[gen];
   return sg.data[gen];
+}
+
+void* tg_mem(int index) {
+  if (index < 0 || uint32_t(index) >= g_ntg || g_tg_len[index] == 0)
+    die("[[threadgroup(%d)]]: the launch gives it no memory (Launch.ThreadgroupMemory, kgen emu --threadgroup-memory)", index);
+  return g_tg[index];
+}
+
+int frag_elem(unsigned lane, int e) { return g_frag[lane % simd_width][e & 1]; }
+
+// matrix_exchange adds what simdgroup_matrix needs on top of exchange: the
+// whole simdgroup (32 lanes, all of them) takes part, and the first uniform
+// bytes of every lane's deposit (pointer, stride, origin, transpose) agree.
+const void* matrix_exchange(const void* v, unsigned size, unsigned uniform, int line, const char* what) {
+  if (g_cur < 0) die("%s (line %d) called by a kernel run without fibers", what, line);
+  const Lane& me = g_fibers[g_cur].lane;
+  unsigned group = me.tg_size.x * me.tg_size.y * me.tg_size.z;
+  if ((me.simd_id + 1) * simd_width > group)
+    die("%s on line %d: simdgroup %u has only %u lanes; simdgroup_matrix needs all 32 (threadgroup size %u is not a multiple of 32)",
+        what, line, me.simd_id, group - me.simd_id * simd_width, group);
+  unsigned mask;
+  const unsigned char* all = static_cast<const unsigned char*>(exchange(v, size, line, &mask));
+  if (mask != 0xffffffffu) {
+    unsigned missing = __builtin_ctz(~mask);
+    die("%s on line %d: simdgroup %u: lane %u (and %d more) did not reach it; a simdgroup_matrix operation needs the whole simdgroup (uniform control flow)",
+        what, line, me.simd_id, missing, 31 - __builtin_popcount(mask));
+  }
+  for (unsigned l = 1; l < simd_width; ++l)
+    if (memcmp(all, all + l * size, uniform) != 0)
+      die("%s on line %d: simdgroup %u: lanes 0 and %u pass different arguments (pointer, stride, origin or transpose must be uniform)",
+          what, line, me.simd_id, l);
+  return all;
 }
 
 unsigned lane_id() {

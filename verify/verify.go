@@ -137,8 +137,8 @@ func (r *Report) Summary() string {
 	}
 	if r.HasCheck("parity") {
 		ok := fmt.Sprintf("%d parity ok", r.ParityOK)
-		if r.ParityOK != len(r.Parity) {
-			ok = fmt.Sprintf("%d/%d parity ok", r.ParityOK, len(r.Parity))
+		if r.ParityOK != r.Variants { // failed, or not run (no .metal on disk)
+			ok = fmt.Sprintf("%d/%d parity ok", r.ParityOK, r.Variants)
 		}
 		parts = append(parts, ok)
 	}

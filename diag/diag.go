@@ -113,6 +113,14 @@ func AsError(err error) (*Error, bool) {
 // Suggest returns ` (did you mean "x"?)` for the candidate closest to name, or
 // "" when none is close enough to be a plausible typo.
 func Suggest(name string, candidates []string) string {
+	if best := Closest(name, candidates); best != "" {
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return ""
+}
+
+// Closest is the candidate Suggest would suggest, or "".
+func Closest(name string, candidates []string) string {
 	best, bestDist := "", -1
 	for _, c := range candidates {
 		d := editDistance(name, c)
@@ -132,7 +140,7 @@ func Suggest(name string, candidates []string) string {
 	if best == "" || bestDist > limit || bestDist >= max(len(name), len(best)) {
 		return ""
 	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
+	return best
 }
 
 // editDistance is the optimal string alignment distance between a and b:

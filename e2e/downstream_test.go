@@ -136,7 +136,47 @@ func TestDownstreamModule(t *testing.T) {
 	if out := mustGo(t, dir, nil, "tool", "kgen", "verify", "--format", "json"); !strings.Contains(out, `"ok": true`) || !strings.Contains(out, `"gotypes"`) {
 		t.Fatalf("kgen verify in the downstream module: %s", out)
 	}
+	namedArgs(t, dir)
 	specEdits(t, dir, string(spec))
+}
+
+// namedArgs: the args struct takes tensors only by name — a positional
+// literal (where two tensors of one dtype could be swapped) does not
+// compile, a keyed one runs through RunArgs and ReferenceArgs.
+func namedArgs(t *testing.T, dir string) {
+	const prog = `package main
+
+import (
+	"errors"
+	"fmt"
+
+	"example.com/downstream/gen/kernels"
+	"github.com/kgen-dev/kgen/kgenrt"
+)
+
+func main() {
+	x, _ := kgenrt.FromFloat32(kgenrt.F32, []float32{1, 2})
+	y, _ := kgenrt.New(kgenrt.F32, 2)
+	err := kernels.GeluTanh.RunArgs(kgenrt.Metal, ARGS)
+	if errors.Is(err, kgenrt.ErrNoPort) {
+		err = kernels.GeluTanh.ReferenceArgs(ARGS)
+	}
+	fmt.Println(err, y.Float32At(1))
+}
+`
+	writeFiles(t, dir, map[string]string{"cmd/named/main.go": strings.ReplaceAll(prog, "ARGS", "kernels.GeluTanhArgs{Y: y, X: x}")})
+	if out := mustGo(t, dir, nil, "run", "./cmd/named"); !strings.HasPrefix(out, "<nil> 1.95") {
+		t.Errorf("named arguments: %s", out)
+	}
+	for _, lit := range []string{"kernels.GeluTanhArgs{y, x}", "kernels.GeluTanhArgs{y, x, struct{}{}}"} {
+		writeFiles(t, dir, map[string]string{"cmd/named/main.go": strings.ReplaceAll(prog, "ARGS", lit)})
+		if out, err := goRun(t, dir, nil, "build", "./cmd/named"); err == nil {
+			t.Errorf("%s compiles:\n%s", lit, out)
+		}
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "cmd/named")); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // specEdits adds, renames and deletes specs in the downstream module, each

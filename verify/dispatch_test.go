@@ -71,7 +71,7 @@ var dispatchCases = []dispatchCase{
 		wantExit: 0, wantAfter: []string{"0 launchers, 0 exempt, parity off; ok"}},
 	{name: "platform_gate", exit: 1,
 		edits: []edit{
-			{"app/app.go", "if runtime.GOOS == \"darwin\" {\n\t\treturn kernels.Gelu.Run(kgenrt.Metal, x, y)\n\t}\n\treturn kernels.Gelu.Reference(x, y)",
+			{"app/app.go", "if runtime.GOOS == \"darwin\" { // RunArgs launches as Run does\n\t\treturn kernels.Gelu.RunArgs(kgenrt.Metal, kernels.GeluArgs{X: x, Y: y})\n\t}\n\treturn kernels.Gelu.Reference(x, y)",
 				"if err := kernels.Gelu.Run(kgenrt.Metal, x, y); !errors.Is(err, kgenrt.ErrNoPort) {\n\t\treturn err\n\t}\n\treturn kernels.Gelu.Reference(x, y)"},
 			{"app/app.go", "import (\n", "import (\n\t\"errors\"\n"},
 			{"app/twice_mac.go", "//go:build darwin", "//go:build fixture"},

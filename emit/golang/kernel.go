@@ -22,6 +22,7 @@ func apiFile(k *ir.Kernel, n *names, opts Options) (*jen.File, error) {
 	}
 	accessors(f, k, n)
 	launchers(f, k, n)
+	argsLaunchers(f, k, n)
 	if err := callBuilder(f, k, n); err != nil {
 		return nil, err
 	}

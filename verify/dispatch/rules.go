@@ -134,6 +134,9 @@ func (c *checker) classifyFunc(f *types.Func) (launcher, string) {
 	if isRuntimeNamed(recv, "PortTable") {
 		return portTable, "calls kgenrt.PortTable's " + f.Name()
 	}
+	if (f.Name() == "RunArgs" || f.Name() == "EncodeArgs") && c.m.isKernelType(recv) {
+		return kernelLaunch, "" // Run and Encode with named arguments
+	}
 	if f.Name() != "Run" && f.Name() != "Encode" {
 		return notLauncher, ""
 	}

@@ -12,8 +12,8 @@ import (
 
 // Gelu launches on Metal when the OS is darwin, else runs the reference.
 func Gelu(x, y *kgenrt.Tensor) error {
-	if runtime.GOOS == "darwin" {
-		return kernels.Gelu.Run(kgenrt.Metal, x, y)
+	if runtime.GOOS == "darwin" { // RunArgs launches as Run does
+		return kernels.Gelu.RunArgs(kgenrt.Metal, kernels.GeluArgs{X: x, Y: y})
 	}
 	return kernels.Gelu.Reference(x, y)
 }

@@ -31,6 +31,42 @@ func folded(f Finding) bool {
 }
 
 func (r *Report) rootCauses(res *generate.Result) {
+	r.foldSpecEdits(res)
+	r.foldHandEdits()
+}
+
+// foldHandEdits puts the key and port mismatches found in a hand-edited
+// file under its drift/hand-edited finding: the edit is their cause.
+func (r *Report) foldHandEdits() {
+	edited := map[string]int{} // path → index of its hand-edited finding
+	for i, f := range r.Findings {
+		if f.RuleID() == "drift/hand-edited" {
+			edited[f.Pos.Path] = i
+		}
+	}
+	if len(edited) == 0 {
+		return
+	}
+	var kept []Finding
+	folds := map[string][]Finding{}
+	for _, f := range r.Findings {
+		if _, ok := edited[f.Pos.Path]; ok && f.RuleID() != "drift/hand-edited" && folded(f) {
+			folds[f.Pos.Path] = append(folds[f.Pos.Path], f)
+			continue
+		}
+		kept = append(kept, f)
+	}
+	for i := range kept {
+		if fs := folds[kept[i].Pos.Path]; kept[i].RuleID() == "drift/hand-edited" && len(fs) > 0 {
+			sortFindings(fs)
+			kept[i].Folded = fs
+		}
+	}
+	r.Findings = kept
+}
+
+// foldSpecEdits folds what follows from specs edited without `kgen gen`.
+func (r *Report) foldSpecEdits(res *generate.Result) {
 	specs := map[string]bool{}
 	for _, k := range res.Kernels {
 		specs[k.SpecPath] = true

@@ -1,4 +1,4 @@
-//go:build darwin
+//go:build ios
 
 package app
 
@@ -7,5 +7,5 @@ import (
 	"github.com/kgen-dev/kgen/kgenrt"
 )
 
-// Twice launches on Metal in darwin builds.
+// Twice launches on Metal in iOS builds (a test host is never iOS).
 func Twice(x, y *kgenrt.Tensor) error { return kernels.Twice.Run(kgenrt.Metal, x, y) }

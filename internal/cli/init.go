@@ -72,10 +72,10 @@ func initCmd(o *options) *cobra.Command {
 		Use:   "init",
 		Short: "Scaffold kgen.yaml, an example spec, its JSON Schema and the go:generate line in the working folder",
 		Long: `init writes, in the working folder:
-  kgen.yaml           the configuration
-  specs/gelu_tanh.yaml an example spec, with a yaml-language-server modeline
-  kgen.schema.json    the JSON Schema of specs (kgen schema), for the modeline
-  kgen_generate.go    the line //go:generate go tool kgen gen
+  kgen.yaml             the configuration
+  specs/gelu_tanh.yaml  an example spec, with a yaml-language-server modeline
+  kgen.schema.json      the JSON Schema of specs (kgen schema), for the modeline
+  kgen_generate.go      the line //go:generate go tool kgen gen
 It refuses, writing nothing, when any of them exists; --force overwrites
 them (and only them).`,
 		Args: noArgs,

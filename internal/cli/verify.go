@@ -36,9 +36,13 @@ xcrun exists (macOS), it compiles every kernel with Apple's Metal compiler.
 See docs/fidelity.md.
 
 It writes nothing, prints one finding per line (path:line:col: message,
-paths relative to the kgen.yaml folder) and ends with one summary line,
+paths relative to the kgen.yaml folder; a spec edited without kgen gen is
+one finding at the spec, what it caused indented under it) and ends with
+one summary line,
 e.g. "kgen verify: 14 kernels, 38 variants, 14 launchers, 0 exempt,
-38 parity ok; ok". Exit code 1 when anything fails.`,
+38 parity ok; ok". Exit code 1 when anything fails. In json, github and
+junit every finding carries a stable rule id (drift/stale, keys/mismatch,
+dispatch/direct-port, …), its severity and, in json and github, its end.`,
 		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if format != "text" && format != "json" && format != "github" && format != "junit" {

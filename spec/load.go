@@ -2,11 +2,13 @@ package spec
 
 import (
 	"errors"
+	"github.com/kgen-dev/kgen/internal/usertext"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/kgen-dev/kgen/diag"
@@ -35,6 +37,10 @@ func LoadDir(root, dir string, diags *diag.List) []*Spec {
 	}
 	var specs []*Spec
 	for _, rel := range files {
+		if _, what, bad := usertext.Problem(rel, false); bad {
+			diags.Addf(diag.Pos{Path: strconv.Quote(rel)}, "the spec file's name contains %s; rename the file", what)
+			continue
+		}
 		src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
 		if err != nil {
 			diags.Addf(diag.Pos{Path: rel}, "cannot read spec: %v", err)

@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"github.com/kgen-dev/kgen/backend"
+	"github.com/kgen-dev/kgen/internal/usertext"
 	"math"
 	"regexp"
 	"slices"
@@ -83,6 +84,9 @@ func (p *parser) field(f yamlnode.Field) {
 		s.Kernel = p.checkedName(f.Value, "kernel name", CheckKernelName)
 	case "doc":
 		s.Doc, _ = p.str(f.Value, "doc")
+		if off, what, bad := usertext.Problem(s.Doc, true); bad {
+			p.diags.Addf(p.doc.MapScalar(f.Value).At(off), "doc contains %s; write it as plain text", what)
+		}
 	case "kind":
 		s.Kind = Kind(p.enum(f.Value, "kind", []string{string(Elementwise), string(Rowwise)}, string(s.Kind)))
 		s.KindPos = p.doc.Pos(f.Value)

@@ -68,6 +68,7 @@ func (r *Report) parity(ctx context.Context, cfg *config.Config, res *generate.R
 		err      error
 	}
 	outs := make([]outcome, len(res.Kernels))
+	got := &samples{}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, parityWorkers)
 	for i, k := range res.Kernels {
@@ -85,7 +86,7 @@ func (r *Report) parity(ctx context.Context, cfg *config.Config, res *generate.R
 				o.findings = append(o.findings, Finding{Check: "strict", Pos: diag.Pos{Path: generate.MSLPath(cfg, k), Line: 1, Col: 1},
 					Msg: "not valid under the strict MSL check: " + err.Error()})
 			}
-			o.reports, o.err = parityOf(ctx, k, src, mutation)
+			o.reports, o.err = parityOf(ctx, k, src, mutation, got.add)
 		}(i, k)
 	}
 	wg.Wait()
@@ -112,12 +113,14 @@ func (r *Report) parity(ctx context.Context, cfg *config.Config, res *generate.R
 	if mutation != parity.NoMutation {
 		r.Notes = append(r.Notes, fmt.Sprintf("parity mutation %s: every kernel × dtype must fail", mutation))
 	}
+	r.differential(ctx, cfg, res, got)
 	return nil
 }
 
 // parityOf checks every variant of one kernel, of any kind.
-func parityOf(ctx context.Context, k *ir.Kernel, src []byte, m parity.Mutation) ([]*ParityReport, error) {
-	results, err := parity.Check(ctx, k, src, parity.Options{Seed: 1, Mutate: m})
+// Every launch it runs also goes to sample, for the differential check.
+func parityOf(ctx context.Context, k *ir.Kernel, src []byte, m parity.Mutation, sample func(*parity.Sample)) ([]*ParityReport, error) {
+	results, err := parity.Check(ctx, k, src, parity.Options{Seed: 1, Mutate: m, Sample: sample})
 	if err != nil {
 		return nil, err
 	}

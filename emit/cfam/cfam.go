@@ -11,6 +11,7 @@ package cfam
 import (
 	"bytes"
 	"fmt"
+	"github.com/kgen-dev/kgen/internal/usertext"
 	"sort"
 	"strings"
 	"text/template"
@@ -113,6 +114,9 @@ func Emit(k *ir.Kernel, d *Dialect, opts Options) ([]byte, error) {
 		}
 		v.Blocks = append(v.Blocks, block)
 	}
+	for i, f := range v.Formulas {
+		v.Formulas[i] = usertext.Comment(f)
+	}
 	v.Code = code(k, d, bw, v)
 	out, err := run(tmpl, "frame.tmpl", v)
 	if err != nil {
@@ -123,11 +127,11 @@ func Emit(k *ir.Kernel, d *Dialect, opts Options) ([]byte, error) {
 
 // newView fills the kind-neutral parts of the view.
 func newView(k *ir.Kernel, d *Dialect, opts Options) *view {
-	v := &view{Header: opts.Header, Kernel: k.Name, SpecPath: k.SpecPath, Math: k.Math,
+	v := &view{Header: opts.Header, Kernel: k.Name, SpecPath: usertext.Comment(k.SpecPath), Math: k.Math,
 		ArgsStruct: k.Name + "_args", Threads: k.Threadgroup, kernel: k, d: d,
 		Grid: strings.Join(k.Grid(ir.Metal), ", ")}
 	if k.Doc != "" {
-		v.Doc = strings.Split(strings.TrimSpace(k.Doc), "\n")
+		v.Doc = usertext.Lines(k.Doc)
 	}
 	var names, entries []string
 	for _, b := range k.Bindings {

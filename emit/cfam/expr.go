@@ -69,13 +69,24 @@ func (r renderer) round(f string) string { return r.d.FromFloat(r.d.Types[r.comp
 func (r renderer) unary(e *ir.Expr) string {
 	x := e.Args[0]
 	if e.Operator == "-" && r.d.NarrowArith(r.compute) {
-		return r.round("-" + r.asFloat(x))
+		return r.round(prefix("-", r.asFloat(x)))
 	}
 	s := r.expr(x)
 	if cPrec(x) < 8 {
 		s = "(" + s + ")"
 	}
-	return e.Operator + s
+	return prefix(e.Operator, s)
+}
+
+// prefix applies a unary operator to an operand, parenthesizing an operand
+// that itself starts with an operator: "-" before "-x" would otherwise be
+// the decrement "--x", and "!" before "!=" or "-" before "-=" never form,
+// but a sign never sits next to another sign.
+func prefix(op, s string) string {
+	if s != "" && strings.ContainsRune("-+!~", rune(s[0])) {
+		return op + "(" + s + ")"
+	}
+	return op + s
 }
 
 // asFloat renders a number-valued expression of an f16 or bf16 compute type
@@ -89,7 +100,7 @@ func (r renderer) asFloat(e *ir.Expr) string {
 	case e.Op == ir.OpRef && e.Ref == ir.RefPi:
 		return r.floatLiteral(float32(dtype.Round(math.Pi, r.compute)))
 	case e.Op == ir.OpUnary && e.Operator == "-":
-		return "-" + r.asFloat(e.Args[0])
+		return prefix("-", r.asFloat(e.Args[0]))
 	}
 	return r.d.ToFloat(r.expr(e))
 }

@@ -79,6 +79,9 @@ func (w *exprWriter) expr(e *ir.Expr, feedsAdd bool) value {
 		}
 		return value{code: jen.Id(w.names.local(e.Name)), prec: precPrimary}
 	case ir.OpUnary:
+		if v, ok := w.negLiteral(e); ok {
+			return v
+		}
 		x := w.expr(e.Args[0], e.Operator == "-")
 		return value{code: jen.Op(e.Operator).Add(paren(x, precUnary+1)), prec: precUnary, konst: x.konst}
 	case ir.OpBinary:
@@ -160,14 +163,55 @@ func (w *exprWriter) literal(text string) value {
 	return w.number(v)
 }
 
+// negLiteral folds the negation of a literal into one number. Go's
+// constant arithmetic has no negative zero (-0 is 0, so 1/(x * -0) would
+// be +Inf where the kernel computes -Inf); a folded -0 is written as a
+// run-time value instead (see number).
+func (w *exprWriter) negLiteral(e *ir.Expr) (value, bool) {
+	if e.Operator != "-" || e.Args[0].Op != ir.OpLiteral {
+		return value{}, false
+	}
+	text := "-" + e.Args[0].Text
+	if w.mode == dtype.Invalid {
+		v, err := strconv.ParseFloat(text, 64)
+		if err != nil {
+			w.fail(fmt.Errorf("literal %s: %w", text, err))
+		}
+		return number64(v), true
+	}
+	return w.literal(text), true
+}
+
 // number writes v, exact in the compute type, as the shortest decimal that
-// converts back to the same float32.
+// converts back to the same float32. A negative number binds like a unary
+// minus; negative zero, which no Go constant can hold, is a float32 run-time
+// value.
 func (w *exprWriter) number(v float64) value {
-	return value{code: jen.Id(strconv.FormatFloat(v, 'g', -1, 32)), prec: precPrimary, konst: true}
+	if v == 0 && math.Signbit(v) {
+		return value{code: jen.Float32().Call(negZero()), prec: precPrimary}
+	}
+	return value{code: jen.Id(strconv.FormatFloat(v, 'g', -1, 32)), prec: numPrec(v), konst: true}
 }
 
 func number64(v float64) value {
-	return value{code: jen.Id(strconv.FormatFloat(v, 'g', -1, 64)), prec: precPrimary, konst: true}
+	if v == 0 && math.Signbit(v) {
+		return value{code: negZero(), prec: precPrimary}
+	}
+	return value{code: jen.Id(strconv.FormatFloat(v, 'g', -1, 64)), prec: numPrec(v), konst: true}
+}
+
+// negZero is -0 as a float64 run-time value.
+func negZero() *jen.Statement {
+	return jen.Qual("math", "Copysign").Call(jen.Lit(0), jen.Lit(-1))
+}
+
+// numPrec is how tightly a written number binds: a leading minus is a unary
+// operator, so -2 under another minus must be parenthesized.
+func numPrec(v float64) int {
+	if math.Signbit(v) {
+		return precUnary
+	}
+	return precPrimary
 }
 
 func (w *exprWriter) fail(err error) {

@@ -2,6 +2,7 @@ package golang
 
 import (
 	"fmt"
+	"github.com/kgen-dev/kgen/internal/usertext"
 	"strings"
 
 	"github.com/kgen-dev/kgen/backend"
@@ -57,18 +58,18 @@ func matrix(b *strings.Builder, inv inventory.Inventory) {
 func kernelSection(b *strings.Builder, ik *ir.Kernel, k inventory.Kernel) {
 	fmt.Fprintf(b, "\n## %s\n\n", k.Name)
 	if ik.Doc != "" {
-		b.WriteString(strings.TrimSpace(ik.Doc) + "\n\n")
+		b.WriteString(strings.Join(usertext.Lines(ik.Doc), "\n") + "\n\n")
 	}
 	compute := ik.Compute.String()
 	if ik.Compute == dtype.Invalid {
 		compute = "storage dtype"
 	}
-	fmt.Fprintf(b, "- Go: `%s` (`%s_kernel.go`); spec: `%s`; MSL: `%s`\n", GoName(k.Name), k.Name, k.Spec, k.MSL)
+	fmt.Fprintf(b, "- Go: `%s` (`%s_kernel.go`); spec: `%s`; MSL: `%s`\n", GoName(k.Name), k.Name, usertext.Comment(k.Spec), usertext.Comment(k.MSL))
 	fmt.Fprintf(b, "- kind: %s; compute: %s; math: %s\n", k.Kind, compute, k.Math)
 	handler(ik).dispatchDoc(b, ik, k)
 	b.WriteString("```\n")
 	for _, l := range formulaLines(ik) {
-		b.WriteString(strings.TrimPrefix(l, "\t") + "\n")
+		b.WriteString(usertext.Comment(strings.TrimPrefix(l, "\t")) + "\n")
 	}
 	b.WriteString("```\n\n| dtype | host name | key |\n|---|---|---|\n")
 	for _, v := range k.Variants {

@@ -2,6 +2,7 @@ package golang
 
 import (
 	"fmt"
+	"github.com/kgen-dev/kgen/internal/usertext"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -33,10 +34,10 @@ func apiFile(k *ir.Kernel, n *names, opts Options) (*jen.File, error) {
 func formulaLines(k *ir.Kernel) []string {
 	var out []string
 	for _, c := range k.Constants {
-		out = append(out, "\t"+c.Name+" = "+c.Text+" (constant)")
+		out = append(out, "\t"+c.Name+" = "+usertext.Comment(c.Text)+" (constant)")
 	}
 	for _, s := range k.Steps {
-		out = append(out, "\t"+s.Name+" = "+s.Source)
+		out = append(out, "\t"+s.Name+" = "+usertext.Comment(s.Source))
 	}
 	return out
 }
@@ -46,9 +47,9 @@ func kernelType(f *jen.File, k *ir.Kernel, n *names) {
 	if k.Compute == dtype.Invalid {
 		compute = "the storage dtype"
 	}
-	lines := []string{fmt.Sprintf("%s is kernel %s, generated from %s.", n.typ, k.Name, k.SpecPath)}
+	lines := []string{fmt.Sprintf("%s is kernel %s, generated from %s.", n.typ, k.Name, usertext.Comment(k.SpecPath))}
 	if k.Doc != "" {
-		lines = append(lines, strings.Split(strings.TrimSpace(k.Doc), "\n")...)
+		lines = append(lines, usertext.Lines(k.Doc)...)
 	}
 	heading := handler(k).formulasDoc
 	if heading == "" {

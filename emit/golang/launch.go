@@ -2,6 +2,7 @@ package golang
 
 import (
 	"fmt"
+	"github.com/kgen-dev/kgen/internal/usertext"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -146,7 +147,7 @@ func outputFormulas(k *ir.Kernel) string {
 	var out []string
 	for _, s := range k.Steps {
 		if s.Output {
-			out = append(out, s.Name+" = "+s.Source)
+			out = append(out, s.Name+" = "+usertext.Comment(s.Source))
 		}
 	}
 	return strings.Join(out, "; ")

@@ -2,6 +2,7 @@ package golang
 
 import (
 	"fmt"
+	"github.com/kgen-dev/kgen/internal/usertext"
 
 	"github.com/dave/jennifer/jen"
 
@@ -70,7 +71,7 @@ func stageBody(k *ir.Kernel, n *names, st ir.Stage, w *exprWriter) ([]jen.Code, 
 		if isStep {
 			src = step.Source
 		}
-		body = append(body, jen.Comment(t.Name+" = "+src))
+		body = append(body, jen.Comment(usertext.Comment(t.Name+" = "+src)))
 		body = append(body, w.hoisted...)
 		w.hoisted = nil
 		body = append(body, jen.Id(n.local(t.Name)).Op("=").Add(code))
@@ -94,7 +95,11 @@ func targetStep(k *ir.Kernel, t ir.Target) (ir.Step, bool) {
 // the kernel's), with the text it came from.
 func constantLine(con ir.Constant, n *names, w *exprWriter) jen.Code {
 	v := w.literal(con.Text)
-	line := jen.Id(n.local(con.Name)).Op(":=").Add(w.float()).Call(v.code)
+	code := v.code
+	if v.konst {
+		code = jen.Add(w.float()).Call(v.code)
+	}
+	line := jen.Id(n.local(con.Name)).Op(":=").Add(code)
 	if rendered := fmt.Sprintf("%#v", v.code); rendered != con.Text {
 		line.Comment(con.Text)
 	}
@@ -113,7 +118,7 @@ func stepLines(s ir.Step, n *names, w *exprWriter) []jen.Code {
 	if s.Output {
 		op = "="
 	}
-	lines := append([]jen.Code{jen.Comment(s.Name + " = " + s.Source)}, w.hoisted...)
+	lines := append([]jen.Code{jen.Comment(usertext.Comment(s.Name + " = " + s.Source))}, w.hoisted...)
 	w.hoisted = nil
 	return append(lines, jen.Id(n.local(s.Name)).Op(op).Add(code))
 }

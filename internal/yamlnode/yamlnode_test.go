@@ -95,10 +95,28 @@ func TestMapScalar(t *testing.T) {
 	}
 }
 
+// TestTabsWhereYAMLKeepsThem: a TAB in a comment or a quoted string is
+// text, not a separator, and stays allowed.
+func TestTabsWhereYAMLKeepsThem(t *testing.T) {
+	for _, src := range []string{"k: v # a\tcomment\n", "k: \"a\tb\"\n", "k: 'a\tb'\n"} {
+		var diags diag.List
+		if _, ok := Parse("f.yaml", []byte(src), &diags); !ok {
+			t.Errorf("Parse(%q): %v", src, diags.Err())
+		}
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	tests := []struct{ src, want string }{
 		{"a: [1, 2\nb: 3\n", "f.yaml:2:1: invalid YAML: "},
-		{"a:\n\t- 1\n", `f.yaml:2:1: invalid YAML: found character '\t' that cannot start any token (indent YAML with spaces, not tabs)`},
+		{"a:\n\t- 1\n", "f.yaml:2:1: a TAB outside a comment or quoted string; use spaces"},
+		// Issue 12: goccy joins the tokens around a TAB in a plain scalar.
+		{"outputs:\n  - y: x + 1\t0\n", "f.yaml:2:13: a TAB outside a comment or quoted string; use spaces"},
+		{"k: a\tb # c\n", "f.yaml:1:5: a TAB"},
+		{"\xef\xbb\xbfkernel: k\n", "f.yaml:1:1: the file starts with a UTF-8 byte order mark"},
+		{"\xff\xfek\x00:\x00", "f.yaml:1:1: the file is UTF-16 or UTF-32"},
+		{"\xfe\xff\x00k", "f.yaml:1:1: the file is UTF-16 or UTF-32"},
+		{"k: v\nd: \xe9t\xe9\n", "f.yaml:2:4: invalid UTF-8 (byte 0xe9)"},
 		{"a: 1\n---\nb: 2\n", "f.yaml:2:1: a file holds one YAML document; found 2"},
 	}
 	for _, tt := range tests {

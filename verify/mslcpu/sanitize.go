@@ -98,6 +98,9 @@ func probeSanitizer(ctx context.Context, s Sanitizer) error {
 	if err := os.WriteFile(src, []byte("#include <pthread.h>\nint main() { return 0; }\n"), 0o644); err != nil {
 		return err
 	}
+	if _, err := Symbolizer(tc.cxx); err != nil {
+		return fmt.Errorf("%s sanitizer reports would not name kernel lines: %w", s, err)
+	}
 	bin := filepath.Join(dir, "probe")
 	if err := tc.compile(ctx, append(buildFlags(s), src, "-o", bin, "-lpthread"), nil); err != nil {
 		return fmt.Errorf("mslcpu: %s sanitizer unavailable with %s (on Debian: apt-get install libclang-rt-19-dev): %v", s, tc.cxx, err)
@@ -112,15 +115,12 @@ func probeSanitizer(ctx context.Context, s Sanitizer) error {
 
 // sanitizerEnv is the environment a kernel binary runs in: the sanitizers'
 // options (no leak check: the runtime never frees its buffers; stop at the
-// first report) and the symbolizer next to the compiler, so that reports
-// name kernel.metal lines.
+// first report) and the symbolizer of the compiler's LLVM (Symbolizer), so
+// that reports name kernel.metal lines.
 func sanitizerEnv(cxx string) []string {
 	opts := "detect_leaks=0:halt_on_error=1:abort_on_error=0"
-	if real, err := filepath.EvalSymlinks(cxx); err == nil {
-		sym := filepath.Join(filepath.Dir(real), "llvm-symbolizer")
-		if _, err := os.Stat(sym); err == nil {
-			opts += ":external_symbolizer_path=" + sym
-		}
+	if sym, err := Symbolizer(cxx); err == nil {
+		opts += ":external_symbolizer_path=" + sym
 	}
 	env := os.Environ()
 	return append(env, "ASAN_OPTIONS="+opts, "TSAN_OPTIONS="+opts+":second_deadlock_stack=1")

@@ -41,6 +41,30 @@ func (c *check) count(b ir.Binding) int {
 // float64 reference with the rounding bound.
 type visitor func(b ir.Binding, idx, row int, want, bound float64)
 
+// sampler is the reference walk's visitor: judgeLane, and when the
+// options ask for samples and the launch is small enough, the bounds of a
+// Sample that done hands over once the walk is over (see Differ).
+func (c *check) sampler(in [][]byte) (visit visitor, done func()) {
+	outs := c.k.BindingsOf(ir.Output)
+	total := 0
+	for _, b := range outs {
+		total += c.count(b)
+	}
+	if c.opts.Sample == nil || c.opts.Mutate != NoMutation || total == 0 || total > MaxSampleElems {
+		return c.judgeLane, func() {}
+	}
+	s := &Sample{Kernel: c.k, Variant: c.v, Sizes: c.sizes, Params: c.params, In: in, Got: c.got,
+		Bounds: make([][]float64, len(c.k.Bindings))}
+	for _, b := range outs {
+		s.Bounds[b.Index] = make([]float64, c.count(b))
+	}
+	visit = func(b ir.Binding, idx, row int, w, bound float64) {
+		c.judgeLane(b, idx, row, w, bound)
+		s.Bounds[b.Index][idx] = bound
+	}
+	return visit, func() { c.opts.Sample(s) }
+}
+
 // judgeLane judges one element: it updates the counts and statistics and
 // records the lane if it failed or is the worst so far.
 func (c *check) judgeLane(b ir.Binding, idx, row int, w, bound float64) {

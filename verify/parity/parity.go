@@ -86,6 +86,9 @@ type Options struct {
 	// the CPU harness (mslcpu.Run). The CUDA parity tests pass a GPU runner
 	// so both backends see the same inputs and the same tolerance rule.
 	Run func(ctx context.Context, l mslcpu.Launch) ([][]byte, error)
+	// Sample, when set, receives every unmutated launch of at most
+	// MaxSampleElems output elements, for the differential check (Differ).
+	Sample func(*Sample)
 }
 
 // Result is the outcome of one variant at one shape.
@@ -223,7 +226,9 @@ func checkOne(ctx context.Context, k *ir.Kernel, v ir.Variant, gen shapeGen, sou
 		}
 		if i == 0 {
 			first, c.got = got, got
-			gen.reference(c, c.judgeLane)
+			visit, done := c.sampler(buffers)
+			gen.reference(c, visit)
+			done()
 			continue
 		}
 		c.orderDiff(first, got, opts.Orders[0], order)

@@ -1,0 +1,34 @@
+package spec
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kgen-dev/kgen/diag"
+)
+
+// TestSpecFileNameCannotCarryCode: a spec's path reaches every generated
+// file's header, so a name with a line break (or another rune Comment must
+// escape) is refused, quoted, and nothing of that spec is loaded.
+func TestSpecFileNameCannotCarryCode(t *testing.T) {
+	for _, name := range []string{"a\r#define fmin fmax\r.yaml", "b\u2028c.yaml", "d\x01.yaml"} {
+		dir := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(dir, "specs"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "specs", name), []byte("kernel: k\ndtypes: [f32]\ninputs: [x]\noutputs:\n  - y: x\n"), 0o644); err != nil {
+			t.Skipf("this file system refuses the name %q: %v", name, err)
+		}
+		var diags diag.List
+		specs := LoadDir(dir, "specs", &diags)
+		var out string
+		for _, d := range diags.Sorted() {
+			out += d.String() + "\n"
+		}
+		if len(specs) != 0 || !strings.Contains(out, "the spec file's name contains") || strings.ContainsAny(out, "\r\u2028\x01") {
+			t.Errorf("%q: loaded %d specs; diagnostics %q", name, len(specs), out)
+		}
+	}
+}

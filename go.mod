@@ -3,7 +3,6 @@ module github.com/kgen-dev/kgen
 go 1.24
 
 require (
-	github.com/agnivade/levenshtein v1.2.2
 	github.com/dave/jennifer v1.7.1
 	github.com/ebitengine/purego v0.10.2
 	github.com/goccy/go-yaml v1.19.2

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-
-	"github.com/agnivade/levenshtein"
 )
 
 // Pos is a position in a user's file. Path is relative to the config folder
@@ -115,9 +113,17 @@ func AsError(err error) (*Error, bool) {
 // Suggest returns ` (did you mean "x"?)` for the candidate closest to name, or
 // "" when none is close enough to be a plausible typo.
 func Suggest(name string, candidates []string) string {
+	if best := Closest(name, candidates); best != "" {
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return ""
+}
+
+// Closest is the candidate Suggest would suggest, or "".
+func Closest(name string, candidates []string) string {
 	best, bestDist := "", -1
 	for _, c := range candidates {
-		d := levenshtein.ComputeDistance(name, c)
+		d := editDistance(name, c)
 		if bestDist < 0 || d < bestDist || (d == bestDist && c < best) {
 			best, bestDist = c, d
 		}
@@ -134,5 +140,34 @@ func Suggest(name string, candidates []string) string {
 	if best == "" || bestDist > limit || bestDist >= max(len(name), len(best)) {
 		return ""
 	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
+	return best
+}
+
+// editDistance is the optimal string alignment distance between a and b:
+// insertions, deletions, substitutions and transpositions of two adjacent
+// characters count one edit each, so "tahn" is one edit from "tanh".
+func editDistance(a, b string) int {
+	x, y := []rune(a), []rune(b)
+	// d[i][j] is the distance between x[:i] and y[:j].
+	d := make([][]int, len(x)+1)
+	for i := range d {
+		d[i] = make([]int, len(y)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(x); i++ {
+		for j := 1; j <= len(y); j++ {
+			cost := 1
+			if x[i-1] == y[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && x[i-1] == y[j-2] && x[i-2] == y[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(x)][len(y)]
 }

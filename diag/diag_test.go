@@ -85,6 +85,10 @@ func TestSuggest(t *testing.T) {
 		{"dtype", fields, "dtypes"},
 		{"Kernel", fields, "kernel"},
 		{"tanhh", funcs, "tanh"},
+		{"tahn", funcs, "tanh"},        // a transposition is one edit
+		{"sigomid", funcs, "sigmoid"},  // so is this one
+		{"ouptuts", fields, "outputs"}, // two transpositions, two edits
+		{"tpye", []string{"type"}, "type"},
 		{"sigmod", funcs, "sigmoid"},
 		{"sqr", funcs, "sqrt"},
 		{"f31", []string{"f32", "f16", "bf16"}, "f32"},

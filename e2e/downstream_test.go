@@ -136,4 +136,98 @@ func TestDownstreamModule(t *testing.T) {
 	if out := mustGo(t, dir, nil, "tool", "kgen", "verify", "--format", "json"); !strings.Contains(out, `"ok": true`) || !strings.Contains(out, `"gotypes"`) {
 		t.Fatalf("kgen verify in the downstream module: %s", out)
 	}
+	namedArgs(t, dir)
+	specEdits(t, dir, string(spec))
+}
+
+// namedArgs: the args struct takes tensors only by name — a positional
+// literal (where two tensors of one dtype could be swapped) does not
+// compile, a keyed one runs through RunArgs and ReferenceArgs.
+func namedArgs(t *testing.T, dir string) {
+	const prog = `package main
+
+import (
+	"errors"
+	"fmt"
+
+	"example.com/downstream/gen/kernels"
+	"github.com/kgen-dev/kgen/kgenrt"
+)
+
+func main() {
+	x, _ := kgenrt.FromFloat32(kgenrt.F32, []float32{1, 2})
+	y, _ := kgenrt.New(kgenrt.F32, 2)
+	err := kernels.GeluTanh.RunArgs(kgenrt.Metal, ARGS)
+	if errors.Is(err, kgenrt.ErrNoPort) {
+		err = kernels.GeluTanh.ReferenceArgs(ARGS)
+	}
+	fmt.Println(err, y.Float32At(1))
+}
+`
+	writeFiles(t, dir, map[string]string{"cmd/named/main.go": strings.ReplaceAll(prog, "ARGS", "kernels.GeluTanhArgs{Y: y, X: x}")})
+	if out := mustGo(t, dir, nil, "run", "./cmd/named"); !strings.HasPrefix(out, "<nil> 1.95") {
+		t.Errorf("named arguments: %s", out)
+	}
+	for _, lit := range []string{"kernels.GeluTanhArgs{y, x}", "kernels.GeluTanhArgs{y, x, struct{}{}}"} {
+		writeFiles(t, dir, map[string]string{"cmd/named/main.go": strings.ReplaceAll(prog, "ARGS", lit)})
+		if out, err := goRun(t, dir, nil, "build", "./cmd/named"); err == nil {
+			t.Errorf("%s compiles:\n%s", lit, out)
+		}
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "cmd/named")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// specEdits adds, renames and deletes specs in the downstream module, each
+// followed by the README's `go generate ./...`: go generate lists every
+// package's files before it runs kgen, so a generated file that kgen removes
+// must not be one go generate will read afterwards.
+func specEdits(t *testing.T, dir, spec string) {
+	if err := os.RemoveAll(filepath.Join(dir, "cmd")); err != nil { // the demo names GeluTypo
+		t.Fatal(err)
+	}
+	rename := func(from, to string) {
+		if err := os.Rename(filepath.Join(dir, from), filepath.Join(dir, to)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steps := []struct {
+		name string
+		edit func()
+		want []string // generated Go files, which must (not, with "!") exist
+	}{
+		{"add", func() {
+			writeFiles(t, dir, map[string]string{"specs/gelu_more.yaml": strings.Replace(spec, "kernel: gelu_tanh", "kernel: gelu_more", 1)})
+		}, []string{"gelu_more_kernel.go"}},
+		{"rename", func() {
+			rename("specs/gelu_typo.yaml", "specs/gelu_slip.yaml")
+			data, err := os.ReadFile(filepath.Join(dir, "specs/gelu_slip.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeFiles(t, dir, map[string]string{"specs/gelu_slip.yaml": strings.Replace(string(data), "kernel: gelu_typo", "kernel: gelu_slip", 1)})
+		}, []string{"gelu_slip_kernel.go", "!gelu_typo_kernel.go"}},
+		{"delete", func() {
+			if err := os.Remove(filepath.Join(dir, "specs/gelu_more.yaml")); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"!gelu_more_kernel.go", "gelu_tanh_kernel.go"}},
+	}
+	for _, s := range steps {
+		s.edit()
+		if out, err := goRun(t, dir, nil, "generate", "./..."); err != nil {
+			t.Fatalf("%s a spec, then go generate ./...: %v\n%s", s.name, err, out)
+		}
+		for _, f := range s.want {
+			_, err := os.Stat(filepath.Join(dir, "gen/kernels", strings.TrimPrefix(f, "!")))
+			if exists := err == nil; exists != !strings.HasPrefix(f, "!") {
+				t.Errorf("after %s: gen/kernels/%s exists: %v", s.name, strings.TrimPrefix(f, "!"), exists)
+			}
+		}
+		mustGo(t, dir, nil, "build", "./...")
+		if out, err := goRun(t, dir, nil, "tool", "kgen", "verify", "--parity", "off"); err != nil {
+			t.Fatalf("after %s: kgen verify: %v\n%s", s.name, err, out)
+		}
+	}
 }

@@ -35,11 +35,16 @@ type formulaChecker struct {
 	lets    map[string]int // let name → index in s.Let
 	trees   []expr.Node    // parsed lets then outputs; nil where parsing failed
 	used    map[string]bool
+	// undefined holds the undefined names reported: one message per name;
+	// suggested the names their "did you mean" offered, whose being unused
+	// is the same typo seen from the other side.
+	undefined, suggested map[string]bool
 }
 
 func newFormulaChecker(s *spec.Spec, k *Kernel, diags *diag.List) *formulaChecker {
 	return &formulaChecker{s: s, k: k, diags: diags, symbols: map[string]*symbol{},
-		outputs: map[string]diag.Pos{}, lets: map[string]int{}, used: map[string]bool{}}
+		outputs: map[string]diag.Pos{}, lets: map[string]int{}, used: map[string]bool{}, undefined: map[string]bool{},
+		suggested: map[string]bool{}}
 }
 
 // formulas returns the let bindings then the outputs.
@@ -162,7 +167,17 @@ func (c *formulaChecker) resolve(name string, i int) (expr.Type, string) {
 	if pos, ok := c.outputs[name]; ok {
 		return expr.Unknown, fmt.Sprintf("%q is an output (%s); formulas can use inputs, params, constants, pi and earlier let bindings — compute it in a let and use that", name, pos)
 	}
-	return expr.Unknown, fmt.Sprintf("undefined name %q%s", name, diag.Suggest(name, c.names(i)))
+	// Said once per name, and not at all when the spec's declarations could
+	// not be read whole: that error is the cause (spec.Spec.Damaged).
+	if c.undefined[name] || len(c.s.Damaged) > 0 {
+		return expr.Unknown, ""
+	}
+	c.undefined[name] = true
+	if meant := diag.Closest(name, c.names(i)); meant != "" {
+		c.suggested[meant] = true
+		return expr.Unknown, fmt.Sprintf("undefined name %q (did you mean %q?)", name, meant)
+	}
+	return expr.Unknown, fmt.Sprintf("undefined name %q", name)
 }
 
 // laterLet explains a use of a let that is not defined yet, naming the
@@ -232,10 +247,17 @@ func (c *formulaChecker) checkNumbers(f spec.Formula, tree expr.Node) {
 	})
 }
 
-// checkUnused reports inputs, params, constants and lets no output depends on.
+// checkUnused reports inputs, params, constants and lets no output depends
+// on — but not what follows from an error reported already: nothing when a
+// declaring field is damaged (outputs misspelt leave everything unused), not
+// a name an undefined name was suggested to mean, not a let whose own
+// formula does not parse.
 func (c *formulaChecker) checkUnused() {
+	if len(c.s.Damaged) > 0 {
+		return
+	}
 	for name, sym := range c.symbols {
-		if c.used[name] {
+		if c.used[name] || c.suggested[name] || sym.kind == RefLet && sym.index >= 0 && c.trees[sym.index] == nil {
 			continue
 		}
 		switch sym.kind {

@@ -17,6 +17,15 @@ var (
 	ErrTensor = errors.New("kgenrt: bad tensor")
 )
 
+// noMetalError is why Metal itself (a command buffer, a Metal tensor)
+// cannot be had here. errors.Is(err, ErrNoPort) holds, so the fallback that
+// covers K.Run covers K.Encode and the command buffer it needs.
+type noMetalError struct{ why error }
+
+func (e noMetalError) Error() string        { return "kgenrt: no Metal here: " + e.why.Error() }
+func (e noMetalError) Unwrap() error        { return e.why }
+func (e noMetalError) Is(target error) bool { return target == ErrNoPort }
+
 // PortError is Select's refusal, the only one: the kernel has no port for
 // the backend (the slot is nil because the spec says null), or has one that
 // cannot run here (Unavailable says why: not darwin, no cgo, no device).

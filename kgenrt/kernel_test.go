@@ -178,3 +178,20 @@ func TestCheckRowShapes(t *testing.T) {
 		t.Errorf("Sizes64 = %v", err)
 	}
 }
+
+// TestNoMetalIsNoPort: where Metal cannot run, asking for a command buffer
+// or a Metal tensor fails with ErrNoPort, so the README's fallback covers
+// Encode as it covers Run.
+func TestNoMetalIsNoPort(t *testing.T) {
+	if _, err := NewCommandBuffer(); err == nil {
+		t.Skip("Metal runs here")
+	} else if !errors.Is(err, ErrNoPort) {
+		t.Errorf("NewCommandBuffer: %v is not ErrNoPort", err)
+	}
+	if _, err := NewMetal(F32, 4); err != nil && !errors.Is(err, ErrNoPort) {
+		t.Errorf("NewMetal: %v is not ErrNoPort", err)
+	}
+	if _, err := CommandBufferFromMTL(nil); err != nil && !errors.Is(err, ErrNoPort) {
+		t.Errorf("CommandBufferFromMTL: %v is not ErrNoPort", err)
+	}
+}

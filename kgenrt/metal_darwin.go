@@ -172,7 +172,7 @@ func NewMetal(dt DType, shape ...int) (*Tensor, error) {
 	}
 	d, err := defaultMetal()
 	if err != nil {
-		return nil, err
+		return nil, noMetalError{err}
 	}
 	buf, data, err := d.newBuffer(nil, n*dt.Size())
 	if err != nil {

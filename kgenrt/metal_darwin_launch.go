@@ -27,10 +27,11 @@ type CommandBuffer struct {
 }
 
 // NewCommandBuffer returns a command buffer on the default device's queue.
+// Without a Metal device, errors.Is(err, ErrNoPort) holds.
 func NewCommandBuffer() (*CommandBuffer, error) {
 	d, err := defaultMetal()
 	if err != nil {
-		return nil, err
+		return nil, noMetalError{err}
 	}
 	obj, err := result(C.kgen_mtl_command_buffer(d.queue))
 	if err != nil {

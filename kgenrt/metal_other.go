@@ -22,11 +22,14 @@ type deviceBuffer struct{}
 // CommandBuffer is a Metal command buffer; this build cannot make one.
 type CommandBuffer struct{}
 
-// NewCommandBuffer fails in this build: Metal needs darwin and cgo.
-func NewCommandBuffer() (*CommandBuffer, error) { return nil, errNoMetal }
+// NewCommandBuffer fails in this build (Metal needs darwin and cgo) with an
+// error that errors.Is(err, ErrNoPort) recognises.
+func NewCommandBuffer() (*CommandBuffer, error) { return nil, noMetalError{errNoMetal} }
 
-// CommandBufferFromMTL fails in this build: Metal needs darwin and cgo.
-func CommandBufferFromMTL(unsafe.Pointer) (*CommandBuffer, error) { return nil, errNoMetal }
+// CommandBufferFromMTL fails in this build, as NewCommandBuffer does.
+func CommandBufferFromMTL(unsafe.Pointer) (*CommandBuffer, error) {
+	return nil, noMetalError{errNoMetal}
+}
 
 // Backend is Metal.
 func (cb *CommandBuffer) Backend() Backend { return Metal }
@@ -37,8 +40,8 @@ func (cb *CommandBuffer) Commit() error { return errNoMetal }
 // Wait fails in this build.
 func (cb *CommandBuffer) Wait() error { return errNoMetal }
 
-// NewMetal fails in this build: Metal needs darwin and cgo.
-func NewMetal(dt DType, shape ...int) (*Tensor, error) { return nil, errNoMetal }
+// NewMetal fails in this build, as NewCommandBuffer does.
+func NewMetal(dt DType, shape ...int) (*Tensor, error) { return nil, noMetalError{errNoMetal} }
 
 // MTLBuffer is nil in this build.
 func (t *Tensor) MTLBuffer() unsafe.Pointer { return nil }

@@ -58,15 +58,24 @@ func Parse(path string, src []byte, diags *diag.List) *Spec {
 	seen := map[string]bool{}
 	for _, f := range fields {
 		seen[f.Key] = true
+		before := diags.Len()
 		p.field(f)
+		if declares[f.Key] && diags.Len() > before {
+			p.spec.Damaged = append(p.spec.Damaged, f.Key)
+		}
 	}
 	for _, req := range []string{"kernel", "dtypes", "outputs"} {
-		if !seen[req] {
+		// A misspelt key ("ouputs") was reported as unknown with the
+		// right name: that is the root cause, not a missing field.
+		if !seen[req] && !slices.Contains(p.spec.Damaged, req) {
 			diags.Addf(p.doc.Pos(doc.Root), "missing required field %q", req)
 		}
 	}
 	return p.spec
 }
+
+// declares are the fields that declare names formulas use.
+var declares = map[string]bool{"inputs": true, "params": true, "constants": true, "let": true, "outputs": true}
 
 func (p *parser) field(f yamlnode.Field) {
 	s := p.spec
@@ -116,6 +125,9 @@ func (p *parser) field(f yamlnode.Field) {
 		s.Tile = p.tile(f.Value)
 	default:
 		p.diags.Addf(f.KeyPos, "unknown field %q%s", f.Key, diag.Suggest(f.Key, Fields))
+		if meant := diag.Closest(f.Key, Fields); declares[meant] || meant == "kernel" || meant == "dtypes" {
+			p.spec.Damaged = append(p.spec.Damaged, meant)
+		}
 	}
 }
 

@@ -121,7 +121,13 @@ type Port struct {
 
 // Spec is one kernel spec file.
 type Spec struct {
-	Path        string // relative to the config folder, slash-separated
+	Path string // relative to the config folder, slash-separated
+	// Damaged names the fields that declare names (inputs, params,
+	// constants, let, outputs) but could not be read whole: an error in
+	// them, or an unknown key that looks like a typo of one. Later checks
+	// stay quiet about what follows from it (undefined and unused names),
+	// so the root cause is reported alone.
+	Damaged     []string
 	Kernel      Name
 	Doc         string
 	Kind        Kind

@@ -125,13 +125,14 @@ var diskCases = []diskCase{
 }
 
 // hasFinding is hasLine where a "*" in want stands for "line:col": the
-// positions in generated files move whenever the generators change.
+// positions in generated files move whenever the generators change. A
+// finding folded under a spec-changed one is indented by four spaces.
 func hasFinding(out, want string) bool {
 	before, after, ok := strings.Cut(want, "*")
 	if !ok {
 		return hasLine(out, want)
 	}
-	re := regexp.MustCompile("(?m)^" + regexp.QuoteMeta(before) + `\d+:\d+` + regexp.QuoteMeta(after))
+	re := regexp.MustCompile(`(?m)^(    )?` + regexp.QuoteMeta(before) + `\d+:\d+` + regexp.QuoteMeta(after))
 	return re.MatchString(out)
 }
 
@@ -237,15 +238,22 @@ func TestDriftDiff(t *testing.T) {
 		t.Errorf("--no-diff printed a diff:\n%s", out)
 	}
 	out, _ = kgen(dir, "verify", "--format", "json")
+	type finding struct{ ID, Path, Diff string }
 	var rep struct {
-		Findings []struct{ Path, Diff string }
+		Findings []struct {
+			finding
+			Folded []finding
+		}
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
+	// The spec was edited: one finding at the spec holds the stale files.
 	for _, f := range rep.Findings {
-		if f.Path == "gen/msl/twice.metal" && strings.Contains(f.Diff, "+//   y = 3 * x\n") {
-			return
+		for _, ff := range f.Folded {
+			if f.ID == "drift/spec-changed" && f.Path == "specs/twice.yaml" && ff.Path == "gen/msl/twice.metal" && strings.Contains(ff.Diff, "+//   y = 3 * x\n") {
+				return
+			}
 		}
 	}
 	t.Errorf("json has no diff for gen/msl/twice.metal:\n%s", out)
@@ -280,5 +288,41 @@ func TestUntrackedExtra(t *testing.T) {
 	out, code := kgen(dir, "verify")
 	if code != 1 || !hasFinding(out, "gen/msl/gelu_old.metal:*: extra: kgen generated this file but no spec produces it any more; run `kgen gen` to remove it") {
 		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
+
+// TestSpecEditPointsAtTheSpec: a one-line spec edit without `kgen gen` is
+// one finding at the spec, holding the stale files and key mismatches it
+// caused; a hand edit in another kernel's files stays a finding of its own.
+func TestSpecEditPointsAtTheSpec(t *testing.T) {
+	dir := project(t, "", true)
+	applyEdits(t, dir, []edit{{"specs/gelu.yaml", "0.044715", "0.04471"}, {twiceGo, "package kernels", "package kernels // edited"}})
+	out, code := kgen(dir, "verify", "--format", "json")
+	type finding struct{ ID, Path string }
+	var rep struct {
+		Findings []struct {
+			finding
+			Folded []finding
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 1 {
+		t.Fatalf("exit %d, %v:\n%s", code, err, out)
+	}
+	var got []string
+	folded := map[string]bool{}
+	for _, f := range rep.Findings {
+		got = append(got, f.ID+" "+f.Path)
+		for _, ff := range f.Folded {
+			folded[ff.ID+" "+ff.Path] = true
+		}
+	}
+	want := []string{"drift/hand-edited " + twiceGo, "drift/spec-changed specs/gelu.yaml"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, w := range []string{"drift/stale gen/msl/gelu.metal", "drift/stale " + geluKernel, "keys/mismatch " + geluKernel} {
+		if !folded[w] {
+			t.Errorf("the spec-changed finding does not hold %q:\n%s", w, out)
+		}
 	}
 }

@@ -69,6 +69,28 @@ var dispatchCases = []dispatchCase{
 			{"app/app.go", "!(hasMetal() && (isCUDAReady()))", "!hasMetal() && len(Devices()) > 0"},
 		},
 		wantExit: 0, wantAfter: []string{"0 launchers, 0 exempt, parity off; ok"}},
+	{name: "platform_gate", exit: 1,
+		edits: []edit{
+			{"app/app.go", "if runtime.GOOS == \"darwin\" { // RunArgs launches as Run does\n\t\treturn kernels.Gelu.RunArgs(kgenrt.Metal, kernels.GeluArgs{X: x, Y: y})\n\t}\n\treturn kernels.Gelu.Reference(x, y)",
+				"if err := kernels.Gelu.Run(kgenrt.Metal, x, y); !errors.Is(err, kgenrt.ErrNoPort) {\n\t\treturn err\n\t}\n\treturn kernels.Gelu.Reference(x, y)"},
+			{"app/app.go", "import (\n", "import (\n\t\"errors\"\n"},
+			{"app/twice_apple.go", "//go:build ios", "//go:build fixture"},
+			{"app/twice_other.go", "//go:build !ios", "//go:build !fixture"},
+			{"app/probe.go", "import (\n\t\"example.com/fixture/gen/kernels\"\n\t\"github.com/kgen-dev/kgen/kgenrt\"\n)", "import \"github.com/kgen-dev/kgen/kgenrt\""},
+			{"app/probe.go", "return kernels.Twice.Run(kgenrt.CUDA, x, y)", "_, _ = x, y\n\treturn nil"},
+		},
+		wantExit: 0, wantAfter: []string{"1 launcher, 0 exempt, parity off; ok"}},
+	{name: "ignore", exit: 1,
+		edits: []edit{
+			{"app/app.go", " //kgen:ignore direct-port benchmarks the raw port", ""},
+			{"app/app.go", "\t//kgen:ignore backend-gate there used to be a gate here\n", ""},
+			{"app/app.go", " //kgen:ignore backend-gate\n", " //kgen:ignore backend-gate probes for a log line\n"},
+			{"app/app.go", "//kgen:ignore backend-gates legacy", "//kgen:ignore backend-gate legacy"},
+		},
+		wantExit: 1, wantAfter: []string{
+			"app/app.go:11:16: direct-port: calls kgenrt.MetalPort",
+			"2 launchers, 3 exempt, parity off; FAILED with 2 findings",
+		}},
 	{name: "exempt", exit: 1,
 		edits: []edit{
 			{"kgen.yaml", "    - path: app/gone.go\n      reason: deleted last release; this exemption outlived it\n", ""},
@@ -152,7 +174,7 @@ func TestDispatchFormats(t *testing.T) {
 		t.Errorf("json report:\n%s", out)
 	}
 	out, code = kgen(dir, "verify", "--format", "github")
-	want := "::error file=app/gelu.go,line=26,col=16,title=kgen dispatch direct-port::calls kgenrt.MetalPort, bypassing the generated port table: "
+	want := "::error file=app/gelu.go,line=26,col=16,endLine=26,endColumn=25,title=kgen dispatch/direct-port::calls kgenrt.MetalPort, bypassing the generated port table: "
 	if code != 1 || !strings.HasPrefix(out, want) || !strings.HasSuffix(out, "; FAILED with 2 findings\n") {
 		t.Errorf("exit %d, github annotations:\n%s", code, out)
 	}

@@ -70,7 +70,12 @@ type claim struct {
 }
 
 func (r *Report) add(check string, pos diag.Pos, format string, args ...any) {
-	r.Findings = append(r.Findings, Finding{Check: check, Pos: pos, Msg: fmt.Sprintf(format, args...)})
+	r.addID(check, "", pos, format, args...)
+}
+
+// addID records a finding with its own rule id (see Finding.RuleID).
+func (r *Report) addID(check, id string, pos diag.Pos, format string, args ...any) {
+	r.Findings = append(r.Findings, Finding{Check: check, ID: id, Pos: pos, Msg: fmt.Sprintf(format, args...)})
 }
 
 // dtypeKeys runs the check over the regenerated kernels and the disk.
@@ -103,7 +108,7 @@ func (kc *keyCheck) claimWanted(k *ir.Kernel) {
 // or key already owned by another kernel (or another host) is a collision.
 func (kc *keyCheck) claim(kernel, host, key string, pos diag.Pos) {
 	if prev, ok := kc.hosts[host]; ok && prev.kernel != kernel {
-		kc.r.add("keys", pos, "host name %s is defined by %s and by %s (%s): one Metal library cannot hold both", host, who(kernel), who(prev.kernel), prev.pos)
+		kc.r.addID("keys", "keys/collision", pos, "host name %s is defined by %s and by %s (%s): one Metal library cannot hold both", host, who(kernel), who(prev.kernel), prev.pos)
 	} else if !ok {
 		kc.hosts[host] = claim{kernel: kernel, host: host, pos: pos}
 	}
@@ -111,7 +116,7 @@ func (kc *keyCheck) claim(kernel, host, key string, pos diag.Pos) {
 		return
 	}
 	if prev, ok := kc.keys[key]; ok && prev.host != host {
-		kc.r.add("keys", pos, "variants %s and %s share the key %s: a pipeline cache would serve one for the other", prev.host, host, key)
+		kc.r.addID("keys", "keys/collision", pos, "variants %s and %s share the key %s: a pipeline cache would serve one for the other", prev.host, host, key)
 	} else if !ok {
 		kc.keys[key] = claim{kernel: kernel, host: host, pos: pos}
 	}
@@ -265,7 +270,7 @@ func (kc *keyCheck) foreignFile(p string) error {
 	rel := relTo(kc.cfg.Dir, p)
 	for _, in := range instances(rel, src) {
 		if prev, ok := kc.hosts[in.Host]; ok {
-			kc.r.add("keys", in.Pos, "host name %s is also defined by %s (%s): one Metal library cannot hold both; rename one", in.Host, who(prev.kernel), prev.pos)
+			kc.r.addID("keys", "keys/collision", in.Pos, "host name %s is also defined by %s (%s): one Metal library cannot hold both; rename one", in.Host, who(prev.kernel), prev.pos)
 		}
 	}
 	return nil

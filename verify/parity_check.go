@@ -2,12 +2,15 @@ package verify
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/diag"
@@ -29,10 +32,15 @@ const parityWorkers = 2
 // harness's strict mode and runs every kernel × dtype on the CPU against
 // the float64 evaluation of its formulas, with one lane-level report per
 // variant (Report.Parity).
+//
+// It runs the .metal files on disk — what ships — not the regenerated ones,
+// which would only ever agree with the specs; a kernel whose .metal is not
+// on disk gets no report, so the summary cannot say "parity ok" for it (the
+// drift check's finding names the file).
 func (r *Report) parity(ctx context.Context, cfg *config.Config, res *generate.Result, opts Options) error {
-	sources := map[string][]byte{}
-	for _, f := range res.Files {
-		sources[f.Path] = f.Data
+	sources, err := diskSources(cfg, res)
+	if err != nil {
+		return err
 	}
 	if err := r.metalCompile(ctx, cfg, res, sources); err != nil {
 		return err
@@ -71,6 +79,9 @@ func (r *Report) parity(ctx context.Context, cfg *config.Config, res *generate.R
 			defer func() { <-sem }()
 			src := sources[generate.MSLPath(cfg, k)]
 			o := &outs[i]
+			if src == nil { // the drift check reports it; the summary counts it
+				return
+			}
 			if err := mslcpu.CheckSyntax(ctx, src); err != nil {
 				o.findings = append(o.findings, Finding{Check: "strict", Pos: diag.Pos{Path: generate.MSLPath(cfg, k), Line: 1, Col: 1},
 					Msg: "not valid under the strict MSL check: " + err.Error()})
@@ -132,6 +143,9 @@ func (r *Report) metalCompile(ctx context.Context, cfg *config.Config, res *gene
 	r.Checks = append(r.Checks, "metal")
 	for _, k := range res.Kernels {
 		p := generate.MSLPath(cfg, k)
+		if sources[p] == nil {
+			continue // parity reports it
+		}
 		in := filepath.Join(dir, k.Name+".metal")
 		if err := os.WriteFile(in, sources[p], 0o644); err != nil {
 			return err
@@ -144,4 +158,23 @@ func (r *Report) metalCompile(ctx context.Context, cfg *config.Config, res *gene
 		}
 	}
 	return nil
+}
+
+// diskSources reads every kernel's .metal file from disk; a file that is
+// not there (or not a regular file) maps to nil.
+func diskSources(cfg *config.Config, res *generate.Result) (map[string][]byte, error) {
+	sources := map[string][]byte{}
+	for _, k := range res.Kernels {
+		p := generate.MSLPath(cfg, k)
+		data, err := os.ReadFile(filepath.Join(cfg.Dir, filepath.FromSlash(p)))
+		switch {
+		case err == nil:
+			sources[p] = data
+		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.EISDIR):
+			sources[p] = nil
+		default:
+			return nil, err
+		}
+	}
+	return sources, nil
 }

@@ -27,9 +27,50 @@ import (
 type Finding struct {
 	Check string // "spec", "drift", "keys", "ports", "cuda", "dispatch", "strict", "parity", …
 	Pos   diag.Pos
-	Rule  string // the port-dispatch rule ("direct-port", …), or ""
-	Msg   string
-	Diff  string // drift: unified diff from the disk to what kgen would write
+	// End is where the finding's text ends (exclusive column); it equals
+	// Pos where only the start is known.
+	End  diag.Pos
+	Rule string // the port-dispatch rule ("direct-port", …), or ""
+	// ID is the stable rule id ("drift/stale", "keys/mismatch",
+	// "dispatch/direct-port", …) that machine-readable formats carry; see
+	// RuleID for the default.
+	ID   string
+	Msg  string
+	Diff string // drift: unified diff from the disk to what kgen would write
+	// Folded are the findings this one stands for: those that follow from
+	// a spec edited without `kgen gen` (see rootcause.go).
+	Folded []Finding
+}
+
+// SeverityError is the severity of every finding: each one fails verify.
+const SeverityError = "error"
+
+// defaultIDs is the rule id of a check's findings that set none.
+var defaultIDs = map[string]string{
+	"spec": "spec/invalid", "keys": "keys/mismatch", "ports": "ports/mismatch", "cuda": "cuda/mismatch",
+	"gotypes": "gotypes/error", "strict": "strict/error", "parity": "parity/mismatch", "metal": "metal/error",
+}
+
+// RuleID is the finding's stable rule id: ID, else "dispatch/<rule>" for
+// the port-dispatch rules, else the check's default.
+func (f Finding) RuleID() string {
+	switch {
+	case f.ID != "":
+		return f.ID
+	case f.Rule != "":
+		return f.Check + "/" + f.Rule
+	case defaultIDs[f.Check] != "":
+		return defaultIDs[f.Check]
+	}
+	return f.Check
+}
+
+// EndPos is End, or Pos when End is unset.
+func (f Finding) EndPos() diag.Pos {
+	if f.End.Line == 0 {
+		return f.Pos
+	}
+	return f.End
 }
 
 // String is the finding's text line: "path:line:col: [rule: ]message".
@@ -96,8 +137,8 @@ func (r *Report) Summary() string {
 	}
 	if r.HasCheck("parity") {
 		ok := fmt.Sprintf("%d parity ok", r.ParityOK)
-		if r.ParityOK != len(r.Parity) {
-			ok = fmt.Sprintf("%d/%d parity ok", r.ParityOK, len(r.Parity))
+		if r.ParityOK != r.Variants { // failed, or not run (no .metal on disk)
+			ok = fmt.Sprintf("%d/%d parity ok", r.ParityOK, r.Variants)
 		}
 		parts = append(parts, ok)
 	}
@@ -142,6 +183,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) (*Report, error)
 			r.ParityOK++
 		}
 	}
+	r.rootCauses(res)
 	sortFindings(r.Findings)
 	return r, nil
 }
@@ -211,7 +253,7 @@ func (r *Report) dispatch(ctx context.Context, cfg *config.Config, opts Options)
 	r.Checks = append(r.Checks, "dispatch")
 	r.Launchers, r.Exempt = res.Launchers, res.Exempt
 	for _, f := range res.Findings {
-		r.Findings = append(r.Findings, Finding{Check: "dispatch", Pos: f.Pos, Rule: f.Rule, Msg: f.Msg})
+		r.Findings = append(r.Findings, Finding{Check: "dispatch", Pos: f.Pos, End: f.End, Rule: f.Rule, Msg: f.Msg})
 	}
 	return res, nil
 }

@@ -14,6 +14,7 @@ import (
 // element i of every tensor.
 var elementwiseHandler = kindHandler{
 	loops:          elementLoops,
+	formulasDoc:    "Per element, in %s (math: %s):",
 	prelude:        func(*ir.Kernel, *names) ([]jen.Code, error) { return nil, nil },
 	perThread:      func(k *ir.Kernel) int { return k.Schedule.(*ir.Elems).PerThread },
 	reference64Doc: []string{"Inputs must have equal lengths."},

@@ -125,10 +125,17 @@ func kernelFiles(k *ir.Kernel, opts Options) ([]File, error) {
 	return out, nil
 }
 
+// GenerateConstraint keeps generated Go files out of `go generate`'s file
+// lists (go generate sets the build tag "generate"): it lists every package's
+// files before running any directive, and reading a file that kgen gen has
+// since removed (a deleted or renamed spec) would stop it.
+const GenerateConstraint = "//go:build !generate"
+
 // newFile starts a generated Go file whose first line is the header.
 func newFile(opts Options, from string) *jen.File {
 	f := jen.NewFile(opts.Package)
 	f.HeaderComment(opts.Header(from))
+	f.HeaderComment(GenerateConstraint)
 	f.ImportName(RuntimePath, "kgenrt")
 	f.ImportName(LaunchPath, "launch")
 	return f

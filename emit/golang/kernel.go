@@ -23,6 +23,7 @@ func apiFile(k *ir.Kernel, n *names, opts Options) (*jen.File, error) {
 	}
 	accessors(f, k, n)
 	launchers(f, k, n)
+	argsLaunchers(f, k, n)
 	if err := callBuilder(f, k, n); err != nil {
 		return nil, err
 	}
@@ -50,7 +51,13 @@ func kernelType(f *jen.File, k *ir.Kernel, n *names) {
 	if k.Doc != "" {
 		lines = append(lines, usertext.Lines(k.Doc)...)
 	}
-	lines = append(lines, "", fmt.Sprintf("Per element, in %s (math: %s):", compute, k.Math), "")
+	heading := handler(k).formulasDoc
+	if heading == "" {
+		heading = "In %s (math: %s):"
+	}
+	lines = append(lines, "")
+	lines = append(lines, shapeLines(k)...)
+	lines = append(lines, fmt.Sprintf(heading, compute, k.Math), "")
 	lines = append(lines, formulaLines(k)...)
 	lines = append(lines, "",
 		fmt.Sprintf("Storage dtypes: %s. Ports: %s.", strings.Join(variantNames(k), ", "), portSummary(k)))
@@ -58,6 +65,22 @@ func kernelType(f *jen.File, k *ir.Kernel, n *names) {
 	f.Type().Id(n.typ).Struct()
 	f.Add(comment(fmt.Sprintf("%s is kernel %s; see %s for its formulas.", n.exported, k.Name, n.typ)))
 	f.Var().Id(n.exported).Id(n.typ)
+}
+
+// shapeLines names each tensor's shape (from the IR's bindings), then a
+// blank line: the formulas read x and w alike, the shapes say which is a
+// [rows, cols] matrix and which a [cols] row shared by every row.
+func shapeLines(k *ir.Kernel) []string {
+	var parts []string
+	for _, b := range k.Bindings {
+		if b.Role == ir.Input || b.Role == ir.Output {
+			parts = append(parts, b.Name+" "+b.Shape.String())
+		}
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return []string{"Shapes: " + strings.Join(parts, ", ") + ".", ""}
 }
 
 func variantNames(k *ir.Kernel) []string {

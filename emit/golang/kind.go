@@ -30,6 +30,11 @@ type kindHandler struct {
 	// referenceDoc and reference64Doc end the doc comments of Reference
 	// and Reference64.
 	referenceDoc, reference64Doc []string
+	// formulasDoc heads the formulas in the kernel type's doc comment, a
+	// format of the compute type and the math mode: what one evaluation
+	// covers ("Per element", "Per row"), so a row reduction is not read as
+	// a per-element value.
+	formulasDoc string
 	// dispatchDoc writes the dispatch lines of the kernel's inventory.md
 	// section.
 	dispatchDoc func(b *strings.Builder, ik *ir.Kernel, k inventory.Kernel)

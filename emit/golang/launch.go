@@ -167,6 +167,8 @@ func launchers(f *jen.File, k *ir.Kernel, n *names) {
 		fmt.Sprintf("Run computes %s on backend b and waits for the result: %s.", k.Name, outputFormulas(k)),
 	}, tensorDoc(k)...)
 	doc = append(doc,
+		fmt.Sprintf("RunArgs(b, %s{…}) takes the same by name, where swapping two tensors of one", n.args),
+		"dtype cannot compile.",
 		"Errors: *kgenrt.DTypeError or *kgenrt.TensorError before anything launches;",
 		fmt.Sprintf("*kgenrt.PortError (errors.Is kgenrt.ErrNoPort) when b has no port here: use %s.Reference.", n.exported))
 	f.Add(comment(doc...))

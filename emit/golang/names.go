@@ -32,6 +32,7 @@ func GoName(name string) string {
 type names struct {
 	exported string // GeluTanh: the kernel value
 	typ      string // GeluTanhKernel: its type
+	args     string // GeluTanhArgs: the named arguments of RunArgs and EncodeArgs
 	lower    string // geluTanh: prefix of the unexported names
 	desc     string // geluTanhKernel: the kgenrt.Kernel descriptor
 	ports    string // geluTanhPorts: the port table
@@ -43,7 +44,7 @@ type names struct {
 func newNames(k *ir.Kernel) *names {
 	exp := GoName(k.Name)
 	lower := strings.ToLower(exp[:1]) + exp[1:]
-	n := &names{exported: exp, typ: exp + "Kernel", lower: lower, desc: lower + "Kernel",
+	n := &names{exported: exp, typ: exp + "Kernel", args: exp + "Args", lower: lower, desc: lower + "Kernel",
 		ports: lower + "Ports", source: lower + "MSL", call: lower + "Call"}
 	n.locals = localNames(k, n)
 	return n
@@ -71,7 +72,7 @@ func modes(k *ir.Kernel) []dtype.DType { return append(k.ComputeTypes(), dtype.I
 // topLevel lists the package-level names a kernel declares, stage
 // functions included.
 func (n *names) topLevel(k *ir.Kernel) []string {
-	out := []string{n.exported, n.typ, n.desc, n.ports, n.source, n.call}
+	out := []string{n.exported, n.typ, n.args, n.desc, n.ports, n.source, n.call}
 	for _, c := range modes(k) {
 		for _, st := range k.Stages() {
 			out = append(out, n.stage(st, c))

@@ -15,10 +15,11 @@ import (
 // with the kernel's accumulation order (kgenrt.RowAcc over the Metal team
 // width), Reference64 the same stages in float64.
 var rowwiseHandler = kindHandler{
-	loops:     rowLoops,
-	prelude:   rowPrelude,
-	given64:   []string{"cols"},
-	perThread: func(*ir.Kernel) int { return 1 },
+	loops:       rowLoops,
+	formulasDoc: "Per row of cols elements, in %s (math: %s); a row_* reduction is one value per row:",
+	prelude:     rowPrelude,
+	given64:     []string{"cols"},
+	perThread:   func(*ir.Kernel) int { return 1 },
 	referenceDoc: []string{
 		"Rows run the kernel's passes in order; reductions accumulate in float32 in the kernel's",
 		"order (kgenrt.RowAcc over the Metal launch's team width).",

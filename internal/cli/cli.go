@@ -72,13 +72,14 @@ its backend ports) into Metal Shading Language kernels, Go dispatch code and
 dtype-key tables, and checks in CI that nothing drifted.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       version.Version,
+		Version:       version.String(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.PersistentFlags().StringVar(&o.configPath, "config", "", "path to kgen.yaml (default: found by walking up from the working folder)")
-	root.AddCommand(genCmd(o), verifyCmd(o), listCmd(o), schemaCmd(o), initCmd(o), versionCmd(o), cudaCmd(o), emuCmd(o))
+	root.AddCommand(genCmd(o), fmtCmd(o), verifyCmd(o), listCmd(o), schemaCmd(o), initCmd(o), versionCmd(o), cudaCmd(o), emuCmd(o))
 	return root
 }
 
@@ -102,10 +103,16 @@ func (o *options) loadConfig() (*config.Config, error) {
 func versionCmd(o *options) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print kgen's version",
-		Args:  noArgs,
+		Short: "Print kgen's version and how it was built",
+		Long: `version prints kgen's release (the one generated headers name), then the
+module version kgen was built as and, where the go command stamped it,
+the VCS revision ("+dirty" when the tree had uncommitted changes) and the
+Go version, e.g.
+  kgen v0.1.0 (module v0.1.0, go1.24.0)
+kgen --version prints the same line.`,
+		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
-			fmt.Fprintln(o.stdout, "kgen", version.Version)
+			fmt.Fprintln(o.stdout, version.String())
 			return nil
 		},
 	}

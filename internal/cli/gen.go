@@ -16,17 +16,30 @@ import (
 )
 
 func genCmd(o *options) *cobra.Command {
-	return &cobra.Command{
+	check := false
+	cmd := &cobra.Command{
 		Use:   "gen",
 		Short: "Generate every output from the specs (writes only changed files)",
 		Long: `gen reads kgen.yaml and every spec, and writes the MSL kernels and the Go
 package. It writes nothing if any spec has an error or (inside a Go module)
 the generated Go package does not type-check, writes only files whose
 bytes changed, removes files it generated earlier that no spec produces any
-more, and never overwrites a file it did not generate.`,
+more, and never overwrites a file it did not generate. It names every
+hand-edited generated file it overwrites.
+
+--check is a dry run: it writes nothing, prints a unified diff of what gen
+would change (from the disk to what it would write) and exits 1 when
+anything would, 0 when nothing would.`,
 		Args: noArgs,
-		RunE: func(*cobra.Command, []string) error { return o.gen() },
+		RunE: func(*cobra.Command, []string) error {
+			if check {
+				return o.genCheck()
+			}
+			return o.gen()
+		},
 	}
+	cmd.Flags().BoolVar(&check, "check", false, "write nothing; print the diff of what gen would change and exit 1 if anything would")
+	return cmd
 }
 
 // generate loads the config and runs the pipeline in memory; spec errors
@@ -58,6 +71,11 @@ func (o *options) gen() error {
 	written, removed, err := output.Apply(cfg.Dir, changes)
 	if err != nil {
 		return err
+	}
+	for _, c := range changes {
+		if c.State == output.HandEdited && contains(written, c.Path) {
+			fmt.Fprintf(o.stderr, "kgen gen: %s: overwrote a hand-edited generated file; the edit is lost unless it was moved into the spec\n", c.Path)
+		}
 	}
 	fmt.Fprintf(o.stdout, "kgen gen: %d kernel(s), %d file(s): %d written, %d removed, %d unchanged\n",
 		len(res.Kernels), len(res.Files), len(written), len(removed), len(res.Files)-len(written))

@@ -19,9 +19,12 @@ func schemaCmd(o *options) *cobra.Command {
 	return &cobra.Command{
 		Use:   "schema",
 		Short: "Print the JSON Schema (draft-07) of spec files, for editors",
-		Long: `schema prints the JSON Schema of kernel spec files. Save it and point your
-editor at it, e.g. with the yaml-language-server modeline
-  # yaml-language-server: $schema=./kgen.schema.json`,
+		Long: `schema prints the JSON Schema of kernel spec files; it needs no kgen.yaml.
+Save it next to kgen.yaml and point your editor at it with a
+yaml-language-server modeline in each spec, a path relative to the spec
+file (kgen init writes both):
+  kgen schema > kgen.schema.json
+  # yaml-language-server: $schema=../kgen.schema.json   (in specs/*.yaml)`,
 		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			_, err := o.stdout.Write(spec.Schema)
@@ -40,8 +43,11 @@ go:
   package: kernels
 `
 
-const initSpec = `# An example kernel spec: GELU with the tanh approximation, computed in f32.
-# Run "kgen schema" for the JSON Schema of this file.
+// initSpec's modeline points at the schema kgen init writes next to
+// kgen.yaml; yaml-language-server resolves it from the spec's folder.
+const initSpec = `# yaml-language-server: $schema=../kgen.schema.json
+# An example kernel spec: GELU with the tanh approximation, computed in f32.
+# kgen.schema.json is "kgen schema" (regenerate it after upgrading kgen).
 kernel: gelu_tanh
 doc: GELU, tanh approximation, evaluated in f32.
 dtypes: [f32, f16, bf16]
@@ -61,35 +67,47 @@ ports:
 `
 
 func initCmd(o *options) *cobra.Command {
-	return &cobra.Command{
+	force := false
+	cmd := &cobra.Command{
 		Use:   "init",
-		Short: "Scaffold kgen.yaml, an example spec and the go:generate line in the working folder",
-		Args:  noArgs,
+		Short: "Scaffold kgen.yaml, an example spec, its JSON Schema and the go:generate line in the working folder",
+		Long: `init writes, in the working folder:
+  kgen.yaml             the configuration
+  specs/gelu_tanh.yaml  an example spec, with a yaml-language-server modeline
+  kgen.schema.json      the JSON Schema of specs (kgen schema), for the modeline
+  kgen_generate.go      the line //go:generate go tool kgen gen
+It refuses, writing nothing, when any of them exists; --force overwrites
+them (and only them).`,
+		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			wd, err := os.Getwd()
 			if err != nil {
 				return err
 			}
-			return o.scaffold(wd)
+			return o.scaffold(wd, force)
 		},
 	}
+	cmd.Flags().BoolVar(&force, "force", false, "overwrite the files init writes when they exist")
+	return cmd
 }
 
-// scaffold writes the starter files, refusing (before writing any) if one exists.
-func (o *options) scaffold(dir string) error {
+// scaffold writes the starter files, refusing (before writing any) if one
+// exists, unless force.
+func (o *options) scaffold(dir string, force bool) error {
 	files := []struct{ name, data string }{
 		{config.FileName, initConfig},
 		{filepath.Join("specs", "gelu_tanh.yaml"), initSpec},
+		{"kgen.schema.json", string(spec.Schema)},
 		{"kgen_generate.go", fmt.Sprintf("package %s\n\n//go:generate go tool kgen gen\n", packageName(dir))},
 	}
 	var exists []string
 	for _, f := range files {
 		if _, err := os.Lstat(filepath.Join(dir, f.name)); err == nil {
-			exists = append(exists, f.name)
+			exists = append(exists, filepath.ToSlash(f.name))
 		}
 	}
-	if len(exists) > 0 {
-		return fmt.Errorf("kgen init: refusing to overwrite %s; nothing written", strings.Join(exists, ", "))
+	if len(exists) > 0 && !force {
+		return fmt.Errorf("kgen init: refusing to overwrite %s (--force overwrites them); nothing written", strings.Join(exists, ", "))
 	}
 	for _, f := range files {
 		p := filepath.Join(dir, f.name)

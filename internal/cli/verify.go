@@ -26,9 +26,9 @@ or a host name anywhere in the module, and every generated port has its
 slot, its source and launchers that go through Select. Where kgen.yaml
 lies in a Go module, it type-checks the module's code — an error in the
 generated package is reported at the generated file and names its spec —
-and applies the four port-dispatch rules (direct-port, backend-compare, own-refusal,
-backend-gate; exemptions in kgen.yaml's verify.exempt, each with a
-reason). Where clang >= 17 exists (clang++-19), it also checks every kernel
+and applies the five port-dispatch rules (direct-port, backend-compare,
+own-refusal, backend-gate, platform-gate; exemptions in kgen.yaml's
+verify.exempt or a //kgen:ignore comment, each with a reason). Where clang >= 17 exists (clang++-19), it also checks every kernel
 in a strict MSL mode and runs every kernel × dtype on the CPU on adversarial
 inputs, comparing each element with a float64 evaluation of the formulas
 within the spec's tolerance, one lane-level line per kernel × dtype; where
@@ -36,13 +36,17 @@ xcrun exists (macOS), it compiles every kernel with Apple's Metal compiler.
 See docs/fidelity.md.
 
 It writes nothing, prints one finding per line (path:line:col: message,
-paths relative to the kgen.yaml folder) and ends with one summary line,
+paths relative to the kgen.yaml folder; a spec edited without kgen gen is
+one finding at the spec, what it caused indented under it) and ends with
+one summary line,
 e.g. "kgen verify: 14 kernels, 38 variants, 14 launchers, 0 exempt,
-38 parity ok; ok". Exit code 1 when anything fails.`,
+38 parity ok; ok". Exit code 1 when anything fails. In json, github and
+junit every finding carries a stable rule id (drift/stale, keys/mismatch,
+dispatch/direct-port, …), its severity and, in json and github, its end.`,
 		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
-			if format != "text" && format != "json" && format != "github" {
-				return usageError{fmt.Errorf("--format must be text, json or github, not %q", format)}
+			if format != "text" && format != "json" && format != "github" && format != "junit" {
+				return usageError{fmt.Errorf("--format must be text, json, github or junit, not %q", format)}
 			}
 			cfg, err := o.loadConfig()
 			if err != nil {
@@ -71,7 +75,7 @@ e.g. "kgen verify: 14 kernels, 38 variants, 14 launchers, 0 exempt,
 		},
 	}
 	cmd.Flags().StringVar(&parity, "parity", "", "numerical parity of every kernel × dtype on the CPU: auto (where a C++ compiler exists), on, or off (default: verify.parity in kgen.yaml, else auto)")
-	cmd.Flags().StringVar(&format, "format", "text", "output format: text, json, or github (GitHub Actions annotations)")
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text, json, github (GitHub Actions annotations) or junit (JUnit XML)")
 	cmd.Flags().BoolVar(&noDiff, "no-diff", false, "leave out the unified diffs of stale, hand-edited and foreign files")
 	cmd.Flags().StringVar(&mutate, "mutate", "", "replace every kernel's stores with its first input (first-input) or 0 (zero) before parity: every kernel × dtype must then fail")
 	_ = cmd.Flags().MarkHidden("mutate")
@@ -94,17 +98,16 @@ func printReport(o *options, rep *verify.Report, format string, diffs bool) erro
 	switch format {
 	case "json":
 		return printJSON(o, rep, diffs)
+	case "junit":
+		return printJUnit(o, rep, diffs)
 	case "github":
 		for _, p := range rep.Parity {
 			fmt.Fprintln(o.stdout, "parity "+p.String())
 		}
 		for _, f := range rep.Findings {
-			title := "kgen " + f.Check
-			if f.Rule != "" {
-				title += " " + f.Rule
-			}
-			fmt.Fprintf(o.stdout, "::error file=%s,line=%d,col=%d,title=%s::%s\n",
-				ghProperty.Replace(f.Pos.Path), f.Pos.Line, f.Pos.Col, ghProperty.Replace(title), ghData.Replace(f.Msg))
+			end := f.EndPos()
+			fmt.Fprintf(o.stdout, "::%s file=%s,line=%d,col=%d,endLine=%d,endColumn=%d,title=%s::%s\n", verify.SeverityError,
+				ghProperty.Replace(f.Pos.Path), f.Pos.Line, f.Pos.Col, end.Line, end.Col, ghProperty.Replace("kgen "+f.RuleID()), ghData.Replace(withFolded(f)))
 			if diffs && f.Diff != "" {
 				fmt.Fprintf(o.stdout, "::group::diff %s\n%s::endgroup::\n", f.Pos.Path, f.Diff)
 			}
@@ -115,6 +118,9 @@ func printReport(o *options, rep *verify.Report, format string, diffs bool) erro
 		}
 		for _, f := range rep.Findings {
 			fmt.Fprintln(o.stdout, f.String())
+			for _, ff := range f.Folded {
+				fmt.Fprintln(o.stdout, "    "+ff.String())
+			}
 			if diffs && f.Diff != "" {
 				printDiff(o, f.Diff)
 			}
@@ -138,14 +144,22 @@ func printDiff(o *options, diff string) {
 }
 
 // jsonFinding is one finding in `kgen verify --format json`.
+// id is the stable rule id; end_line and end_col end the finding's text
+// (equal to line and col where only the start is known).
 type jsonFinding struct {
-	Check   string `json:"check"`
-	Rule    string `json:"rule,omitempty"`
-	Path    string `json:"path"`
-	Line    int    `json:"line"`
-	Col     int    `json:"col"`
-	Message string `json:"message"`
-	Diff    string `json:"diff,omitempty"`
+	ID       string `json:"id"`
+	Severity string `json:"severity"`
+	Check    string `json:"check"`
+	Rule     string `json:"rule,omitempty"`
+	Path     string `json:"path"`
+	Line     int    `json:"line"`
+	Col      int    `json:"col"`
+	EndLine  int    `json:"end_line"`
+	EndCol   int    `json:"end_col"`
+	Message  string `json:"message"`
+	Diff     string `json:"diff,omitempty"`
+	// Folded are the findings on generated files this one stands for.
+	Folded []jsonFinding `json:"folded,omitempty"`
 }
 
 // jsonReport is `kgen verify --format json`; launchers and exempt appear
@@ -175,11 +189,7 @@ func printJSON(o *options, rep *verify.Report, diffs bool) error {
 		out.ParityOK = &rep.ParityOK
 	}
 	for _, f := range rep.Findings {
-		jf := jsonFinding{f.Check, f.Rule, f.Pos.Path, f.Pos.Line, f.Pos.Col, f.Msg, f.Diff}
-		if !diffs {
-			jf.Diff = ""
-		}
-		out.Findings = append(out.Findings, jf)
+		out.Findings = append(out.Findings, jsonOf(f, diffs))
 	}
 	for _, p := range rep.Parity {
 		out.Parity = append(out.Parity, parityOf(p))
@@ -187,4 +197,26 @@ func printJSON(o *options, rep *verify.Report, diffs bool) error {
 	enc := json.NewEncoder(o.stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+func jsonOf(f verify.Finding, diffs bool) jsonFinding {
+	end := f.EndPos()
+	jf := jsonFinding{f.RuleID(), verify.SeverityError, f.Check, f.Rule, f.Pos.Path, f.Pos.Line, f.Pos.Col, end.Line, end.Col, f.Msg, f.Diff, nil}
+	if !diffs || len(f.Folded) > 0 { // the folded findings carry their own diffs
+		jf.Diff = ""
+	}
+	for _, ff := range f.Folded {
+		jf.Folded = append(jf.Folded, jsonOf(ff, diffs))
+	}
+	return jf
+}
+
+// withFolded is f's message followed by the findings it stands for, one a
+// line.
+func withFolded(f verify.Finding) string {
+	msg := f.Msg
+	for _, ff := range f.Folded {
+		msg += "\n" + ff.String()
+	}
+	return msg
 }

@@ -25,6 +25,7 @@ const (
 	BackendCompare = "backend-compare"
 	OwnRefusal     = "own-refusal"
 	BackendGate    = "backend-gate"
+	PlatformGate   = "platform-gate"
 	// Load marks a package the rules could not check; never exempt.
 	Load = "load"
 	// Exempt marks a problem with an exemption itself.
@@ -32,7 +33,7 @@ const (
 )
 
 // Rules lists the four rules in the order of the package doc.
-var Rules = []string{DirectPort, BackendCompare, OwnRefusal, BackendGate}
+var Rules = []string{DirectPort, BackendCompare, OwnRefusal, BackendGate, PlatformGate}
 
 // Options say what to check.
 type Options struct {
@@ -44,6 +45,7 @@ type Options struct {
 // Finding is one violation.
 type Finding struct {
 	Pos  diag.Pos // relative to ConfigDir
+	End  diag.Pos // where the offending code ends; zero when unknown
 	Rule string
 	Msg  string
 }
@@ -107,6 +109,7 @@ func Check(ctx context.Context, opts Options) (*Result, error) {
 		}
 		c := &checker{m: m, pkg: p, info: p.TypesInfo, dir: opts.ConfigDir}
 		c.run()
+		c.applyIgnores(res)
 		res.Launchers += c.launchers
 		found = append(found, c.out...)
 	}

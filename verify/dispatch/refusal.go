@@ -17,29 +17,29 @@ func (c *checker) refusals(d ast.Decl) {
 		switch n := n.(type) {
 		case *ast.CompositeLit:
 			if isRuntimeNamed(c.info.TypeOf(n), "PortError") {
-				c.refuse(n.Pos(), "builds a kgenrt.PortError by hand: "+ownRefusalFix)
+				c.refuse(n, "builds a kgenrt.PortError by hand: "+ownRefusalFix)
 			}
 		case *ast.Ident:
 			if c.isErrNoPort(n) && !testsFor(c, n, stack) {
-				c.refuse(n.Pos(), "uses kgenrt.ErrNoPort as its own error: "+ownRefusalFix)
+				c.refuse(n, "uses kgenrt.ErrNoPort as its own error: "+ownRefusalFix)
 			}
 		case *ast.IfStmt:
 			c.guard(n)
 		case *ast.CallExpr:
 			if text, ok := c.refusalText(n); ok {
-				c.refuse(n.Pos(), "makes its own refusal (%q): "+ownRefusalFix, text)
+				c.refuse(n, "makes its own refusal (%q): "+ownRefusalFix, text)
 			}
 		}
 		return true
 	})
 }
 
-func (c *checker) refuse(p token.Pos, format string, args ...any) {
-	if c.reported[p] {
+func (c *checker) refuse(n ast.Node, format string, args ...any) {
+	if c.reported[n.Pos()] {
 		return
 	}
-	c.reported[p] = true
-	c.report(p, OwnRefusal, format, args...)
+	c.reported[n.Pos()] = true
+	c.report(n, OwnRefusal, format, args...)
 }
 
 func (c *checker) isErrNoPort(id *ast.Ident) bool {
@@ -94,7 +94,7 @@ func (c *checker) guard(ifs *ast.IfStmt) {
 		case *ast.ReturnStmt:
 			for _, r := range n.Results {
 				if made := c.madeError(r); made != nil {
-					c.refuse(made.Pos(), "refuses by hand after asking for a port: "+ownRefusalFix)
+					c.refuse(made, "refuses by hand after asking for a port: "+ownRefusalFix)
 				}
 			}
 		}

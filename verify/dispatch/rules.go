@@ -25,25 +25,34 @@ type checker struct {
 func (c *checker) run() {
 	c.reported = map[token.Pos]bool{}
 	for _, f := range c.pkg.Syntax {
+		launches := false
 		for _, d := range f.Decls {
-			c.decl(d)
+			launches = c.decl(d) || launches
+		}
+		if launches {
+			c.fileGate(f)
 		}
 	}
+	c.skippedGates()
 }
 
 // decl checks one top-level declaration: direct-port and backend-gate
-// everywhere, backend-compare and own-refusal where it launches.
-func (c *checker) decl(d ast.Decl) {
+// everywhere, backend-compare, own-refusal and platform-gate where it
+// launches, which it reports.
+func (c *checker) decl(d ast.Decl) bool {
 	launches := c.launchSites(d)
 	c.gates(d)
 	if launches {
 		c.compares(d)
 		c.refusals(d)
+		c.goosUses(d)
 	}
+	return launches
 }
 
-func (c *checker) report(p token.Pos, rule, format string, args ...any) {
-	c.out = append(c.out, Finding{Pos: c.position(p), Rule: rule, Msg: fmt.Sprintf(format, args...)})
+// report records a finding spanning node n.
+func (c *checker) report(n ast.Node, rule, format string, args ...any) {
+	c.out = append(c.out, Finding{Pos: c.position(n.Pos()), End: c.position(n.End()), Rule: rule, Msg: fmt.Sprintf(format, args...)})
 }
 
 // inspect walks n, giving f each node and the stack of its ancestors.
@@ -93,7 +102,7 @@ func (c *checker) launchSites(d ast.Decl) bool {
 		found = true
 		c.launchers++
 		if kind != kernelLaunch {
-			c.report(n.Pos(), DirectPort, "%s, bypassing the generated port table: launch with K.Run(b, …) or K.Encode(cb, …) of the generated kernel, which choose the port through K.Select", what)
+			c.report(n, DirectPort, "%s, bypassing the generated port table: launch with K.Run(b, …) or K.Encode(cb, …) of the generated kernel, which choose the port through K.Select", what)
 		}
 		return true
 	})
@@ -124,6 +133,9 @@ func (c *checker) classifyFunc(f *types.Func) (launcher, string) {
 	recv := sig.Recv().Type()
 	if isRuntimeNamed(recv, "PortTable") {
 		return portTable, "calls kgenrt.PortTable's " + f.Name()
+	}
+	if (f.Name() == "RunArgs" || f.Name() == "EncodeArgs") && c.m.isKernelType(recv) {
+		return kernelLaunch, "" // Run and Encode with named arguments
 	}
 	if f.Name() != "Run" && f.Name() != "Encode" {
 		return notLauncher, ""
@@ -158,11 +170,11 @@ func (c *checker) compares(d ast.Decl) {
 				return true
 			}
 			if k, ok := c.backendVsConst(n.X, n.Y); ok {
-				c.report(n.Pos(), BackendCompare, "compares the backend with %s in code that launches kernels: let K.Select choose the port — call K.Run(b, …) and take the fallback when errors.Is(err, kgenrt.ErrNoPort)", k)
+				c.report(n, BackendCompare, "compares the backend with %s in code that launches kernels: let K.Select choose the port — call K.Run(b, …) and take the fallback when errors.Is(err, kgenrt.ErrNoPort)", k)
 			}
 		case *ast.SwitchStmt:
 			if n.Tag != nil && isRuntimeNamed(c.info.TypeOf(n.Tag), "Backend") {
-				c.report(n.Pos(), BackendCompare, "switches on the backend in code that launches kernels: let K.Select choose the port — call K.Run(b, …) and take the fallback when errors.Is(err, kgenrt.ErrNoPort)")
+				c.report(n, BackendCompare, "switches on the backend in code that launches kernels: let K.Select choose the port — call K.Run(b, …) and take the fallback when errors.Is(err, kgenrt.ErrNoPort)")
 			}
 		}
 		return true
@@ -229,7 +241,7 @@ func (c *checker) gates(d ast.Decl) {
 			}
 		}
 		if len(names) >= 2 {
-			c.report(b.Pos(), BackendGate, "gate enumerates backends (%s): ask the kernel for the backend you launch on, K.Available(b), or whether any GPU is present; a list of backends is wrong as soon as one is added", strings.Join(names, ", "))
+			c.report(b, BackendGate, "gate enumerates backends (%s): ask the kernel for the backend you launch on, K.Available(b), or whether any GPU is present; a list of backends is wrong as soon as one is added", strings.Join(names, ", "))
 		}
 		return true
 	})

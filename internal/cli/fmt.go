@@ -1,0 +1,126 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/google/renameio/v2"
+	"github.com/pmezard/go-difflib/difflib"
+	"github.com/spf13/cobra"
+
+	"github.com/kgen-dev/kgen/diag"
+	"github.com/kgen-dev/kgen/spec"
+)
+
+type fmtFlags struct{ diff, write, list, exitCode bool }
+
+func fmtCmd(o *options) *cobra.Command {
+	var f fmtFlags
+	cmd := &cobra.Command{
+		Use:   "fmt [file.yaml ...]",
+		Short: "Rewrite specs in kgen's canonical layout (comments kept)",
+		Long: `fmt puts spec files in kgen's canonical layout: the top-level keys in the
+order kernel, doc, kind, segments, dtypes, compute, inputs, params,
+constants, let, outputs, math, threadgroup, ports, tolerance,
+one space before a trailing comment, one newline at the end. Comments stay
+with what they annotate, the file's heading comment (a modeline) stays on
+top, and values are kept as written, so fmt never changes what a spec means.
+
+Without file arguments it formats every spec of kgen.yaml. By default it
+prints the formatted files; -d prints a unified diff instead, -l the names
+of files whose layout differs, -w rewrites them in place (atomically).
+--exit-code exits 1 when any file's layout differs (for CI: kgen fmt -d
+--exit-code).`,
+		RunE: func(_ *cobra.Command, args []string) error { return o.fmtSpecs(args, f) },
+	}
+	cmd.Flags().BoolVarP(&f.diff, "diff", "d", false, "print a unified diff of the changes instead of the formatted files")
+	cmd.Flags().BoolVarP(&f.write, "write", "w", false, "rewrite the files in place")
+	cmd.Flags().BoolVarP(&f.list, "list", "l", false, "list the files whose layout differs")
+	cmd.Flags().BoolVar(&f.exitCode, "exit-code", false, "exit 1 when any file's layout differs")
+	return cmd
+}
+
+// fmtSpecs formats the named files, else every spec of the config. Every
+// file is formatted before any is written: a spec that is not YAML stops
+// the run with its positioned errors, and nothing is written.
+func (o *options) fmtSpecs(args []string, f fmtFlags) error {
+	files, root, err := o.fmtFiles(args)
+	if err != nil {
+		return err
+	}
+	type result struct {
+		name, full string
+		src, out   []byte
+	}
+	var results []result
+	var diags diag.List
+	for _, name := range files {
+		full := filepath.FromSlash(name)
+		if !filepath.IsAbs(full) {
+			full = filepath.Join(root, full)
+		}
+		src, err := os.ReadFile(full)
+		if err != nil {
+			return err
+		}
+		out, err := spec.Format(filepath.ToSlash(name), src)
+		if de, ok := diag.AsError(err); ok {
+			for _, d := range de.Diagnostics {
+				diags.Addf(d.Pos, "%s", d.Msg)
+			}
+			continue
+		} else if err != nil {
+			return err
+		}
+		results = append(results, result{name, full, src, out})
+	}
+	if err := diags.Err(); err != nil {
+		return o.reportErr(err)
+	}
+	changed := 0
+	for _, r := range results {
+		differs := !bytes.Equal(r.src, r.out)
+		if differs {
+			changed++
+		}
+		switch {
+		case f.diff && differs:
+			d, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: difflib.SplitLines(string(r.src)), B: difflib.SplitLines(string(r.out)),
+				FromFile: "a/" + r.name, ToFile: "b/" + r.name, Context: 3})
+			fmt.Fprint(o.stdout, d)
+		case f.list && differs:
+			fmt.Fprintln(o.stdout, r.name)
+		case !f.diff && !f.list && !f.write:
+			o.stdout.Write(r.out)
+		}
+		if f.write && differs {
+			if err := renameio.WriteFile(r.full, r.out, 0o644, renameio.WithTempDir(filepath.Dir(r.full))); err != nil {
+				return err
+			}
+		}
+	}
+	if f.exitCode && changed > 0 {
+		return failed
+	}
+	return nil
+}
+
+// fmtFiles is the files to format and the folder their names are relative
+// to: the arguments (relative to the working folder), else the config's
+// specs.
+func (o *options) fmtFiles(args []string) ([]string, string, error) {
+	if len(args) > 0 {
+		return args, ".", nil
+	}
+	cfg, err := o.loadConfig()
+	if err != nil {
+		return nil, "", o.reportErr(err)
+	}
+	files, err := spec.Files(cfg.Dir, cfg.Specs)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: cannot read the specs folder: %w", cfg.Specs, err)
+	}
+	return files, cfg.Dir, nil
+}

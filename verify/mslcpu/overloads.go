@@ -32,12 +32,12 @@ var (
 	literalRe = regexp.MustCompile(`(^|[^\w.])((?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)(h|H|bf|BF)\b`)
 	// qualRe finds a parameter list's `)` followed by qualifiers with at
 	// least one address space, then the start of a body or initialiser.
-	qualRe    = regexp.MustCompile(`\)((?:\s*\b(?:const|volatile|thread|threadgroup|device|constant)\b)+)\s*[:{]`)
-	asWordRe  = regexp.MustCompile(`\b(?:thread|threadgroup|device|constant|KGEN_TG_PTR)\b`)
-	bodyRe    = regexp.MustCompile(`\)\s*(?:const\s*)?\{`)
-	accessSpecRe  = regexp.MustCompile(`^\s*(?:public|private|protected)\s*:`)
-	qualAS    = regexp.MustCompile(`\b(?:thread|threadgroup|device|constant)\b`)
-	nonThread = regexp.MustCompile(`\b(?:threadgroup|device|constant)\b`)
+	qualRe       = regexp.MustCompile(`\)((?:\s*\b(?:const|volatile|thread|threadgroup|device|constant)\b)+)\s*[:{]`)
+	asWordRe     = regexp.MustCompile(`\b(?:thread|threadgroup|device|constant|KGEN_TG_PTR)\b`)
+	bodyRe       = regexp.MustCompile(`\)\s*(?:const\s*)?\{`)
+	accessSpecRe = regexp.MustCompile(`^\s*(?:public|private|protected)\s*:`)
+	qualAS       = regexp.MustCompile(`\b(?:thread|threadgroup|device|constant)\b`)
+	nonThread    = regexp.MustCompile(`\b(?:threadgroup|device|constant)\b`)
 )
 
 // literalSuffixes rewrites Metal's half and bfloat literal suffixes.

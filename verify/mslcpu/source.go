@@ -431,7 +431,7 @@ func readParam(text string) (param, error) {
 		switch {
 		case space == "threadgroup":
 			prm.kind = paramThreadgroup
-		case space != "" && strings.ContainsAny(decl, "*&"):
+		case space != "" && strings.ContainsAny(decl, "*&["): // an array parameter is a pointer
 			prm.kind = paramBuffer
 		default:
 			return param{}, fmt.Errorf("parameter %q has no [[attribute]] and is not a device, constant or threadgroup pointer or reference", text)

@@ -61,8 +61,8 @@
 //   - Metal's boolN is modelled as intN (clang vector comparisons yield
 //     int vectors), so bool vectors have the wrong size in buffers.
 //   - Not supported: textures, samplers, atomics, quad_* functions,
-//     packed_* vector types, matrix types, `1.0h` literals, Apple's
-//     internal __metal_* builtins (docs/emu.md). Threadgroup
+//     packed_* vector types, matrix types. Apple's internal __metal_*
+//     builtins are the shim's metal:: functions (docs/emu.md). Threadgroup
 //     memory (32 KB) and pipeline thread limits are not enforced beyond
 //     1024 threads per group.
 //   - g++ is not supported. g++ 12 (Debian 12) has no __bf16 in C++ and no

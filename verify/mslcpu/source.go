@@ -129,7 +129,9 @@ func (p *program) edits(masked []byte, fc map[string]string) ([]edit, error) {
 	if len(unknown) > 0 {
 		return nil, fmt.Errorf("%s: no [[function_constant]] named or numbered %s", p.pos(1), strings.Join(unknown, ", "))
 	}
-	return append(append(edits, fcEdits...), rewrites(masked)...), nil
+	edits = append(append(edits, fcEdits...), rewrites(masked)...)
+	edits = append(append(edits, literalSuffixes(masked)...), addressSpaceOverloads(masked)...)
+	return edits, nil
 }
 
 // pos names line n of the text being parsed as file:line.
@@ -314,6 +316,9 @@ func rewrites(masked []byte) []edit {
 		}
 	}
 	for _, m := range vecCtorRe.FindAllSubmatchIndex(masked, -1) {
+		if afterOperator(masked, m[0]) {
+			continue // a conversion function, `operator vec<T, 2>()`
+		}
 		args := string(masked[m[2]:m[3]])
 		edits = append(edits, edit{m[0], m[1], "::kgen::make<::metal::vec<" + args + ">>("})
 	}
@@ -426,7 +431,7 @@ func readParam(text string) (param, error) {
 		switch {
 		case space == "threadgroup":
 			prm.kind = paramThreadgroup
-		case space != "" && strings.ContainsAny(decl, "*&"):
+		case space != "" && strings.ContainsAny(decl, "*&["): // an array parameter is a pointer
 			prm.kind = paramBuffer
 		default:
 			return param{}, fmt.Errorf("parameter %q has no [[attribute]] and is not a device, constant or threadgroup pointer or reference", text)

@@ -26,7 +26,7 @@ func Build(specs []*spec.Spec, diags *diag.List) []*Kernel {
 		var local diag.List
 		k := buildKernel(s, &local)
 		diags.Append(&local)
-		if local.Len() == 0 && k != nil {
+		if local.Len() == 0 && k != nil && k.Schedule != nil {
 			out = append(out, k)
 		}
 	}
@@ -73,7 +73,9 @@ func buildKernel(s *spec.Spec, diags *diag.List) *Kernel {
 	}
 	k.Steps = newFormulaChecker(s, k, diags).run()
 	checkLiterals(s, k, diags)
-	if diags.Len() > 0 {
+	// A damaged spec silences the formula errors that follow from it
+	// (spec.Spec.Damaged): its formulas are not whole, so never schedule them.
+	if diags.Len() > 0 || len(s.Damaged) > 0 {
 		return k
 	}
 	if s.Matmul != nil && s.Kind != spec.Matmul {

@@ -72,13 +72,11 @@ func checkAll(t *testing.T, k *ir.Kernel, src []byte, opts parity.Options) {
 }
 
 // TestMatmulMutationsFail: parity fails for a kernel that loads the wrong
-// fragment or drops the K tail. Each rewrite must apply, or the test would
+// fragment, drops the K tail or misses the barrier after staging (the
+// harness's simdgroup_matrix operations wait only for their own simdgroup,
+// as on Apple GPUs, so one simdgroup runs ahead and multiplies tiles the
+// others have not staged yet). Each rewrite must apply, or the test would
 // pass by mutating nothing.
-//
-// Not here: a kernel missing the barrier after staging passes, in every
-// lane order and under ThreadSanitizer, because the harness's simdgroup
-// matrix operations hold every lane of the group (not only the
-// simdgroup's) — a gap in verify/mslcpu to close there.
 func TestMatmulMutationsFail(t *testing.T) {
 	needCompiler(t)
 	kernels, src := projectKernels(t, filepath.Join(repoRoot(), "kgen.yaml"))
@@ -97,6 +95,7 @@ func TestMatmulMutationsFail(t *testing.T) {
 	}{
 		{"wrong fragment index", "ulong2(kgen_kk, kgen_sm + 8 * kgen_fm)", "ulong2(kgen_kk, kgen_sm)", mslcpu.NoSanitizer},
 		{"dropped K tail", "kgen_k0 < args.k;", "kgen_k0 + BK <= args.k;", mslcpu.NoSanitizer},
+		{"missing barrier after staging", "threadgroup_barrier(mem_flags::mem_threadgroup);\n        for (uint kgen_kk", "for (uint kgen_kk", mslcpu.NoSanitizer},
 	}
 	shapes := []parity.MatmulShape{{33, 40, 17}, {8, 8, 24}}
 	for _, m := range mutations {
@@ -124,5 +123,58 @@ func TestMatmulMutationsFail(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// appleMapStore stores a fragment through thread_elements() at the
+// positions Apple's observed lane map gives (MLX's get_coord): what a
+// hand-written register epilogue does. It is right on today's hardware and
+// under mslcpu.AppleLanes, and wrong under any other map.
+const appleMapStore = `{
+                const uint kgen_l = kgen_tid % 32, kgen_q = kgen_l / 4;
+                const uint kgen_r = (kgen_q & 4) + (kgen_l / 2) % 4, kgen_cc = (kgen_q & 2) * 2 + (kgen_l % 2) * 2;
+                const auto kgen_v = kgen_acc0[kgen_fm][kgen_fn].thread_elements();
+                const uint kgen_at = (kgen_sm + 8 * kgen_fm + kgen_r) * BN + kgen_sn + 8 * kgen_fn + kgen_cc;
+                kgen_cs0[kgen_at] = kgen_v[0];
+                kgen_cs0[kgen_at + 1] = kgen_v[1];
+            }`
+
+// TestMatmulWrongLaneMapFails: a matmul whose epilogue reads the
+// accumulators through thread_elements() with an assumed lane map passes
+// parity under the map real hardware uses and fails under the scrambled
+// one, so TestBuiltinMatmulsScrambled passing says kgen's kernels do not
+// assume a map (rather than that the scrambled mode cannot see one).
+func TestMatmulWrongLaneMapFails(t *testing.T) {
+	needCompiler(t)
+	kernels, src := projectKernels(t, filepath.Join(repoRoot(), "kgen.yaml"))
+	var k *ir.Kernel
+	for _, kk := range matmuls(kernels) {
+		if kk.Name == "matmul_bias" {
+			k = kk
+		}
+	}
+	if k == nil {
+		t.Fatal("no matmul_bias built-in")
+	}
+	from := "simdgroup_store(kgen_acc0[kgen_fm][kgen_fn], kgen_cs0, BN, ulong2(kgen_sn + 8 * kgen_fn, kgen_sm + 8 * kgen_fm));"
+	s := string(src[k.Name])
+	if !strings.Contains(s, from) {
+		t.Fatalf("the rewrite %q does not apply", from)
+	}
+	mutated := []byte(strings.Replace(s, from, appleMapStore, 1))
+	shapes := []parity.MatmulShape{{33, 40, 17}}
+	for _, lanes := range []mslcpu.MatrixLaneMap{mslcpu.AppleLanes, mslcpu.ScrambledLanes} {
+		results, err := parity.Check(context.Background(), k, mutated, parity.Options{Seed: 5, Matmul: shapes, MatrixLanes: lanes})
+		if err != nil {
+			t.Fatalf("lanes %d: %v", lanes, err)
+		}
+		for _, r := range parity.Summarize(results) {
+			if lanes == mslcpu.AppleLanes && !r.OK() {
+				t.Errorf("%s: the Apple-map store fails under Apple's map: %s", r.HostName, r)
+			}
+			if lanes == mslcpu.ScrambledLanes && r.OK() {
+				t.Errorf("%s: parity passes a kernel that assumes the lane map, under the scrambled map: %s", r.HostName, r)
+			}
+		}
 	}
 }

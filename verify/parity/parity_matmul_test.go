@@ -31,7 +31,9 @@ func TestBuiltinMatmuls(t *testing.T) {
 	for _, k := range matmuls(kernels) {
 		t.Run(k.Name, func(t *testing.T) {
 			t.Parallel()
-			checkAll(t, k, src[k.Name], parity.Options{Seed: 1})
+			for _, r := range checkAll(t, k, src[k.Name], parity.Options{Seed: 1}) {
+				checkConfined(t, r)
+			}
 		})
 	}
 }
@@ -53,7 +55,7 @@ func TestBuiltinMatmulsScrambled(t *testing.T) {
 	}
 }
 
-func checkAll(t *testing.T, k *ir.Kernel, src []byte, opts parity.Options) {
+func checkAll(t *testing.T, k *ir.Kernel, src []byte, opts parity.Options) []parity.Result {
 	t.Helper()
 	results, err := parity.Check(context.Background(), k, src, opts)
 	if err != nil {
@@ -69,6 +71,7 @@ func checkAll(t *testing.T, k *ir.Kernel, src []byte, opts parity.Options) {
 		}
 		t.Logf("%s", r)
 	}
+	return results
 }
 
 // TestMatmulMutationsFail: parity fails for a kernel that loads the wrong

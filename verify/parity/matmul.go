@@ -120,6 +120,10 @@ func matmulReference(c *check, visit visitor) {
 	gamma := float64(kk) * 0x1p-24 / (1 - float64(kk)*0x1p-24)
 	a := c.vals[mm.A.Binding]
 	ins, outs := k.ElementInputs(0), k.BindingsOf(ir.Output)
+	if mm.Rows != nil {
+		matmulRowReference(c, visit, gamma)
+		return
+	}
 	x := make([]float64, len(ins))
 	accs, errs := make([]float64, len(mm.B)), make([]float64, len(mm.B))
 	for i := range m {
@@ -147,6 +151,54 @@ func matmulReference(c *check, visit visitor) {
 			want, bound := k.EvalEpilogueBound(x, accs, errs, c.params, c.rounding)
 			for o, b := range outs {
 				visit(b, i*n+j, i, want[o], bound[o])
+			}
+		}
+	}
+}
+
+// matmulRowReference is matmulReference for a row-reducing matmul: per row
+// the accumulators (with the γ_K bound) and the epilogue inputs along the
+// row, then the rowwise passes with running error analysis
+// (ir.Kernel.EvalMatmulRowBound).
+func matmulRowReference(c *check, visit visitor, gamma float64) {
+	k := c.k
+	mm := k.Matmul()
+	m, n, kk := c.sizes["m"], c.sizes["n"], c.sizes["k"]
+	a := c.vals[mm.A.Binding]
+	ins, outs := k.ElementInputs(0), k.BindingsOf(ir.Output)
+	in := make([][]float64, len(ins))
+	accs, errs := make([][]float64, len(mm.B)), make([][]float64, len(mm.B))
+	for e := range in {
+		in[e] = make([]float64, n)
+	}
+	for bi := range mm.B {
+		accs[bi], errs[bi] = make([]float64, n), make([]float64, n)
+	}
+	for i := range m {
+		for j := range n {
+			for bi, op := range mm.B {
+				b := c.vals[op.Binding]
+				var s, sa float64
+				for p := range kk {
+					prod := a[at(i, p, m, kk, mm.A.ColMajor)] * b[at(p, j, kk, n, op.ColMajor)]
+					s += prod
+					if !math.IsInf(prod, 0) && !math.IsNaN(prod) {
+						sa += math.Abs(prod)
+					}
+				}
+				accs[bi][j], errs[bi][j] = s, gamma*sa
+				if math.IsInf(s, 0) || math.IsNaN(s) {
+					errs[bi][j] = 0
+				}
+			}
+			for e, b := range ins {
+				in[e][j] = c.vals[b.Index][elemAt(b, i, j, n)]
+			}
+		}
+		want, bound := k.EvalMatmulRowBound(in, accs, errs, n, c.params, c.rounding)
+		for o, b := range outs {
+			for j := range n {
+				visit(b, i*n+j, i, want[o][j], bound[o][j])
 			}
 		}
 	}

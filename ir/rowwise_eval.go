@@ -63,16 +63,16 @@ func (k *Kernel) EvalMatmulRowBound(in, accs, accErrs [][]float64, n int, params
 
 // rowEval is the state of one EvalRowsBound call, shared by its passes.
 type rowEval struct {
-	k     *Kernel
-	rows  *Rows
-	in    [][]float64
+	k    *Kernel
+	rows *Rows
+	in   [][]float64
 	// accIn and accErr are a matmul's accumulators along the row and
 	// their bounds, by B (nil for a rowwise kernel).
 	accIn, accErr [][]float64
-	cols  int
-	elem  []float64 // the inputs at the current column
-	env   boundEnv
-	depth float64 // summation depth D of the float accumulators
+	cols          int
+	elem          []float64 // the inputs at the current column
+	env           boundEnv
+	depth         float64 // summation depth D of the float accumulators
 }
 
 // rowAcc is one reduction's running value, error bound and Σ|terms|.

@@ -181,3 +181,46 @@ func TestMatmulWrongLaneMapFails(t *testing.T) {
 		}
 	}
 }
+
+// TestMatmulRowMutationsFail: parity fails for a row-owning matmul that
+// reads its strip without the barrier after the column tiles (a simdgroup
+// reduces rows other simdgroups have not stored) or whose butterfly skips
+// its first level (half the lanes' terms never reach the row's value).
+func TestMatmulRowMutationsFail(t *testing.T) {
+	needCompiler(t)
+	kernels, src := projectKernels(t, filepath.Join(repoRoot(), "kgen.yaml"))
+	var k *ir.Kernel
+	for _, kk := range matmuls(kernels) {
+		if kk.Name == "matmul_softmax" {
+			k = kk
+		}
+	}
+	if k == nil {
+		t.Fatal("no matmul_softmax built-in")
+	}
+	mutations := []struct{ name, from, to string }{
+		{"missing barrier before the passes", "    }\n    threadgroup_barrier(mem_flags::mem_threadgroup);\n    const uint kgen_lane", "    }\n    const uint kgen_lane"},
+		{"short butterfly", "kgen_o = 16; kgen_o > 0; kgen_o /= 2)", "kgen_o = 8; kgen_o > 0; kgen_o /= 2)"},
+	}
+	for _, m := range mutations {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			s := string(src[k.Name])
+			if !strings.Contains(s, m.from) {
+				t.Fatalf("the rewrite %q does not apply", m.from)
+			}
+			mutated := []byte(strings.ReplaceAll(s, m.from, m.to))
+			results, err := parity.Check(context.Background(), k, mutated, parity.Options{Seed: 6,
+				Matmul: []parity.MatmulShape{{33, 40, 17}, {9, 100, 8}}, Orders: []mslcpu.LaneOrder{mslcpu.Forward, mslcpu.Reverse, mslcpu.Shuffled}})
+			if err != nil {
+				t.Logf("the harness refuses it: %v", err)
+				return
+			}
+			for _, r := range parity.Summarize(results) {
+				if r.OK() {
+					t.Errorf("%s: parity passes a kernel with a %s: %s", r.HostName, m.name, r)
+				}
+			}
+		})
+	}
+}

@@ -240,6 +240,11 @@ func (sc *scheduler) classify(e *Expr) valueInfo {
 	case OpRef:
 		switch e.Ref {
 		case RefInput:
+			if e.Index >= len(sc.s.Inputs) {
+				// A name the spec does not declare (reported where it
+				// was resolved); classify on without indexing past them.
+				return valueInfo{elem: true, tensor: true}
+			}
 			if sc.k.Kind == KindMatmul {
 				// Computed per element whatever its shape ([m] inputs
 				// too: a per-row let takes no inputs); only an [m, n]

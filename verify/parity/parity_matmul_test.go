@@ -2,6 +2,7 @@ package parity_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -222,5 +223,53 @@ func TestMatmulRowMutationsFail(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDownstreamRowMatmul: a downstream spec the built-ins do not cover —
+// gated (two Bs, the up operand column-major), per-row [m] and [m, n]
+// epilogue inputs, a runtime param and a per-row let over a reduction —
+// passes parity in every dtype as a row-owning kernel, under the real and
+// the scrambled lane map.
+func TestDownstreamRowMatmul(t *testing.T) {
+	needCompiler(t)
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "specs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"kgen.yaml": "version: 1\nspecs: specs\nout:\n  msl: gen/msl\n  go: gen/kernels\ngo:\n  package: kernels\n",
+		"specs/gated_norm.yaml": `kernel: gated_norm
+kind: matmul
+dtypes: [f32, f16, bf16]
+matmul: {a: x, b: [{name: wg, acc: gate}, {name: wu, acc: up, layout: col_major}]}
+inputs:
+  - {name: rs, shape: [m]}
+  - {name: res, shape: [m, n]}
+params:
+  - {name: eps, type: f32}
+let:
+  - h: gate * sigmoid(gate) * up * rs + res
+  - inv: 1 / sqrt(row_mean(h * h) + eps)
+outputs:
+  - y: h * inv - row_min(h) * 0.125
+ports: {metal: generated, cuda: null, rocm: null}
+`,
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kernels, src := projectKernels(t, filepath.Join(dir, "kgen.yaml"))
+	if len(kernels) != 1 || kernels[0].Matmul().Rows == nil || kernels[0].Matmul().NMax != 416 {
+		t.Fatalf("want one row-owning gated matmul with NMax 416, got %d kernels", len(kernels))
+	}
+	k := kernels[0]
+	shapes := []parity.MatmulShape{{1, 1, 1}, {9, 33, 17}, {40, 256, 128}, {33, 416, 7}}
+	for _, lanes := range []mslcpu.MatrixLaneMap{mslcpu.AppleLanes, mslcpu.ScrambledLanes} {
+		for _, r := range checkAll(t, k, src[k.Name], parity.Options{Seed: 7, Matmul: shapes, MatrixLanes: lanes}) {
+			checkConfined(t, r)
+		}
 	}
 }

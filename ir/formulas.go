@@ -131,7 +131,7 @@ func (c *formulaChecker) step(i int, f spec.Formula) Step {
 	isOutput := i >= len(c.s.Let)
 	ck := &expr.Checker{
 		Resolve: func(name string) (expr.Type, string) { return c.resolve(name, i) },
-		Rowwise: c.k.Kind == Rowwise,
+		Rowwise: c.k.Kind == Rowwise || c.k.Kind == KindMatmul,
 		Report:  func(off int, msg string) { c.diags.Addf(f.Map.At(off), "%s", msg) },
 	}
 	t := ck.Check(c.trees[i])

@@ -95,6 +95,9 @@ func (*Elems) Describe(*Kernel) []string { return nil }
 // Rows returns a rowwise kernel's schedule, for rowwise handlers (nil for
 // other kinds).
 func (k *Kernel) Rows() *Rows {
+	if mm, ok := k.Schedule.(*Matmul); ok {
+		return mm.Rows
+	}
 	r, _ := k.Schedule.(*Rows)
 	return r
 }

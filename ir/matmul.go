@@ -27,9 +27,22 @@ type Matmul struct {
 	A    Operand
 	B    []Operand
 	// ThreadgroupBytes is the staging of A and the Bs plus one f32 tile of
-	// accumulators per B.
+	// accumulators per B (row-owning: one f32 strip of NMax columns per B).
 	ThreadgroupBytes int
+	// Rows is the row reductions' schedule (the rowwise kind's passes over
+	// the epilogue), nil without row_* calls. With it the kernel is
+	// row-owning: one threadgroup computes RowTile.BM whole rows of the
+	// output into a threadgroup-memory strip, then runs the passes over it.
+	Rows *Rows
+	// NMax is the widest n a row-owning kernel takes: its strip must fit
+	// in threadgroup memory. The launcher refuses a wider n.
+	NMax int
 }
+
+// RowTile is the row-owning kernel's tile: 8 rows, the N strip walked 32
+// columns at a time by 4 simdgroups of one 8×8 fragment each, so the strip
+// costs 32 bytes per column and each simdgroup reduces 2 of the 8 rows.
+var RowTile = Tile{BM: 8, BN: 32, BK: 16, WM: 1, WN: 4}
 
 // Tile is a matmul's blocking: a threadgroup computes BM×BN outputs, steps
 // through K by BK, and has WM×WN simdgroups, each owning a
@@ -158,6 +171,21 @@ func matmulSchedule(s *spec.Spec, k *Kernel, diags *diag.List) Schedule {
 	for i, b := range s.Matmul.B {
 		mm.B = append(mm.B, Operand{Binding: 1 + i, Name: bs[1+i].Name, ColMajor: b.ColMajor, Acc: b.Acc.Name})
 	}
+	if hasReduction(k) {
+		if s.Tile != nil {
+			diags.Addf(s.Tile.Pos, "a matmul with row reductions uses the row-owning tile %s (one threadgroup owns whole rows); drop tile", RowTile)
+		}
+		mm.Tile = RowTile
+		mm.Rows = &Rows{}
+		k.Schedule = mm // the scheduler reads reductions through k
+		schedule(s, k, mm.Rows, diags)
+		t := mm.Tile
+		staging := 4 * (t.BM*t.BK + len(mm.B)*t.BK*t.BN)
+		mm.NMax = (backend.Table[Metal].ThreadgroupBytes - staging) / (4 * t.BM * len(mm.B)) / t.BN * t.BN
+		mm.ThreadgroupBytes = staging + 4*t.BM*len(mm.B)*mm.NMax
+		k.Threadgroup = t.Threads()
+		return mm
+	}
 	t := mm.Tile
 	mm.ThreadgroupBytes = 4 * (t.BM*t.BK + len(mm.B)*(t.BK*t.BN+t.BM*t.BN))
 	k.Threadgroup = t.Threads()
@@ -167,6 +195,19 @@ func matmulSchedule(s *spec.Spec, k *Kernel, diags *diag.List) Schedule {
 		}
 	}
 	return mm
+}
+
+// hasReduction reports whether any formula calls a row_* reduction.
+func hasReduction(k *Kernel) bool {
+	found := false
+	for _, st := range k.Steps {
+		Walk(st.Expr, func(e *Expr) {
+			if _, ok := ReduceOpOf(e.Func); ok && e.Op == OpCall {
+				found = true
+			}
+		})
+	}
+	return found
 }
 
 // checkTile says what is wrong with a tile override.
@@ -188,7 +229,10 @@ func (*Matmul) Kind() Kind { return KindMatmul }
 
 // Stages implements Schedule: one epilogue stage, every output of one
 // element from the accumulators, the epilogue inputs and the params.
-func (*Matmul) Stages(k *Kernel) []Stage {
+func (mm *Matmul) Stages(k *Kernel) []Stage {
+	if mm.Rows != nil {
+		return mm.Rows.Stages(k)
+	}
 	st := Stage{Kind: StageElement, Suffix: "epilogue", Comment: "every output of one element from its accumulators"}
 	var exprs []*Expr
 	for _, s := range k.Steps {
@@ -207,6 +251,9 @@ func (*Matmul) Stages(k *Kernel) []Stage {
 func (mm *Matmul) Launch(k *Kernel, _ Backend) launch.Launch {
 	t := mm.Tile
 	tiles := launch.Times(launch.Ceil(launch.V("m"), launch.N(t.BM)), launch.Ceil(launch.V("n"), launch.N(t.BN)))
+	if mm.Rows != nil {
+		tiles = launch.Ceil(launch.V("m"), launch.N(t.BM)) // a group owns whole rows
+	}
 	return launch.Launch{
 		Grid:        [3]*launch.Expr{launch.Times(tiles, launch.N(t.Threads())), launch.N(1), launch.N(1)},
 		Threadgroup: [3]int{t.Threads(), 1, 1},
@@ -216,6 +263,13 @@ func (mm *Matmul) Launch(k *Kernel, _ Backend) launch.Launch {
 // Describe implements Schedule.
 func (mm *Matmul) Describe(k *Kernel) []string {
 	t := mm.Tile
+	if mm.Rows != nil {
+		return []string{
+			fmt.Sprintf("row-owning tile %s: one threadgroup per %d rows of the output, %d threads", t, t.BM, t.Threads()),
+			fmt.Sprintf("n ≤ %d: the rows' accumulators stay in a threadgroup-memory strip (%d bytes in all with staging); the launcher refuses a wider n", mm.NMax, mm.ThreadgroupBytes),
+			fmt.Sprintf("%d reduction pass(es) then the write pass over the strip, each simdgroup reducing %d rows with simd_sum/simd_max", mm.Rows.Passes, t.BM/(t.WM*t.WN)),
+		}
+	}
 	var bs []string
 	for _, b := range mm.B {
 		bs = append(bs, fmt.Sprintf("%s = %s·%s", b.Acc, operandText(mm.A, "[m, k]"), operandText(b, "[k, n]")))

@@ -213,6 +213,9 @@ func schedule(s *spec.Spec, k *Kernel, r *Rows, diags *diag.List) {
 	for _, red := range r.Reductions {
 		r.Passes = max(r.Passes, red.Level)
 	}
+	if k.Kind == KindMatmul {
+		return // the matmul sizes its own memory and reads no input twice
+	}
 	sc.reads()
 	tg := k.Threadgroup
 	r.ThreadgroupBytes = 4 * (tg / SimdWidth)
@@ -237,7 +240,20 @@ func (sc *scheduler) classify(e *Expr) valueInfo {
 	case OpRef:
 		switch e.Ref {
 		case RefInput:
+			if e.Index >= len(sc.s.Inputs) {
+				// A name the spec does not declare (reported where it
+				// was resolved); classify on without indexing past them.
+				return valueInfo{elem: true, tensor: true}
+			}
+			if sc.k.Kind == KindMatmul {
+				// Computed per element whatever its shape ([m] inputs
+				// too: a per-row let takes no inputs); only an [m, n]
+				// input varies along the row like the accumulators.
+				return valueInfo{elem: true, tensor: len(sc.s.Inputs[e.Index].Dims) == 2}
+			}
 			return valueInfo{elem: true, tensor: !sc.s.Inputs[e.Index].Row}
+		case RefAcc:
+			return valueInfo{elem: true, tensor: true}
 		case RefLet:
 			return sc.info[e.Index]
 		case RefReduce:
@@ -324,7 +340,7 @@ type Deps struct {
 
 // ElementDeps computes the Deps of targets in a rowwise kernel.
 func (k *Kernel) ElementDeps(targets []*Expr) Deps {
-	r := k.Schedule.(*Rows)
+	r := k.Rows()
 	return k.elementDeps(targets, func(i int) bool { return r.Info[i].PerRow })
 }
 
@@ -386,7 +402,7 @@ func (k *Kernel) elementDeps(targets []*Expr, perRow func(step int) bool) Deps {
 // constants, reductions and per-row lets of earlier levels (lets of the same
 // level are computed together, in order).
 func (k *Kernel) RowDeps(level int) (steps []int, d Deps) {
-	r := k.Schedule.(*Rows)
+	r := k.Rows()
 	d = Deps{Inputs: map[int]bool{}, Params: map[int]bool{}, Constants: map[int]bool{}}
 	same, rowLets, reds := map[int]bool{}, map[int]bool{}, map[int]bool{}
 	for i, st := range k.Steps {

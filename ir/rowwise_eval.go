@@ -39,15 +39,40 @@ func (k *Kernel) EvalRowsBound(in [][]float64, params []float64, r Rounding) (va
 	return e.outputs()
 }
 
+// EvalMatmulRowBound is EvalRowsBound for one row of a row-reducing
+// matmul (Matmul.Rows): in[e] is epilogue input e at the row's n elements
+// (an [m] input repeated), accs[b] and accErrs[b] accumulator b and its
+// error bound there. The summation depth is the row-owning kernel's: each
+// of 32 lanes sums a strided chain of ceil(n/32) terms, then a butterfly
+// of 5 levels (32 covers it).
+func (k *Kernel) EvalMatmulRowBound(in, accs, accErrs [][]float64, n int, params []float64, r Rounding) (vals, bounds [][]float64) {
+	rows := k.Rows()
+	e := &rowEval{
+		k: k, rows: rows, in: in, cols: n, elem: make([]float64, len(in)), accIn: accs, accErr: accErrs,
+		env: boundEnv{k: k, params: params, r: r, accs: make([]dual, len(accs)),
+			lets: make([]dual, len(k.Steps)), reds: make([]dual, len(rows.Reductions))},
+		depth: float64((n+SimdWidth-1)/SimdWidth + SimdWidth),
+	}
+	for p := 1; p <= rows.Passes; p++ {
+		e.rowLets(p - 1)
+		e.finishReductions(p, e.accumulate(p))
+	}
+	e.rowLets(rows.Passes)
+	return e.outputs()
+}
+
 // rowEval is the state of one EvalRowsBound call, shared by its passes.
 type rowEval struct {
-	k     *Kernel
-	rows  *Rows
-	in    [][]float64
-	cols  int
-	elem  []float64 // the inputs at the current column
-	env   boundEnv
-	depth float64 // summation depth D of the float accumulators
+	k    *Kernel
+	rows *Rows
+	in   [][]float64
+	// accIn and accErr are a matmul's accumulators along the row and
+	// their bounds, by B (nil for a rowwise kernel).
+	accIn, accErr [][]float64
+	cols          int
+	elem          []float64 // the inputs at the current column
+	env           boundEnv
+	depth         float64 // summation depth D of the float accumulators
 }
 
 // rowAcc is one reduction's running value, error bound and Σ|terms|.
@@ -70,6 +95,9 @@ func (e *rowEval) setElem(j int) {
 		e.elem[i] = e.in[i][j]
 	}
 	e.env.inputs = e.elem
+	for b := range e.accIn {
+		e.env.accs[b] = dual{e.accIn[b][j], e.accErr[b][j]}
+	}
 }
 
 // elemLets evaluates the per-element lets available by pass p.

@@ -48,6 +48,10 @@ func (matmul) body(w *Writer, k *ir.Kernel, d *Dialect) {
 	mw := &matmulWriter{Writer: w, k: k, d: d, mm: k.Matmul()}
 	t := mw.mm.Tile
 	tid, tg, simd := d.Threads[LocalID].Expr, d.Threads[GroupID].Expr, d.Threads[SimdID].Expr
+	if mw.mm.Rows != nil {
+		mw.rowBody(tid, tg, simd)
+		return
+	}
 	w.P("using C = float;")
 	w.P(fmt.Sprintf("constexpr uint BM = %d, BN = %d, BK = %d, WN = %d, TM = %d, TN = %d;", t.BM, t.BN, t.BK, t.WN, t.FragsM(), t.FragsN()))
 	w.P("constexpr uint kThreads = ", t.Threads(), ";")

@@ -215,6 +215,13 @@ func callBuilder(f *jen.File, k *ir.Kernel, n *names) error {
 		sizeLocals(k, nil),
 	}
 	body = append(body, derived...)
+	if mm := k.Matmul(); mm != nil && mm.Rows != nil {
+		// The row-owning kernel keeps n columns of its rows in threadgroup
+		// memory; a wider n would not fit (the kernel then writes nothing).
+		body = append(body, jen.If(jen.Id("n").Op(">").Lit(mm.NMax)).Block(jen.Return(jen.Nil(),
+			jen.Qual("fmt", "Errorf").Call(jen.Lit(k.Name+": n = %d is wider than the row-owning kernel's threadgroup-memory strip ("+
+				fmt.Sprint(mm.NMax)+" columns); the two-launch fallback is not built yet (docs/matmul.md)"), jen.Id("n")))))
+	}
 	body = append(body, jen.Id("args").Op(":=").Make(jen.Index().Byte(), jen.Lit(4*len(args.Fields))))
 	for _, fl := range args.Fields {
 		body = append(body, jen.Qual("encoding/binary", "LittleEndian").Dot("PutUint32").Call(

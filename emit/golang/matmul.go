@@ -16,7 +16,7 @@ import (
 // stage runs for every element (i, j) of the [m, n] outputs.
 var matmulHandler = kindHandler{
 	loops:     matmulLoops,
-	prelude:   func(*ir.Kernel, *names) ([]jen.Code, error) { return nil, nil },
+	prelude:   matmulPrelude,
 	given64:   []string{"m", "n", "k"},
 	perThread: func(*ir.Kernel) int { return 1 },
 	referenceDoc: []string{
@@ -43,6 +43,9 @@ func matmulLoops(g *evalGen) []jen.Code {
 	for i, b := range mm.B {
 		args := []jen.Code{jen.Id(g.n.local(mm.A.Name)), jen.Lit(mm.A.ColMajor), jen.Id(g.n.local(b.Name)), jen.Lit(b.ColMajor)}
 		out = append(out, jen.Id(fmt.Sprintf("kgenAcc%d", i)).Op(":=").Add(rt(product)).Call(append(args, dims...)...))
+	}
+	if mm.Rows != nil {
+		return append(out, matmulRowLoop(g))
 	}
 	st := g.stages[0]
 	body := []jen.Code{}
@@ -75,4 +78,64 @@ func matmulDispatchDoc(b *strings.Builder, ik *ir.Kernel, k inventory.Kernel) {
 		fmt.Fprintf(b, "- %s\n", line)
 	}
 	b.WriteString("\n")
+}
+
+// matmulPrelude gives a row-reducing matmul's Reference the width its
+// accumulators model: the 32 lanes of the simdgroup that reduces a row.
+func matmulPrelude(k *ir.Kernel, _ *names) ([]jen.Code, error) {
+	if k.Matmul().Rows == nil {
+		return nil, nil
+	}
+	return []jen.Code{jen.Id("kgenLanes").Op(":=").Lit(ir.SimdWidth).Comment("the lanes one row's reductions are spread over")}, nil
+}
+
+// matmulRowLoop runs a row-reducing matmul's stages row by row over the
+// accumulators, as the rowwise kind's reference does over its inputs.
+func matmulRowLoop(g *evalGen) jen.Code {
+	used := map[string]bool{}
+	for _, st := range g.stages {
+		for _, a := range st.Args {
+			if a.Kind == ir.ArgRowLet {
+				used[a.Name] = true
+			}
+		}
+	}
+	colLoop := func(st ir.Stage, stmts ...jen.Code) jen.Code {
+		var bind []jen.Code
+		for _, a := range st.Args {
+			if a.Kind == ir.ArgAcc {
+				bind = append(bind, jen.Id(g.n.local(a.Name)).Op(":=").Id(fmt.Sprintf("kgenAcc%d", a.Index)).Index(jen.Id("kgenI").Op("*").Id("n").Op("+").Id("kgenJ")))
+			}
+		}
+		return jen.For(jen.Id("kgenJ").Op(":=").Lit(0), jen.Id("kgenJ").Op("<").Id("n"), jen.Id("kgenJ").Op("++")).Block(append(bind, stmts...)...)
+	}
+	var body []jen.Code
+	for _, st := range g.stages {
+		switch st.Kind {
+		case ir.StageRowLets:
+			body = append(body, rowLetCall(g, st, 0, used))
+		case ir.StagePass:
+			var terms, adds, results []jen.Code
+			for i, red := range g.k.Rows().Reductions {
+				if red.Level != st.Level {
+					continue
+				}
+				a, t := jen.Id(fmt.Sprintf("kgen_a%d", i)), jen.Id(fmt.Sprintf("kgen_t%d", i))
+				body = append(body, jen.Add(a).Op(":=").Add(g.io.acc(red)).Comment(red.Op.Func()+"("+g.k.FormatExpr(red.Arg)+")"))
+				terms = append(terms, t)
+				adds = append(adds, g.io.add(a, jen.Id("kgenJ"), t))
+				res := jen.Add(a).Dot("Result").Call(jen.Id("n"))
+				if g.io.mode == dtype.BF16 || g.io.mode == dtype.F16 {
+					res = roundTo(g.io.mode, res)
+				}
+				results = append(results, jen.Id(ir.ReductionName(i)).Op(":=").Add(res))
+			}
+			loop := append([]jen.Code{jen.List(terms...).Op(":=").Add(g.call(st, 0, matmulIndex))}, adds...)
+			body = append(body, colLoop(st, loop...))
+			body = append(body, results...)
+		case ir.StageWrite:
+			body = append(body, colLoop(st, g.store(st, 0, matmulIndex)...))
+		}
+	}
+	return jen.For(jen.Id("kgenI").Op(":=").Lit(0), jen.Id("kgenI").Op("<").Id("m"), jen.Id("kgenI").Op("++")).Block(body...)
 }

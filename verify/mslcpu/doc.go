@@ -27,6 +27,13 @@
 // poisoned. CheckSyntax adds clang address spaces so that device /
 // constant / threadgroup / thread pointer mix-ups are compile errors.
 //
+// A simd call (simd_sum, simd_shuffle, simdgroup_load, ...) waits only for
+// the lanes of its own simdgroup, as on Apple GPUs: once they have all
+// arrived that simdgroup runs on at once, ahead of the others, up to its
+// next threadgroup_barrier. A kernel that leans on a simd call to order
+// another simdgroup's threadgroup-memory writes therefore reads them before
+// they happen.
+//
 // Launch.Sanitize builds with AddressSanitizer (buffers become heap blocks
 // of their exact size: an access one byte past the end is reported, with
 // the buffer, the lane and the kernel.metal line; fiber switches are

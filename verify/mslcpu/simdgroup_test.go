@@ -199,3 +199,43 @@ func TestSimdgroupMatrixDiagnostics(t *testing.T) {
 		}
 	}
 }
+
+// TestSimdCallOrdersOnlyItsSimdgroup: a simdgroup_matrix operation waits
+// for the 32 lanes of its simdgroup, not for the threadgroup, so a read of
+// another simdgroup's threadgroup-memory write needs a barrier. Without it
+// the harness runs a simdgroup ahead and the read sees the unwritten value
+// in every lane order; with it the result is exact.
+func TestSimdCallOrdersOnlyItsSimdgroup(t *testing.T) {
+	needCompiler(t)
+	t.Parallel()
+	a := make([]float32, 64)
+	for i := range a {
+		a[i] = float32(i + 1)
+	}
+	want := make([]float32, 64)
+	for i := range want {
+		want[i] = a[63-i]
+	}
+	for _, order := range []LaneOrder{Forward, Reverse, Shuffled} {
+		for _, barrier := range []uint32{0, 1} {
+			out, err := Run(testContext(t), Launch{
+				Source:      readTestdata(t, "simdgroup_matrix.metal"),
+				HostName:    "mm_crosssimd",
+				Buffers:     [][]byte{f32Bytes(a), make([]byte, 4*64), u32Bytes(barrier)},
+				Grid:        [3]uint32{64, 1, 1},
+				Threadgroup: [3]uint32{64, 1, 1},
+				Order:       order,
+			})
+			if err != nil {
+				t.Fatalf("order %d barrier %d: %v", order, barrier, err)
+			}
+			same := fmt.Sprint(bytesF32(out[1])) == fmt.Sprint(want)
+			if barrier == 1 && !same {
+				t.Errorf("order %d: with the barrier got %v, want %v", order, bytesF32(out[1]), want)
+			}
+			if barrier == 0 && same {
+				t.Errorf("order %d: without the barrier the read still saw the other simdgroup's write", order)
+			}
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/ir"
 )
 
@@ -38,9 +39,15 @@ func matmulShapes(k *ir.Kernel, opts Options) []shape {
 	return out
 }
 
-// matmulInputs draws every input uniformly in [-MatmulRange, MatmulRange];
-// with NaNRow, row 1 of A (when there is one) holds a NaN and row 2 an
-// infinity, which must reach exactly those rows of the output.
+// matmulInputs draws every input uniformly in [-MatmulRange, MatmulRange].
+// Unless opts.Plain, rows of A are adversarial as a rowwise kernel's are
+// (RowKindOf over m rows): row 1 holds a NaN at a seeded column, rows 2 and
+// 3 a +Inf and a -Inf, row 4 zeros (an output row of equal values: a
+// uniform softmax, a zero variance), row 6 huge values (±MatmulHuge). The
+// NaN and the infinities must reach exactly their rows of the output. Row 5
+// (subnormals) stays mixed: a product of a subnormal rounds with an
+// absolute error the γ_K bound does not cover, and Apple GPUs may flush
+// subnormals in the matrix units, which the emulation cannot say.
 func matmulInputs(r *rand.Rand, k *ir.Kernel, v ir.Variant, sizes map[string]int, opts Options) [][]float64 {
 	vals := make([][]float64, len(k.Bindings))
 	for _, b := range k.BindingsOf(ir.Input) {
@@ -50,7 +57,48 @@ func matmulInputs(r *rand.Rand, k *ir.Kernel, v ir.Variant, sizes map[string]int
 		}
 		vals[b.Index] = Inputs(r, n, elemType(b, v), MatmulRange, false)
 	}
+	mm := k.Matmul()
+	m, kk := sizes["m"], sizes["k"]
+	if opts.Plain || kk == 0 {
+		return vals
+	}
+	a, t := vals[mm.A.Binding], elemType(k.Bindings[mm.A.Binding], v)
+	huge := dtype.Round(MatmulHuge(t), t)
+	for i := range m {
+		col := r.IntN(kk)
+		switch RowKindOf(i, m) {
+		case NaNRow:
+			a[at(i, col, m, kk, mm.A.ColMajor)] = math.NaN()
+		case PosInfRow:
+			a[at(i, col, m, kk, mm.A.ColMajor)] = math.Inf(1)
+		case NegInfRow:
+			a[at(i, col, m, kk, mm.A.ColMajor)] = math.Inf(-1)
+		case ZeroRow:
+			for p := range kk {
+				a[at(i, p, m, kk, mm.A.ColMajor)] = 0
+			}
+		case HugeRow:
+			for p := range kk {
+				a[at(i, p, m, kk, mm.A.ColMajor)] = huge * float64(1-2*r.IntN(2))
+			}
+		}
+	}
 	return vals
+}
+
+// MatmulHuge is the magnitude of a huge row of A: 2^40 (2^14 in f16, whose
+// largest finite value is 65504). With B in [-2, 2] and K ≤ 1024 an
+// accumulator stays below 2^51, its square below 2^102 and a row's sum of
+// squares over N ≤ 2^20 below 2^122, far from f32's overflow at 2^128: the
+// epilogues' f32 arithmetic (rms_norm's mean of squares) is exercised at
+// large magnitudes without an overflow the f64 reference would not see.
+// In f16 the accumulators (up to 2^25) still overflow the f16 output, which
+// the reference rounds to ±Inf as the kernel's store does.
+func MatmulHuge(t dtype.DType) float64 {
+	if t == dtype.F16 {
+		return 0x1p14
+	}
+	return 0x1p40
 }
 
 // matmulReference sums every accumulator in float64 (each product of two
@@ -72,6 +120,10 @@ func matmulReference(c *check, visit visitor) {
 	gamma := float64(kk) * 0x1p-24 / (1 - float64(kk)*0x1p-24)
 	a := c.vals[mm.A.Binding]
 	ins, outs := k.ElementInputs(0), k.BindingsOf(ir.Output)
+	if mm.Rows != nil {
+		matmulRowReference(c, visit, gamma)
+		return
+	}
 	x := make([]float64, len(ins))
 	accs, errs := make([]float64, len(mm.B)), make([]float64, len(mm.B))
 	for i := range m {
@@ -82,9 +134,16 @@ func matmulReference(c *check, visit visitor) {
 				for p := range kk {
 					prod := a[at(i, p, m, kk, mm.A.ColMajor)] * b[at(p, j, kk, n, op.ColMajor)]
 					s += prod
-					sa += math.Abs(prod)
+					if !math.IsInf(prod, 0) && !math.IsNaN(prod) {
+						sa += math.Abs(prod)
+					}
 				}
+				// A NaN or infinite product makes the sum NaN or that
+				// infinity in every order and precision: exact, no bound.
 				accs[bi], errs[bi] = s, gamma*sa
+				if math.IsInf(s, 0) || math.IsNaN(s) {
+					errs[bi] = 0
+				}
 			}
 			for e, b := range ins {
 				x[e] = c.vals[b.Index][elemAt(b, i, j, n)]
@@ -92,6 +151,54 @@ func matmulReference(c *check, visit visitor) {
 			want, bound := k.EvalEpilogueBound(x, accs, errs, c.params, c.rounding)
 			for o, b := range outs {
 				visit(b, i*n+j, i, want[o], bound[o])
+			}
+		}
+	}
+}
+
+// matmulRowReference is matmulReference for a row-reducing matmul: per row
+// the accumulators (with the γ_K bound) and the epilogue inputs along the
+// row, then the rowwise passes with running error analysis
+// (ir.Kernel.EvalMatmulRowBound).
+func matmulRowReference(c *check, visit visitor, gamma float64) {
+	k := c.k
+	mm := k.Matmul()
+	m, n, kk := c.sizes["m"], c.sizes["n"], c.sizes["k"]
+	a := c.vals[mm.A.Binding]
+	ins, outs := k.ElementInputs(0), k.BindingsOf(ir.Output)
+	in := make([][]float64, len(ins))
+	accs, errs := make([][]float64, len(mm.B)), make([][]float64, len(mm.B))
+	for e := range in {
+		in[e] = make([]float64, n)
+	}
+	for bi := range mm.B {
+		accs[bi], errs[bi] = make([]float64, n), make([]float64, n)
+	}
+	for i := range m {
+		for j := range n {
+			for bi, op := range mm.B {
+				b := c.vals[op.Binding]
+				var s, sa float64
+				for p := range kk {
+					prod := a[at(i, p, m, kk, mm.A.ColMajor)] * b[at(p, j, kk, n, op.ColMajor)]
+					s += prod
+					if !math.IsInf(prod, 0) && !math.IsNaN(prod) {
+						sa += math.Abs(prod)
+					}
+				}
+				accs[bi][j], errs[bi][j] = s, gamma*sa
+				if math.IsInf(s, 0) || math.IsNaN(s) {
+					errs[bi][j] = 0
+				}
+			}
+			for e, b := range ins {
+				in[e][j] = c.vals[b.Index][elemAt(b, i, j, n)]
+			}
+		}
+		want, bound := k.EvalMatmulRowBound(in, accs, errs, n, c.params, c.rounding)
+		for o, b := range outs {
+			for j := range n {
+				visit(b, i*n+j, i, want[o][j], bound[o][j])
 			}
 		}
 	}

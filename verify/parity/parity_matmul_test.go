@@ -2,6 +2,7 @@ package parity_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,7 +32,9 @@ func TestBuiltinMatmuls(t *testing.T) {
 	for _, k := range matmuls(kernels) {
 		t.Run(k.Name, func(t *testing.T) {
 			t.Parallel()
-			checkAll(t, k, src[k.Name], parity.Options{Seed: 1})
+			for _, r := range checkAll(t, k, src[k.Name], parity.Options{Seed: 1}) {
+				checkConfined(t, r)
+			}
 		})
 	}
 }
@@ -53,7 +56,7 @@ func TestBuiltinMatmulsScrambled(t *testing.T) {
 	}
 }
 
-func checkAll(t *testing.T, k *ir.Kernel, src []byte, opts parity.Options) {
+func checkAll(t *testing.T, k *ir.Kernel, src []byte, opts parity.Options) []parity.Result {
 	t.Helper()
 	results, err := parity.Check(context.Background(), k, src, opts)
 	if err != nil {
@@ -69,16 +72,15 @@ func checkAll(t *testing.T, k *ir.Kernel, src []byte, opts parity.Options) {
 		}
 		t.Logf("%s", r)
 	}
+	return results
 }
 
 // TestMatmulMutationsFail: parity fails for a kernel that loads the wrong
-// fragment or drops the K tail. Each rewrite must apply, or the test would
+// fragment, drops the K tail or misses the barrier after staging (the
+// harness's simdgroup_matrix operations wait only for their own simdgroup,
+// as on Apple GPUs, so one simdgroup runs ahead and multiplies tiles the
+// others have not staged yet). Each rewrite must apply, or the test would
 // pass by mutating nothing.
-//
-// Not here: a kernel missing the barrier after staging passes, in every
-// lane order and under ThreadSanitizer, because the harness's simdgroup
-// matrix operations hold every lane of the group (not only the
-// simdgroup's) — a gap in verify/mslcpu to close there.
 func TestMatmulMutationsFail(t *testing.T) {
 	needCompiler(t)
 	kernels, src := projectKernels(t, filepath.Join(repoRoot(), "kgen.yaml"))
@@ -97,6 +99,7 @@ func TestMatmulMutationsFail(t *testing.T) {
 	}{
 		{"wrong fragment index", "ulong2(kgen_kk, kgen_sm + 8 * kgen_fm)", "ulong2(kgen_kk, kgen_sm)", mslcpu.NoSanitizer},
 		{"dropped K tail", "kgen_k0 < args.k;", "kgen_k0 + BK <= args.k;", mslcpu.NoSanitizer},
+		{"missing barrier after staging", "threadgroup_barrier(mem_flags::mem_threadgroup);\n        for (uint kgen_kk", "for (uint kgen_kk", mslcpu.NoSanitizer},
 	}
 	shapes := []parity.MatmulShape{{33, 40, 17}, {8, 8, 24}}
 	for _, m := range mutations {
@@ -124,5 +127,149 @@ func TestMatmulMutationsFail(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// appleMapStore stores a fragment through thread_elements() at the
+// positions Apple's observed lane map gives (MLX's get_coord): what a
+// hand-written register epilogue does. It is right on today's hardware and
+// under mslcpu.AppleLanes, and wrong under any other map.
+const appleMapStore = `{
+                const uint kgen_l = kgen_tid % 32, kgen_q = kgen_l / 4;
+                const uint kgen_r = (kgen_q & 4) + (kgen_l / 2) % 4, kgen_cc = (kgen_q & 2) * 2 + (kgen_l % 2) * 2;
+                const auto kgen_v = kgen_acc0[kgen_fm][kgen_fn].thread_elements();
+                const uint kgen_at = (kgen_sm + 8 * kgen_fm + kgen_r) * BN + kgen_sn + 8 * kgen_fn + kgen_cc;
+                kgen_cs0[kgen_at] = kgen_v[0];
+                kgen_cs0[kgen_at + 1] = kgen_v[1];
+            }`
+
+// TestMatmulWrongLaneMapFails: a matmul whose epilogue reads the
+// accumulators through thread_elements() with an assumed lane map passes
+// parity under the map real hardware uses and fails under the scrambled
+// one, so TestBuiltinMatmulsScrambled passing says kgen's kernels do not
+// assume a map (rather than that the scrambled mode cannot see one).
+func TestMatmulWrongLaneMapFails(t *testing.T) {
+	needCompiler(t)
+	kernels, src := projectKernels(t, filepath.Join(repoRoot(), "kgen.yaml"))
+	var k *ir.Kernel
+	for _, kk := range matmuls(kernels) {
+		if kk.Name == "matmul_bias" {
+			k = kk
+		}
+	}
+	if k == nil {
+		t.Fatal("no matmul_bias built-in")
+	}
+	from := "simdgroup_store(kgen_acc0[kgen_fm][kgen_fn], kgen_cs0, BN, ulong2(kgen_sn + 8 * kgen_fn, kgen_sm + 8 * kgen_fm));"
+	s := string(src[k.Name])
+	if !strings.Contains(s, from) {
+		t.Fatalf("the rewrite %q does not apply", from)
+	}
+	mutated := []byte(strings.Replace(s, from, appleMapStore, 1))
+	shapes := []parity.MatmulShape{{33, 40, 17}}
+	for _, lanes := range []mslcpu.MatrixLaneMap{mslcpu.AppleLanes, mslcpu.ScrambledLanes} {
+		results, err := parity.Check(context.Background(), k, mutated, parity.Options{Seed: 5, Matmul: shapes, MatrixLanes: lanes})
+		if err != nil {
+			t.Fatalf("lanes %d: %v", lanes, err)
+		}
+		for _, r := range parity.Summarize(results) {
+			if lanes == mslcpu.AppleLanes && !r.OK() {
+				t.Errorf("%s: the Apple-map store fails under Apple's map: %s", r.HostName, r)
+			}
+			if lanes == mslcpu.ScrambledLanes && r.OK() {
+				t.Errorf("%s: parity passes a kernel that assumes the lane map, under the scrambled map: %s", r.HostName, r)
+			}
+		}
+	}
+}
+
+// TestMatmulRowMutationsFail: parity fails for a row-owning matmul that
+// reads its strip without the barrier after the column tiles (a simdgroup
+// reduces rows other simdgroups have not stored) or whose butterfly skips
+// its first level (half the lanes' terms never reach the row's value).
+func TestMatmulRowMutationsFail(t *testing.T) {
+	needCompiler(t)
+	kernels, src := projectKernels(t, filepath.Join(repoRoot(), "kgen.yaml"))
+	var k *ir.Kernel
+	for _, kk := range matmuls(kernels) {
+		if kk.Name == "matmul_softmax" {
+			k = kk
+		}
+	}
+	if k == nil {
+		t.Fatal("no matmul_softmax built-in")
+	}
+	mutations := []struct{ name, from, to string }{
+		{"missing barrier before the passes", "    }\n    threadgroup_barrier(mem_flags::mem_threadgroup);\n    const uint kgen_lane", "    }\n    const uint kgen_lane"},
+		{"short butterfly", "kgen_o = 16; kgen_o > 0; kgen_o /= 2)", "kgen_o = 8; kgen_o > 0; kgen_o /= 2)"},
+	}
+	for _, m := range mutations {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			s := string(src[k.Name])
+			if !strings.Contains(s, m.from) {
+				t.Fatalf("the rewrite %q does not apply", m.from)
+			}
+			mutated := []byte(strings.ReplaceAll(s, m.from, m.to))
+			results, err := parity.Check(context.Background(), k, mutated, parity.Options{Seed: 6,
+				Matmul: []parity.MatmulShape{{33, 40, 17}, {9, 100, 8}}, Orders: []mslcpu.LaneOrder{mslcpu.Forward, mslcpu.Reverse, mslcpu.Shuffled}})
+			if err != nil {
+				t.Logf("the harness refuses it: %v", err)
+				return
+			}
+			for _, r := range parity.Summarize(results) {
+				if r.OK() {
+					t.Errorf("%s: parity passes a kernel with a %s: %s", r.HostName, m.name, r)
+				}
+			}
+		})
+	}
+}
+
+// TestDownstreamRowMatmul: a downstream spec the built-ins do not cover —
+// gated (two Bs, the up operand column-major), per-row [m] and [m, n]
+// epilogue inputs, a runtime param and a per-row let over a reduction —
+// passes parity in every dtype as a row-owning kernel, under the real and
+// the scrambled lane map.
+func TestDownstreamRowMatmul(t *testing.T) {
+	needCompiler(t)
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "specs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"kgen.yaml": "version: 1\nspecs: specs\nout:\n  msl: gen/msl\n  go: gen/kernels\ngo:\n  package: kernels\n",
+		"specs/gated_norm.yaml": `kernel: gated_norm
+kind: matmul
+dtypes: [f32, f16, bf16]
+matmul: {a: x, b: [{name: wg, acc: gate}, {name: wu, acc: up, layout: col_major}]}
+inputs:
+  - {name: rs, shape: [m]}
+  - {name: res, shape: [m, n]}
+params:
+  - {name: eps, type: f32}
+let:
+  - h: gate * sigmoid(gate) * up * rs + res
+  - inv: 1 / sqrt(row_mean(h * h) + eps)
+outputs:
+  - y: h * inv - row_min(h) * 0.125
+ports: {metal: generated, cuda: null, rocm: null}
+`,
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kernels, src := projectKernels(t, filepath.Join(dir, "kgen.yaml"))
+	if len(kernels) != 1 || kernels[0].Matmul().Rows == nil || kernels[0].Matmul().NMax != 416 {
+		t.Fatalf("want one row-owning gated matmul with NMax 416, got %d kernels", len(kernels))
+	}
+	k := kernels[0]
+	shapes := []parity.MatmulShape{{1, 1, 1}, {9, 33, 17}, {40, 256, 128}, {33, 416, 7}}
+	for _, lanes := range []mslcpu.MatrixLaneMap{mslcpu.AppleLanes, mslcpu.ScrambledLanes} {
+		for _, r := range checkAll(t, k, src[k.Name], parity.Options{Seed: 7, Matmul: shapes, MatrixLanes: lanes}) {
+			checkConfined(t, r)
+		}
 	}
 }

@@ -361,11 +361,11 @@ void yield(State st, int line, unsigned size) {
   ctx_leave(f);
 }
 
-// complete_simd releases the simdgroups whose live lanes all wait in an
+// complete_simd_range releases the simdgroups s0..s1-1 whose live lanes all wait in an
 // exchange; it reports lanes that wait at different call sites.
-bool complete_simd(uint32_t n) {
+bool complete_simd_range(uint32_t n, uint32_t s0, uint32_t s1) {
   bool progressed = false;
-  for (uint32_t s = 0; s * kgen_rt::simd_width < n; ++s) {
+  for (uint32_t s = s0; s < s1 && s * kgen_rt::simd_width < n; ++s) {
     uint32_t lo = s * kgen_rt::simd_width, hi = lo + kgen_rt::simd_width < n ? lo + kgen_rt::simd_width : n;
     unsigned mask = 0;
     int line = -1, waiting = 0, other = 0;
@@ -393,6 +393,8 @@ bool complete_simd(uint32_t n) {
   return progressed;
 }
 
+bool complete_simd(uint32_t n) { return complete_simd_range(n, 0, (n + kgen_rt::simd_width - 1) / kgen_rt::simd_width); }
+
 // release_barrier lets a group pass a barrier once every lane waits at it.
 void release_barrier(uint32_t n) {
   int line = -1;
@@ -409,6 +411,39 @@ void release_barrier(uint32_t n) {
     }
   }
   for (uint32_t i = 0; i < n; ++i) g_fibers[i].state = kReady;
+}
+
+// complete_one releases simdgroup s when none of its lanes is ready to run
+// and some wait at a simd call (complete_simd's rules for one simdgroup).
+bool complete_one(uint32_t n, uint32_t s) {
+  uint32_t lo = s * kgen_rt::simd_width, hi = lo + kgen_rt::simd_width < n ? lo + kgen_rt::simd_width : n;
+  for (uint32_t i = lo; i < hi; ++i)
+    if (g_fibers[i].state == kReady) return false;
+  for (uint32_t i = lo; i < hi; ++i)
+    if (g_fibers[i].state == kSimd) return complete_simd_range(n, s, s + 1);
+  return false;
+}
+
+// run_simdgroup runs simdgroup s's lanes (in perm's order) for as long as
+// its simd calls complete, without running any other simdgroup: on Apple
+// GPUs a simd call (simd_sum, simdgroup_load, simdgroup_multiply_accumulate,
+// ...) synchronises the 32 lanes of its simdgroup and nothing else, so a
+// simdgroup may run ahead of the others up to the next threadgroup_barrier.
+// Running it ahead eagerly makes a kernel that relies on a simd call to
+// order another simdgroup's writes (a barrier missing after staging) read
+// what is not written yet, and fail parity.
+void run_simdgroup(uint32_t n, const uint32_t* perm, uint32_t s) {
+  do {
+    for (uint32_t k = 0; k < n; ++k) {
+      Fiber& f = g_fibers[perm[k]];
+      if (perm[k] / kgen_rt::simd_width != s || f.state != kReady) continue;
+      g_cur = int(perm[k]);
+      g_running = &f.lane;
+      ctx_enter(f);
+      g_cur = -1;
+      g_running = nullptr;
+    }
+  } while (complete_one(n, s));
 }
 
 void run_fibers(uint32_t n, const uint32_t* perm) {
@@ -431,6 +466,8 @@ void run_fibers(uint32_t n, const uint32_t* perm) {
       ctx_enter(f);
       g_cur = -1;
       g_running = nullptr;
+      uint32_t s = perm[k] / kgen_rt::simd_width;
+      if (f.state == kSimd && complete_one(n, s)) run_simdgroup(n, perm, s);
     }
     for (uint32_t i = 0; i < n; ++i) live = live || g_fibers[i].state != kDone;
     if (!live) return;

@@ -94,3 +94,24 @@ kernel void mm_nonuniform(
     simdgroup_load(m, a + lane);
     simdgroup_store(m, c);
 }
+
+// A simd call orders only its own simdgroup: each lane stages a[tid] in
+// threadgroup memory, the simdgroup loads a matrix (a collective), and each
+// lane reads the element the other simdgroup staged. Without the barrier
+// (flags[0] == 0) that read races with the other simdgroup's write, as on
+// Apple GPUs; with it (flags[0] == 1) c is a reversed.
+kernel void mm_crosssimd(
+    device const float* a [[buffer(0)]],
+    device float* c [[buffer(1)]],
+    device const uint* flags [[buffer(2)]],
+    uint tid [[thread_position_in_threadgroup]])
+{
+    threadgroup float tile[64];
+    tile[tid] = a[tid];
+    if (flags[0] != 0) {
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+    }
+    simdgroup_float8x8 m;
+    simdgroup_load(m, a);
+    c[tid] = tile[63 - tid];
+}

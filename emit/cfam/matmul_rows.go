@@ -1,0 +1,172 @@
+package cfam
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// rowBody writes the row-owning matmul kernel (ir.Matmul.Rows set): a
+// threadgroup owns ir.RowTile.BM whole rows of the output. It walks n in
+// BN-wide column tiles, each a full K loop like the tiled kernel's, storing
+// the accumulators into a threadgroup-memory strip [BM][NMAX]; then each
+// simdgroup runs the rowwise passes over BM/4 of the strip's rows: a
+// strided float accumulation per lane, a shuffle-xor butterfly across the
+// simdgroup (the same shape for every lane map and lane order), the row
+// stage of that level, and last the write pass. Rows past m do no element
+// work but every lane reaches every matrix operation, barrier and shuffle.
+func (mw *matmulWriter) rowBody(tid, tg, simd string) {
+	w, mm := mw.Writer, mw.mm
+	t := mm.Tile
+	w.P("using C = float;")
+	w.P(fmt.Sprintf("constexpr uint BM = %d, BN = %d, BK = %d, NMAX = %d, kRowsPerSimd = %d;", t.BM, t.BN, t.BK, mm.NMax, t.BM/(t.WM*t.WN)))
+	w.P("constexpr uint kThreads = ", t.Threads(), ";")
+	w.P("threadgroup float kgen_as[BM * BK]; // A's tile, [BM][BK]")
+	for i, b := range mm.B {
+		w.P(fmt.Sprintf("threadgroup float kgen_bs%d[BK * BN]; // %s's tile, [BK][BN]", i, b.Name))
+		w.P(fmt.Sprintf("threadgroup float kgen_cs%d[BM * NMAX]; // %s of the group's rows, [BM][NMAX]", i, b.Acc))
+	}
+	w.P("// The launcher refuses n > NMAX; the whole group leaves together (no matrix is live yet).")
+	w.Block("if (args.n > NMAX)", func() { w.P("return;") })
+	w.P("const uint kgen_row0 = ", tg, " * BM;")
+	w.P("const uint kgen_sn = ", simd, " * 8; // this simdgroup's 8 columns of each column tile")
+	w.Block("for (uint kgen_col0 = 0; kgen_col0 < args.n; kgen_col0 += BN)", func() {
+		for i := range mm.B {
+			w.P(fmt.Sprintf("simdgroup_float8x8 kgen_acc%d = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);", i))
+		}
+		w.Block("for (uint kgen_k0 = 0; kgen_k0 < args.k; kgen_k0 += BK)", func() {
+			w.P("// Stage this step's slices as float, zeros outside the matrices.")
+			mw.stage("kgen_as", "BK", "BM * BK", mm.A, "kgen_row0", "kgen_k0", "args.m", "args.k", tid)
+			for i, b := range mm.B {
+				mw.stage(fmt.Sprintf("kgen_bs%d", i), "BN", "BK * BN", b, "kgen_k0", "kgen_col0", "args.k", "args.n", tid)
+			}
+			w.P("threadgroup_barrier(mem_flags::mem_threadgroup);")
+			w.Block("for (uint kgen_kk = 0; kgen_kk < BK; kgen_kk += 8)", func() {
+				w.P("simdgroup_float8x8 kgen_a, kgen_b;")
+				w.P("simdgroup_load(kgen_a, kgen_as, BK, ulong2(kgen_kk, 0));")
+				for i := range mm.B {
+					w.P(fmt.Sprintf("simdgroup_load(kgen_b, kgen_bs%d, BN, ulong2(kgen_sn, kgen_kk));", i))
+					w.P(fmt.Sprintf("simdgroup_multiply_accumulate(kgen_acc%d, kgen_a, kgen_b, kgen_acc%d);", i, i))
+				}
+			})
+			w.P("threadgroup_barrier(mem_flags::mem_threadgroup);")
+		})
+		w.P("// NMAX is a multiple of BN, so the strip holds every column tile of n <= NMAX.")
+		for i := range mm.B {
+			w.P(fmt.Sprintf("simdgroup_store(kgen_acc%d, kgen_cs%d, NMAX, ulong2(kgen_col0 + kgen_sn, 0));", i, i))
+		}
+	})
+	w.P("threadgroup_barrier(mem_flags::mem_threadgroup);")
+	w.P("const uint kgen_lane = ", tid, " % 32;")
+	for _, p := range mw.k.Params() {
+		w.P("const C ", p.Name, " = ", mw.d.Cvt("C", "args."+p.Name), ";")
+	}
+	w.Block("for (uint kgen_q = 0; kgen_q < kRowsPerSimd; ++kgen_q)", func() {
+		w.P("const uint kgen_r = ", simd, " * kRowsPerSimd + kgen_q, kgen_i = kgen_row0 + kgen_r;")
+		w.P("// Past the last row: no element work, but the shuffles stay uniform.")
+		w.P("const uint kgen_cols = kgen_i < args.m ? args.n : 0;")
+		mw.rowPasses()
+	})
+}
+
+// rowPasses writes the stages of one row in order: per-row lets, reduction
+// passes over the strip, and the write pass.
+func (mw *matmulWriter) rowPasses() {
+	w, r := mw.Writer, mw.mm.Rows
+	for _, st := range mw.k.Stages() {
+		switch st.Kind {
+		case ir.StageRowLets:
+			var outs []string
+			for _, t := range st.Targets {
+				ty := "C"
+				if t.Bool {
+					ty = "bool"
+				}
+				w.P(ty, " ", t.Name, ";")
+				outs = append(outs, t.Name)
+			}
+			w.P(mw.rowCall(st, outs))
+		case ir.StagePass:
+			w.P("// Pass ", st.Level, ".")
+			var reds []int
+			var terms []string
+			for i, red := range r.Reductions {
+				if red.Level == st.Level {
+					reds = append(reds, i)
+					terms = append(terms, fmt.Sprintf("kgen_t%d", i))
+					w.P(fmt.Sprintf("float kgen_a%d = %s; // %s(%s)", i, identityOf(mw.d, red.Op), red.Op.Func(), mw.k.FormatExpr(red.Arg)))
+				}
+			}
+			w.Block("for (uint kgen_j = kgen_lane; kgen_j < kgen_cols; kgen_j += 32)", func() {
+				w.P("C ", strings.Join(terms, ", "), ";")
+				w.P(mw.rowCall(st, terms))
+				for j, i := range reds {
+					if op := r.Reductions[i].Op; op.Sums() {
+						w.P(fmt.Sprintf("kgen_a%d += %s;", i, terms[j]))
+					} else {
+						w.P(fmt.Sprintf("kgen_a%d = f%s(kgen_a%d, %s);", i, op.Combine(), i, terms[j]))
+					}
+				}
+			})
+			for _, i := range reds {
+				op := r.Reductions[i].Op
+				w.Block("for (ushort kgen_o = 16; kgen_o > 0; kgen_o /= 2)", func() {
+					if op.Sums() {
+						w.P(fmt.Sprintf("kgen_a%d += simd_shuffle_xor(kgen_a%d, kgen_o);", i, i))
+					} else {
+						w.P(fmt.Sprintf("kgen_a%d = f%s(kgen_a%d, simd_shuffle_xor(kgen_a%d, kgen_o));", i, op.Combine(), i, i))
+					}
+				})
+				v := fmt.Sprintf("kgen_a%d", i)
+				if op.Divides() {
+					v += " / float(args.n)"
+				}
+				w.P("const C ", ir.ReductionName(i), " = ", v, ";")
+			}
+		case ir.StageWrite:
+			w.P("// Pass ", st.Level, ": write.")
+			outs := mw.k.BindingsOf(ir.Output)
+			var names []string
+			for _, b := range outs {
+				names = append(names, "kgen_o_"+b.Name)
+			}
+			w.Block("for (uint kgen_j = kgen_lane; kgen_j < kgen_cols; kgen_j += 32)", func() {
+				w.P("C ", strings.Join(names, ", "), ";")
+				w.P(mw.rowCall(st, names))
+				for i, b := range outs {
+					w.P(b.Name, "[kgen_i * args.n + kgen_j] = ", mw.d.Cvt(mw.d.TypeName(b.DType), names[i]), ";")
+				}
+			})
+		}
+	}
+}
+
+// rowCall calls stage st at element (kgen_i, kgen_j) of the strip's row
+// kgen_r, with extra appended (the targets).
+func (mw *matmulWriter) rowCall(st ir.Stage, extra []string) string {
+	ins := mw.k.ElementInputs(0)
+	var args []string
+	for _, a := range st.Args {
+		switch a.Kind {
+		case ir.ArgInput:
+			args = append(args, mw.d.Cvt("C", ins[a.Index].Name+"["+elemIndex(ins[a.Index])+"]"))
+		case ir.ArgAcc:
+			args = append(args, fmt.Sprintf("kgen_cs%d[kgen_r * NMAX + kgen_j]", a.Index))
+		default: // params, per-row lets and reductions: locals by name
+			args = append(args, a.Name)
+		}
+	}
+	return st.Name + "(" + strings.Join(append(args, extra...), ", ") + ");"
+}
+
+// identityOf spells a reduction's starting value.
+func identityOf(d *Dialect, op ir.ReduceOp) string {
+	switch id := op.Identity(); {
+	case id > 0:
+		return d.PosInf
+	case id < 0:
+		return d.NegInf
+	}
+	return "0.0f"
+}

@@ -43,3 +43,28 @@ func TestConstructs(t *testing.T) {
 		}
 	}
 }
+
+// TestTraits runs testdata/traits.metal (the constructs candle's
+// reduce.metal needs): vec_elements is 4 for float4 and 0 for float, a
+// specialised _numeric_limits_impl answers numeric_limits, a class with
+// only defaulted constructors is aggregate-initialised, a threadgroup array
+// parameter is the group's memory (0+…+31 = 496), fast::min is min, half4
+// is a simdgroup type and long is not.
+func TestTraits(t *testing.T) {
+	needCompiler(t)
+	src, err := os.ReadFile("testdata/traits.metal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Run(testContext(t), Launch{Source: src, HostName: "traits", Buffers: [][]byte{make([]byte, 4*8)},
+		Grid: [3]uint32{32, 1, 1}, Threadgroup: [3]uint32{32, 1, 1}, Order: Shuffled})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float32{4, 0, 7, -65504, 496, -3, 1, 1}
+	for i, g := range bytesF32(out[0]) {
+		if g != want[i] {
+			t.Errorf("out[%d] = %v, want %v", i, g, want[i])
+		}
+	}
+}

@@ -130,7 +130,8 @@ func (p *program) edits(masked []byte, fc map[string]string) ([]edit, error) {
 		return nil, fmt.Errorf("%s: no [[function_constant]] named or numbered %s", p.pos(1), strings.Join(unknown, ", "))
 	}
 	edits = append(append(edits, fcEdits...), rewrites(masked)...)
-	edits = append(append(edits, literalSuffixes(masked)...), addressSpaceOverloads(masked)...)
+	edits = append(append(edits, literalSuffixes(masked)...), defaultedCtors(masked)...)
+	edits = append(edits, addressSpaceOverloads(masked)...)
 	return edits, nil
 }
 
@@ -311,7 +312,7 @@ func rewrites(masked []byte) []edit {
 	}
 	for _, loc := range tgKeywordRe.FindAllIndex(masked, -1) {
 		rest := masked[loc[1]:]
-		if k := bytes.IndexAny(rest, "*&;[=(){},"); k >= 0 && (rest[k] == '*' || rest[k] == '&') {
+		if k := bytes.IndexAny(rest, "*&;[=(){},"); k >= 0 && (rest[k] == '*' || rest[k] == '&' || rest[k] == '[' && arrayParam(rest[k:])) {
 			edits = append(edits, edit{loc[0], loc[1], "KGEN_TG_PTR"})
 		}
 	}
@@ -323,6 +324,24 @@ func rewrites(masked []byte) []edit {
 		edits = append(edits, edit{m[0], m[1], "::kgen::make<::metal::vec<" + args + ">>("})
 	}
 	return edits
+}
+
+// arrayParam reports whether b, starting at `[`, is a parameter's array
+// declarator (`threadgroup T shared[N],` or `…[N])`): a pointer, as C++
+// adjusts it, not the storage class of a kernel-scope array (`…[N];`).
+func arrayParam(b []byte) bool {
+	i := 0
+	for i < len(b) && b[i] == '[' {
+		j := bytes.IndexByte(b[i:], ']')
+		if j < 0 {
+			return false
+		}
+		i += j + 1
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+			i++
+		}
+	}
+	return i < len(b) && (b[i] == ',' || b[i] == ')')
 }
 
 // parseKernels finds every kernel definition and its parameters.

@@ -91,6 +91,9 @@ var (
 	identRe     = regexp.MustCompile(`[A-Za-z_]\w*`)
 	spaceRe     = regexp.MustCompile(`\s+`)
 	templateRe  = regexp.MustCompile(`^\s*template\b`)
+	// lineMarkerRe is a preprocessor line (`# 3 "unary.h" 2`): a header's
+	// first template can follow one directly.
+	lineMarkerRe = regexp.MustCompile(`(?m)^[ \t]*#.*$`)
 )
 
 // edit replaces src[start:end] with text; edits never add or remove lines.
@@ -587,7 +590,7 @@ func splitTopLevel(s string) []string {
 // the previous ';', '{' or '}') begins with `template`.
 func isTemplate(b []byte, pos int) bool {
 	start := bytes.LastIndexAny(b[:pos], ";{}") + 1
-	return templateRe.Match(b[start:pos])
+	return templateRe.Match(lineMarkerRe.ReplaceAll(b[start:pos], nil))
 }
 
 func lineOf(b []byte, pos int) int { return bytes.Count(b[:pos], []byte("\n")) + 1 }

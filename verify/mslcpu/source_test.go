@@ -187,3 +187,25 @@ func TestFunctionConstants(t *testing.T) {
 		t.Errorf("unknown constant: got %v", err)
 	}
 }
+
+// TestTemplateAfterLineMarker: a header's first kernel template follows the
+// preprocessor's line marker (MLX's unary.h); it is a template, not a kernel
+// of its own name (which would take the address of an overload set).
+func TestTemplateAfterLineMarker(t *testing.T) {
+	src := `# 1 "unary.h" 1
+template <typename T, int N = 4>
+[[kernel]] void unary_v(device T* x, uint i [[thread_position_in_grid]]) {}
+template [[host_name("v_f32")]] [[kernel]] decltype(unary_v<float>) unary_v<float>;
+`
+	p, err := parseProgram([]byte(src), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hosts []string
+	for _, in := range p.instances {
+		hosts = append(hosts, in.host+"="+in.expr)
+	}
+	if got, want := strings.Join(hosts, " "), "v_f32=unary_v<float>"; got != want {
+		t.Errorf("instances %q, want %q", got, want)
+	}
+}

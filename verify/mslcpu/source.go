@@ -81,16 +81,17 @@ var positionAttrs = map[string]string{
 }
 
 var (
-	hostNameRe  = regexp.MustCompile(`^\s*template\s*\[\[\s*host_name\s*\(\s*"([^"]+)"\s*\)\s*\]\]\s*(?:\[\[\s*kernel\s*\]\]\s*)?decltype\s*\(\s*([^;]+?)\s*\)\s*([^;]+?)\s*;\s*$`)
-	kernelRe    = regexp.MustCompile(`(?:\bkernel|\[\[\s*kernel\s*\]\])\s+void\s+([A-Za-z_]\w*)\s*\(`)
-	syncRe      = regexp.MustCompile(`\b(?:threadgroup_barrier|simd_\w+|quad_\w+)\s*\(|\bsimdgroup_\w+`)
-	tgKeywordRe = regexp.MustCompile(`\bthreadgroup\b`)
-	tgAttrRe    = regexp.MustCompile(`\[\[\s*(threadgroup)\s*\(`)
-	vecCtorRe   = regexp.MustCompile(`(?:\bmetal\s*::\s*)?\bvec\s*<([^<>;(){}]*)>\s*\(`)
-	attrRe      = regexp.MustCompile(`\[\[\s*([A-Za-z_]\w*)\s*(?:\(\s*([^)]*?)\s*\))?\s*\]\]`)
-	identRe     = regexp.MustCompile(`[A-Za-z_]\w*`)
-	spaceRe     = regexp.MustCompile(`\s+`)
-	templateRe  = regexp.MustCompile(`^\s*template\b`)
+	hostNameRe   = regexp.MustCompile(`^\s*template\s*\[\[\s*host_name\s*\(\s*"([^"]+)"\s*\)\s*\]\]\s*(?:\[\[\s*kernel\s*\]\]\s*)?decltype\s*\(\s*([^;]+?)\s*\)\s*([^;]+?)\s*;\s*$`)
+	kernelRe     = regexp.MustCompile(`(?:\bkernel|\[\[\s*kernel\s*\]\])\s+void\s+([A-Za-z_]\w*)\s*\(`)
+	syncRe       = regexp.MustCompile(`\b(?:threadgroup_barrier|simd_\w+|quad_\w+)\s*\(|\bsimdgroup_\w+`)
+	tgKeywordRe  = regexp.MustCompile(`\bthreadgroup\b`)
+	tgAttrRe     = regexp.MustCompile(`\[\[\s*(threadgroup)\s*\(`)
+	vecCtorRe    = regexp.MustCompile(`(?:\bmetal\s*::\s*)?\bvec\s*<([^<>;(){}]*)>\s*\(`)
+	attrRe       = regexp.MustCompile(`\[\[\s*([A-Za-z_]\w*)\s*(?:\(\s*([^)]*?)\s*\))?\s*\]\]`)
+	identRe      = regexp.MustCompile(`[A-Za-z_]\w*`)
+	spaceRe      = regexp.MustCompile(`\s+`)
+	templateRe   = regexp.MustCompile(`^\s*template\b`)
+	staticCastRe = regexp.MustCompile(`\bstatic_cast\s*<\s*((?:::)?[A-Za-z_][\w:]*)\s*>\s*\(`)
 	// lineMarkerRe is a preprocessor line (`# 3 "unary.h" 2`): a header's
 	// first template can follow one directly.
 	lineMarkerRe = regexp.MustCompile(`(?m)^[ \t]*#.*$`)
@@ -319,6 +320,12 @@ func rewrites(masked []byte) []edit {
 			edits = append(edits, edit{loc[0], loc[1], "KGEN_TG_PTR"})
 		}
 	}
+	edits = append(edits, bracedArgs(masked)...)
+	// static_cast<T>(x) of a named type goes through ::kgen::cast (half <->
+	// bfloat and vector conversions, which C++ lacks or reinterprets).
+	for _, m := range staticCastRe.FindAllSubmatchIndex(masked, -1) {
+		edits = append(edits, edit{m[0], m[1], "::kgen::cast<" + string(masked[m[2]:m[3]]) + ">("})
+	}
 	for _, m := range vecCtorRe.FindAllSubmatchIndex(masked, -1) {
 		if afterOperator(masked, m[0]) {
 			continue // a conversion function, `operator vec<T, 2>()`
@@ -327,6 +334,61 @@ func rewrites(masked []byte) []edit {
 		edits = append(edits, edit{m[0], m[1], "::kgen::make<::metal::vec<" + args + ">>("})
 	}
 	return edits
+}
+
+// bracedArgs rewrites a braced list that is a call's argument (`f({a, b},
+// c)`: after `(` or `,` with a `(` as the innermost bracket) to
+// ::kgen::braced(a, b): clang cannot convert a braced list to a vector
+// parameter during overload resolution, which Metal's compiler does.
+func bracedArgs(masked []byte) []edit {
+	var edits []edit
+	var stack []byte
+	prevTok := byte(0)
+	for i := 0; i < len(masked); i++ {
+		c := masked[i]
+		switch c {
+		case '"', '\'':
+			i = skipQuoted(masked, i)
+			prevTok = '"'
+			continue
+		case '(', '[':
+			stack = append(stack, c)
+		case ')', ']', '}':
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+		case '{':
+			if len(stack) > 0 && stack[len(stack)-1] == '(' && (prevTok == '(' || prevTok == ',') {
+				if end := matchBraceSimple(masked, i); end > 0 && bytes.IndexByte(masked[i:end], ';') < 0 {
+					edits = append(edits, edit{i, i + 1, "::kgen::braced("}, edit{end, end + 1, ")"})
+				}
+			}
+			stack = append(stack, c)
+		}
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			prevTok = c
+		}
+	}
+	return edits
+}
+
+// matchBraceSimple returns the `}` matching the `{` at open, or -1.
+func matchBraceSimple(b []byte, open int) int {
+	depth := 0
+	for i := open; i < len(b); i++ {
+		switch b[i] {
+		case '"', '\'':
+			i = skipQuoted(b, i)
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 // arrayParam reports whether b, starting at `[`, is a parameter's array

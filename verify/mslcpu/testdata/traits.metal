@@ -25,6 +25,12 @@ template <ushort N> float tg_sum(threadgroup float shared[N], uint lane) {
   return s;
 }
 
+// MLX's unary.metal: a braced list passed to a vector parameter,
+// static_cast from half to bfloat and between vector types (a conversion,
+// not C++'s bit reinterpretation), math on an unsuffixed literal's double.
+template <typename I = int> I first_two(uint3 e, int k) { return I(e.x + e.y) * k; }
+template <typename I = int> I first_two(I e, int k) { return e * k; }
+
 kernel void traits(device float* out [[buffer(0)]], uint lane [[thread_index_in_threadgroup]]) {
   threadgroup float shared[32];
   float s = tg_sum<32>(shared, lane);
@@ -37,4 +43,8 @@ kernel void traits(device float* out [[buffer(0)]], uint lane [[thread_index_in_
   out[5] = fast::min(2.0f, -3.0f);
   out[6] = float(__is_valid_simdgroup_type<half4>::value) + 2 * float(__is_valid_simdgroup_type<long>::value);
   out[7] = float(is_vector_v<int2>);
+  out[8] = float(first_two<int>({lane + 3, 4u, 5u}, 2));
+  out[9] = float(static_cast<bfloat>(half(1.00390625f)));
+  out[10] = static_cast<float4>(int4(1, -2, 3, 4)).y;
+  out[11] = sqrt((s + 4.0f) / 2.0);
 }

@@ -53,19 +53,20 @@ func TestConstructs(t *testing.T) {
 // is a simdgroup type and long is not; a braced list reaches a uint3
 // parameter ((3+4)·2), half 1.00390625 converts to bfloat by rounding to
 // nearest even (1), int4 converts to float4 by value, and sqrt takes a
-// double ((496+4)/2.0) as float.
+// double ((496+4)/2.0) as float, and metal::array<float, 2>{1.5, 2.5}
+// indexes and has size 2.
 func TestTraits(t *testing.T) {
 	needCompiler(t)
 	src, err := os.ReadFile("testdata/traits.metal")
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := Run(testContext(t), Launch{Source: src, HostName: "traits", Buffers: [][]byte{make([]byte, 4*12)},
+	out, err := Run(testContext(t), Launch{Source: src, HostName: "traits", Buffers: [][]byte{make([]byte, 4*13)},
 		Grid: [3]uint32{32, 1, 1}, Threadgroup: [3]uint32{32, 1, 1}, Order: Shuffled})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []float32{4, 0, 7, -65504, 496, -3, 1, 1, 14, 1, -2, float32(math.Sqrt(250))}
+	want := []float32{4, 0, 7, -65504, 496, -3, 1, 1, 14, 1, -2, float32(math.Sqrt(250)), 4.5}
 	for i, g := range bytesF32(out[0]) {
 		if g != want[i] {
 			t.Errorf("out[%d] = %v, want %v", i, g, want[i])

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -122,7 +123,7 @@ func addressSpaceOverloads(masked []byte) []edit {
 		sig = strings.ReplaceAll(sig, "constant", "const")
 		sig = asWordRe.ReplaceAllString(sig, "")
 		q := strings.Join(strings.Fields(qualAS.ReplaceAllString(quals, "")), " ")
-		key := string(rune(scopes[start])) + "|" + strings.Join(strings.Fields(sig), " ") + "|" + q
+		key := strconv.Itoa(scopes[start]) + "|" + strings.Join(strings.Fields(sig), " ") + "|" + q
 		if _, ok := groups[key]; !ok {
 			order = append(order, key)
 		}

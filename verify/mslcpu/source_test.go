@@ -209,3 +209,21 @@ template [[host_name("v_f32")]] [[kernel]] decltype(unary_v<float>) unary_v<floa
 		t.Errorf("instances %q, want %q", got, want)
 	}
 }
+
+// TestOverloadScopesFarApart: thread-qualified members of two structs whose
+// bodies start where offsets were once keyed as runes (55296..57343 are
+// surrogates, all one replacement character) are in different scopes:
+// neither gets a false requires-clause.
+func TestOverloadScopesFarApart(t *testing.T) {
+	src := "// " + strings.Repeat("x", 55300) + `
+struct A { template <typename T> bool operator()(T x) thread { return x > 0; } };
+struct B { template <typename T> bool operator()(T x) thread { return x < 0; } };
+`
+	out, err := prepass([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "requires") {
+		t.Errorf("members of different structs were taken for address-space overloads:\n%s", out[55300:])
+	}
+}

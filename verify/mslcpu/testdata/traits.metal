@@ -47,4 +47,6 @@ kernel void traits(device float* out [[buffer(0)]], uint lane [[thread_index_in_
   out[9] = float(static_cast<bfloat>(half(1.00390625f)));
   out[10] = static_cast<float4>(int4(1, -2, 3, 4)).y;
   out[11] = sqrt((s + 4.0f) / 2.0);
+  metal::array<float, 2> two = {1.5f, 2.5f};
+  out[12] = two[1] + float(two.size());
 }

@@ -1,6 +1,7 @@
 package mslcpu
 
 import (
+	"math"
 	"os"
 	"testing"
 )
@@ -40,6 +41,35 @@ func TestConstructs(t *testing.T) {
 		}
 		if want := float32(1 + 0.0999755859375 + 0.5); got[96+l] != want {
 			t.Errorf("lane %d: acc().get() + 0.1h + 0.5bf = %v, want %v", l, got[96+l], want)
+		}
+	}
+}
+
+// TestTraits runs testdata/traits.metal (the constructs candle's
+// reduce.metal needs): vec_elements is 4 for float4 and 0 for float, a
+// specialised _numeric_limits_impl answers numeric_limits, a class with
+// only defaulted constructors is aggregate-initialised, a threadgroup array
+// parameter is the group's memory (0+…+31 = 496), fast::min is min, half4
+// is a simdgroup type and long is not; a braced list reaches a uint3
+// parameter ((3+4)·2), half 1.00390625 converts to bfloat by rounding to
+// nearest even (1), int4 converts to float4 by value, and sqrt takes a
+// double ((496+4)/2.0) as float, and metal::array<float, 2>{1.5, 2.5}
+// indexes and has size 2.
+func TestTraits(t *testing.T) {
+	needCompiler(t)
+	src, err := os.ReadFile("testdata/traits.metal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Run(testContext(t), Launch{Source: src, HostName: "traits", Buffers: [][]byte{make([]byte, 4*13)},
+		Grid: [3]uint32{32, 1, 1}, Threadgroup: [3]uint32{32, 1, 1}, Order: Shuffled})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float32{4, 0, 7, -65504, 496, -3, 1, 1, 14, 1, -2, float32(math.Sqrt(250)), 4.5}
+	for i, g := range bytesF32(out[0]) {
+		if g != want[i] {
+			t.Errorf("out[%d] = %v, want %v", i, g, want[i])
 		}
 	}
 }

@@ -1,8 +1,10 @@
 package mslcpu
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -32,13 +34,54 @@ var (
 	literalRe = regexp.MustCompile(`(^|[^\w.])((?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)(h|H|bf|BF)\b`)
 	// qualRe finds a parameter list's `)` followed by qualifiers with at
 	// least one address space, then the start of a body or initialiser.
-	qualRe       = regexp.MustCompile(`\)((?:\s*\b(?:const|volatile|thread|threadgroup|device|constant)\b)+)\s*[:{]`)
+	qualRe       = regexp.MustCompile(`\)((?:\s*\b(?:const|volatile|thread|threadgroup|device|constant)\b)+)\s*(?:[:{]|=\s*default\b)`)
 	asWordRe     = regexp.MustCompile(`\b(?:thread|threadgroup|device|constant|KGEN_TG_PTR)\b`)
-	bodyRe       = regexp.MustCompile(`\)\s*(?:const\s*)?\{`)
+	bodyRe       = regexp.MustCompile(`\)\s*(?:const\s*)?(?:\{|=\s*default\b)`)
 	accessSpecRe = regexp.MustCompile(`^\s*(?:public|private|protected)\s*:`)
 	qualAS       = regexp.MustCompile(`\b(?:thread|threadgroup|device|constant)\b`)
 	nonThread    = regexp.MustCompile(`\b(?:threadgroup|device|constant)\b`)
+	// defaultCtorRe is a defaulted default constructor, address-space
+	// qualified or not (`constexpr MD<T>() threadgroup = default;`).
+	defaultCtorRe = regexp.MustCompile(`(?:\b(?:constexpr|inline|explicit)\s+)*\b(\w+)\s*(?:<[^<>;{}()]*>)?\s*\(\s*\)(?:\s*\b(?:const|thread|threadgroup|device|constant)\b)*\s*=\s*default\s*;`)
 )
+
+// defaultedCtors blanks the defaulted default constructors of classes that
+// declare no other constructor. Metal's language is C++14's, where such a
+// class (`struct indexed { constexpr indexed<T>() threadgroup = default;
+// uint i; T val; }`) is still an aggregate and `indexed<T>{0, v}` works;
+// C++20 makes any user-declared constructor end aggregate initialisation.
+// Without them the implicit default constructor is the same one.
+func defaultedCtors(masked []byte) []edit {
+	var edits []edit
+	scopes := enclosingBraces(masked)
+	for _, m := range defaultCtorRe.FindAllSubmatchIndex(masked, -1) {
+		body := scopes[m[0]]
+		if body < 0 {
+			continue
+		}
+		end := body + 1
+		for end < len(masked) && scopes[end] != scopes[body] {
+			end++
+		}
+		name := string(masked[m[2]:m[3]])
+		ctor := regexp.MustCompile(`(?:^|[^~\w])` + regexp.QuoteMeta(name) + `\s*(?:<[^<>;{}()]*>)?\s*\(`)
+		all, defaulted := 0, 0
+		for _, c := range ctor.FindAllIndex(masked[body:end], -1) {
+			if scopes[body+c[0]+1] == body {
+				all++
+			}
+		}
+		for _, d := range defaultCtorRe.FindAllSubmatchIndex(masked[body:end], -1) {
+			if scopes[body+d[0]] == body && string(masked[body+d[2]:body+d[3]]) == name {
+				defaulted++
+			}
+		}
+		if all == defaulted {
+			edits = append(edits, edit{m[0], m[1], keepLines(masked[m[0]:m[1]], "")})
+		}
+	}
+	return edits
+}
 
 // literalSuffixes rewrites Metal's half and bfloat literal suffixes.
 func literalSuffixes(masked []byte) []edit {
@@ -80,7 +123,7 @@ func addressSpaceOverloads(masked []byte) []edit {
 		sig = strings.ReplaceAll(sig, "constant", "const")
 		sig = asWordRe.ReplaceAllString(sig, "")
 		q := strings.Join(strings.Fields(qualAS.ReplaceAllString(quals, "")), " ")
-		key := string(rune(scopes[start])) + "|" + strings.Join(strings.Fields(sig), " ") + "|" + q
+		key := strconv.Itoa(scopes[start]) + "|" + strings.Join(strings.Fields(sig), " ") + "|" + q
 		if _, ok := groups[key]; !ok {
 			order = append(order, key)
 		}
@@ -91,12 +134,12 @@ func addressSpaceOverloads(masked []byte) []edit {
 		for _, w := range qualAS.FindAllIndex(masked[m[2]:m[3]], -1) {
 			edits = append(edits, edit{m[2] + w[0], m[2] + w[1], strings.Repeat(" ", w[1]-w[0])})
 		}
-		add(m[0], m[1]-1, string(masked[m[2]:m[3]]))
+		add(m[0], bodyAt(masked, m[0], m[1]), string(masked[m[2]:m[3]]))
 		seen[m[0]] = true
 	}
 	for _, m := range bodyRe.FindAllIndex(masked, -1) {
 		if !seen[m[0]] {
-			add(m[0], m[1]-1, "")
+			add(m[0], bodyAt(masked, m[0], m[1]), "")
 		}
 	}
 	for _, key := range order {
@@ -118,6 +161,15 @@ func addressSpaceOverloads(masked []byte) []edit {
 		}
 	}
 	return edits
+}
+
+// bodyAt is where a requires-clause goes in a match ending in the body's
+// `{`, an initialiser's `:` or `= default`: before that token.
+func bodyAt(b []byte, start, end int) int {
+	if b[end-1] == '{' || b[end-1] == ':' {
+		return end - 1
+	}
+	return start + bytes.LastIndexByte(b[start:end], '=')
 }
 
 // enclosingBraces maps each offset to the offset of the innermost `{`

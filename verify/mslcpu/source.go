@@ -81,16 +81,20 @@ var positionAttrs = map[string]string{
 }
 
 var (
-	hostNameRe  = regexp.MustCompile(`^\s*template\s*\[\[\s*host_name\s*\(\s*"([^"]+)"\s*\)\s*\]\]\s*(?:\[\[\s*kernel\s*\]\]\s*)?decltype\s*\(\s*([^;]+?)\s*\)\s*([^;]+?)\s*;\s*$`)
-	kernelRe    = regexp.MustCompile(`(?:\bkernel|\[\[\s*kernel\s*\]\])\s+void\s+([A-Za-z_]\w*)\s*\(`)
-	syncRe      = regexp.MustCompile(`\b(?:threadgroup_barrier|simd_\w+|quad_\w+)\s*\(|\bsimdgroup_\w+`)
-	tgKeywordRe = regexp.MustCompile(`\bthreadgroup\b`)
-	tgAttrRe    = regexp.MustCompile(`\[\[\s*(threadgroup)\s*\(`)
-	vecCtorRe   = regexp.MustCompile(`(?:\bmetal\s*::\s*)?\bvec\s*<([^<>;(){}]*)>\s*\(`)
-	attrRe      = regexp.MustCompile(`\[\[\s*([A-Za-z_]\w*)\s*(?:\(\s*([^)]*?)\s*\))?\s*\]\]`)
-	identRe     = regexp.MustCompile(`[A-Za-z_]\w*`)
-	spaceRe     = regexp.MustCompile(`\s+`)
-	templateRe  = regexp.MustCompile(`^\s*template\b`)
+	hostNameRe   = regexp.MustCompile(`^\s*template\s*\[\[\s*host_name\s*\(\s*"([^"]+)"\s*\)\s*\]\]\s*(?:\[\[\s*kernel\s*\]\]\s*)?decltype\s*\(\s*([^;]+?)\s*\)\s*([^;]+?)\s*;\s*$`)
+	kernelRe     = regexp.MustCompile(`(?:\bkernel|\[\[\s*kernel\s*\]\])\s+void\s+([A-Za-z_]\w*)\s*\(`)
+	syncRe       = regexp.MustCompile(`\b(?:threadgroup_barrier|simd_\w+|quad_\w+)\s*\(|\bsimdgroup_\w+`)
+	tgKeywordRe  = regexp.MustCompile(`\bthreadgroup\b`)
+	tgAttrRe     = regexp.MustCompile(`\[\[\s*(threadgroup)\s*\(`)
+	vecCtorRe    = regexp.MustCompile(`(?:\bmetal\s*::\s*)?\bvec\s*<([^<>;(){}]*)>\s*\(`)
+	attrRe       = regexp.MustCompile(`\[\[\s*([A-Za-z_]\w*)\s*(?:\(\s*([^)]*?)\s*\))?\s*\]\]`)
+	identRe      = regexp.MustCompile(`[A-Za-z_]\w*`)
+	spaceRe      = regexp.MustCompile(`\s+`)
+	templateRe   = regexp.MustCompile(`^\s*template\b`)
+	staticCastRe = regexp.MustCompile(`\bstatic_cast\s*<\s*((?:::)?[A-Za-z_][\w:]*)\s*>\s*\(`)
+	// lineMarkerRe is a preprocessor line (`# 3 "unary.h" 2`): a header's
+	// first template can follow one directly.
+	lineMarkerRe = regexp.MustCompile(`(?m)^[ \t]*#.*$`)
 )
 
 // edit replaces src[start:end] with text; edits never add or remove lines.
@@ -130,7 +134,8 @@ func (p *program) edits(masked []byte, fc map[string]string) ([]edit, error) {
 		return nil, fmt.Errorf("%s: no [[function_constant]] named or numbered %s", p.pos(1), strings.Join(unknown, ", "))
 	}
 	edits = append(append(edits, fcEdits...), rewrites(masked)...)
-	edits = append(append(edits, literalSuffixes(masked)...), addressSpaceOverloads(masked)...)
+	edits = append(append(edits, literalSuffixes(masked)...), defaultedCtors(masked)...)
+	edits = append(edits, addressSpaceOverloads(masked)...)
 	return edits, nil
 }
 
@@ -311,9 +316,15 @@ func rewrites(masked []byte) []edit {
 	}
 	for _, loc := range tgKeywordRe.FindAllIndex(masked, -1) {
 		rest := masked[loc[1]:]
-		if k := bytes.IndexAny(rest, "*&;[=(){},"); k >= 0 && (rest[k] == '*' || rest[k] == '&') {
+		if k := bytes.IndexAny(rest, "*&;[=(){},"); k >= 0 && (rest[k] == '*' || rest[k] == '&' || rest[k] == '[' && arrayParam(rest[k:])) {
 			edits = append(edits, edit{loc[0], loc[1], "KGEN_TG_PTR"})
 		}
+	}
+	edits = append(edits, bracedArgs(masked)...)
+	// static_cast<T>(x) of a named type goes through ::kgen::cast (half <->
+	// bfloat and vector conversions, which C++ lacks or reinterprets).
+	for _, m := range staticCastRe.FindAllSubmatchIndex(masked, -1) {
+		edits = append(edits, edit{m[0], m[1], "::kgen::cast<" + string(masked[m[2]:m[3]]) + ">("})
 	}
 	for _, m := range vecCtorRe.FindAllSubmatchIndex(masked, -1) {
 		if afterOperator(masked, m[0]) {
@@ -323,6 +334,79 @@ func rewrites(masked []byte) []edit {
 		edits = append(edits, edit{m[0], m[1], "::kgen::make<::metal::vec<" + args + ">>("})
 	}
 	return edits
+}
+
+// bracedArgs rewrites a braced list that is a call's argument (`f({a, b},
+// c)`: after `(` or `,` with a `(` as the innermost bracket) to
+// ::kgen::braced(a, b): clang cannot convert a braced list to a vector
+// parameter during overload resolution, which Metal's compiler does.
+func bracedArgs(masked []byte) []edit {
+	var edits []edit
+	var stack []byte
+	prevTok := byte(0)
+	for i := 0; i < len(masked); i++ {
+		c := masked[i]
+		switch c {
+		case '"', '\'':
+			i = skipQuoted(masked, i)
+			prevTok = '"'
+			continue
+		case '(', '[':
+			stack = append(stack, c)
+		case ')', ']', '}':
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+		case '{':
+			if len(stack) > 0 && stack[len(stack)-1] == '(' && (prevTok == '(' || prevTok == ',') {
+				if end := matchBraceSimple(masked, i); end > 0 && bytes.IndexByte(masked[i:end], ';') < 0 {
+					edits = append(edits, edit{i, i + 1, "::kgen::braced("}, edit{end, end + 1, ")"})
+				}
+			}
+			stack = append(stack, c)
+		}
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			prevTok = c
+		}
+	}
+	return edits
+}
+
+// matchBraceSimple returns the `}` matching the `{` at open, or -1.
+func matchBraceSimple(b []byte, open int) int {
+	depth := 0
+	for i := open; i < len(b); i++ {
+		switch b[i] {
+		case '"', '\'':
+			i = skipQuoted(b, i)
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// arrayParam reports whether b, starting at `[`, is a parameter's array
+// declarator (`threadgroup T shared[N],` or `…[N])`): a pointer, as C++
+// adjusts it, not the storage class of a kernel-scope array (`…[N];`).
+func arrayParam(b []byte) bool {
+	i := 0
+	for i < len(b) && b[i] == '[' {
+		j := bytes.IndexByte(b[i:], ']')
+		if j < 0 {
+			return false
+		}
+		i += j + 1
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+			i++
+		}
+	}
+	return i < len(b) && (b[i] == ',' || b[i] == ')')
 }
 
 // parseKernels finds every kernel definition and its parameters.
@@ -568,7 +652,7 @@ func splitTopLevel(s string) []string {
 // the previous ';', '{' or '}') begins with `template`.
 func isTemplate(b []byte, pos int) bool {
 	start := bytes.LastIndexAny(b[:pos], ";{}") + 1
-	return templateRe.Match(b[start:pos])
+	return templateRe.Match(lineMarkerRe.ReplaceAll(b[start:pos], nil))
 }
 
 func lineOf(b []byte, pos int) int { return bytes.Count(b[:pos], []byte("\n")) + 1 }

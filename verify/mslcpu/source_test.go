@@ -187,3 +187,43 @@ func TestFunctionConstants(t *testing.T) {
 		t.Errorf("unknown constant: got %v", err)
 	}
 }
+
+// TestTemplateAfterLineMarker: a header's first kernel template follows the
+// preprocessor's line marker (MLX's unary.h); it is a template, not a kernel
+// of its own name (which would take the address of an overload set).
+func TestTemplateAfterLineMarker(t *testing.T) {
+	src := `# 1 "unary.h" 1
+template <typename T, int N = 4>
+[[kernel]] void unary_v(device T* x, uint i [[thread_position_in_grid]]) {}
+template [[host_name("v_f32")]] [[kernel]] decltype(unary_v<float>) unary_v<float>;
+`
+	p, err := parseProgram([]byte(src), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hosts []string
+	for _, in := range p.instances {
+		hosts = append(hosts, in.host+"="+in.expr)
+	}
+	if got, want := strings.Join(hosts, " "), "v_f32=unary_v<float>"; got != want {
+		t.Errorf("instances %q, want %q", got, want)
+	}
+}
+
+// TestOverloadScopesFarApart: thread-qualified members of two structs whose
+// bodies start where offsets were once keyed as runes (55296..57343 are
+// surrogates, all one replacement character) are in different scopes:
+// neither gets a false requires-clause.
+func TestOverloadScopesFarApart(t *testing.T) {
+	src := "// " + strings.Repeat("x", 55300) + `
+struct A { template <typename T> bool operator()(T x) thread { return x > 0; } };
+struct B { template <typename T> bool operator()(T x) thread { return x < 0; } };
+`
+	out, err := prepass([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "requires") {
+		t.Errorf("members of different structs were taken for address-space overloads:\n%s", out[55300:])
+	}
+}

@@ -111,9 +111,14 @@ func rowBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 		tensor := Shape{pre + "rows", "cols"}
 		for _, in := range s.Inputs {
 			shape := tensor
-			if in.Row {
-				shape = Shape{"cols"}
-			} else {
+			if checkDims(in, diags, "a rowwise input has shape [rows, cols], [cols] (one row shared by every row) or [rows] (one value per row)",
+				Shape{"rows", "cols"}, Shape{"cols"}, Shape{"rows"}) && in.Dims != nil {
+				shape = append(Shape(nil), in.Dims...) // segments rename rows: never alias the spec's
+				if shape[0] == "rows" {
+					shape[0] = pre + "rows"
+				}
+			}
+			if len(shape) == 2 {
 				hasRowTensor = true
 			}
 			out = append(out, Binding{Index: len(out), Name: pre + in.Name.Name, Role: Input, DType: in.DType.Type, Shape: shape, Segment: si})
@@ -125,7 +130,7 @@ func rowBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 		}
 	}
 	if !hasRowTensor && len(s.Inputs) > 0 {
-		diags.Addf(s.Inputs[0].Pos, "a rowwise kernel needs an input of shape [rows, cols] (an input without `shape: row`); here every input is a row vector")
+		diags.Addf(s.Inputs[0].Pos, "a rowwise kernel needs an input of shape [rows, cols]; here every input is [cols] or [rows]")
 	}
 	var fields []Field
 	if len(segs) == 0 {
@@ -237,7 +242,13 @@ func (sc *scheduler) classify(e *Expr) valueInfo {
 	case OpRef:
 		switch e.Ref {
 		case RefInput:
-			return valueInfo{elem: true, tensor: !sc.s.Inputs[e.Index].Row}
+			switch b := sc.k.SegmentBindings(0, Input)[e.Index]; {
+			case b.IsPerRow():
+				return valueInfo{} // one value per row, like a param
+			case b.IsRowVector():
+				return valueInfo{elem: true}
+			}
+			return valueInfo{elem: true, tensor: true}
 		case RefLet:
 			return sc.info[e.Index]
 		case RefReduce:
@@ -279,6 +290,7 @@ func (sc *scheduler) reads() {
 	r := sc.rows
 	r.Reads = make([][]int, r.Passes+1)
 	count := make([]int, len(sc.s.Inputs))
+	ins := sc.k.SegmentBindings(0, Input)
 	for p := 1; p <= r.Passes+1; p++ {
 		var targets []*Expr
 		if p <= r.Passes {
@@ -296,14 +308,14 @@ func (sc *scheduler) reads() {
 		}
 		d := sc.k.ElementDeps(targets)
 		for i := range sc.s.Inputs {
-			if d.Inputs[i] {
+			if d.Inputs[i] && !ins[i].IsPerRow() { // per-row inputs are read once per row, not per pass
 				r.Reads[p-1] = append(r.Reads[p-1], i)
 				count[i]++
 			}
 		}
 	}
-	for i, in := range sc.s.Inputs {
-		if !in.Row && count[i] > 1 {
+	for i, in := range ins {
+		if len(in.Shape) == 2 && count[i] > 1 {
 			r.Cached = append(r.Cached, i)
 		}
 	}
@@ -399,6 +411,8 @@ func (k *Kernel) RowDeps(level int) (steps []int, d Deps) {
 				return
 			}
 			switch e.Ref {
+			case RefInput: // a [rows] input: one value per row
+				d.Inputs[e.Index] = true
 			case RefParam:
 				d.Params[e.Index] = true
 			case RefConstant:

@@ -7,8 +7,8 @@ import "math"
 const accumUnit = 0x1p-24
 
 // EvalRows evaluates one row of a rowwise kernel in float64 with no rounding:
-// in[i] is input i's row (cols values; for a `shape: row` input, the
-// vector), params are in order; the outputs come back in order, cols values
+// in[i] is input i's row (cols values; for a [cols] input, the vector; for
+// a [rows] input, the row's one value), params are in order; the outputs come back in order, cols values
 // each.
 func (k *Kernel) EvalRows(in [][]float64, params []float64) [][]float64 {
 	vals, _ := k.EvalRowsBound(in, params, Rounding{})
@@ -31,6 +31,12 @@ func (k *Kernel) EvalRowsBound(in [][]float64, params []float64, r Rounding) (va
 			lets: make([]dual, len(k.Steps)), reds: make([]dual, len(rows.Reductions))},
 		depth: float64((cols+lanes-1)/lanes + SimdWidth + lanes/SimdWidth),
 	}
+	for i, b := range k.SegmentBindings(0, Input) {
+		if b.IsPerRow() { // one value for the whole row
+			e.elem[i] = in[i][0]
+		}
+	}
+	e.env.inputs = e.elem
 	for p := 1; p <= rows.Passes; p++ {
 		e.rowLets(p - 1)
 		e.finishReductions(p, e.accumulate(p))
@@ -53,11 +59,10 @@ type rowEval struct {
 // rowAcc is one reduction's running value, error bound and Σ|terms|.
 type rowAcc struct{ v, e, abs float64 }
 
-// rowCols is the row length: the length of the first input that is not a
-// `shape: row` vector.
+// rowCols is the row length: the length of the first [rows, cols] input.
 func rowCols(k *Kernel, in [][]float64) int {
 	for i, b := range k.SegmentBindings(0, Input) {
-		if !b.IsRowVector() {
+		if len(b.Shape) == 2 {
 			return len(in[i])
 		}
 	}
@@ -66,8 +71,10 @@ func rowCols(k *Kernel, in [][]float64) int {
 
 // setElem points the environment's inputs at column j.
 func (e *rowEval) setElem(j int) {
-	for i := range e.in {
-		e.elem[i] = e.in[i][j]
+	for i, b := range e.k.SegmentBindings(0, Input) {
+		if !b.IsPerRow() {
+			e.elem[i] = e.in[i][j]
+		}
 	}
 	e.env.inputs = e.elem
 }

@@ -148,6 +148,14 @@ func (rw *rowWriter) rowGeometry(rows, group string) {
 	for _, p := range rw.k.Params() {
 		rw.P("const C ", p.Name, " = ", d.Cvt("C", "args."+p.Name), ";")
 	}
+	// [rows] inputs: the row's one value, read once (0 for teams past the
+	// last row, which must not read past the tensor).
+	for i, b := range rw.k.SegmentBindings(0, ir.Input) {
+		if b.IsPerRow() {
+			n := rw.inputName(i)
+			rw.P("const C kgen_v_", n, " = kgen_row < ", rows, " ? ", d.Cvt("C", d.ReadOnly(n+"[kgen_row]")), " : ", d.Cvt("C", "0.0f"), ";")
+		}
+	}
 }
 
 // stageCall is the call of stage st with extra appended to its arguments;
@@ -155,7 +163,7 @@ func (rw *rowWriter) rowGeometry(rows, group string) {
 func (rw *rowWriter) stageCall(st ir.Stage, extra []string) string {
 	var names []string
 	for _, a := range st.Args {
-		if a.Kind == ir.ArgInput && st.Kind != ir.StageRowLets {
+		if a.Kind == ir.ArgInput {
 			names = append(names, "kgen_v_"+a.Name)
 			continue
 		}
@@ -265,7 +273,8 @@ func (rw *rowWriter) reductions(p int) []int {
 }
 
 // deviceLoad reads input i at column kgen_j of the row (of the row vector,
-// for a row-vector input) from device memory, converted to C.
+// for a row-vector input) from device memory, converted to C. [rows]
+// inputs are never loaded here: rowGeometry reads them once per row.
 func (rw *rowWriter) deviceLoad(i int) string {
 	n := rw.inputName(i)
 	if rw.k.SegmentBindings(0, ir.Input)[i].IsRowVector() {

@@ -62,10 +62,14 @@ func rowLoops(g *evalGen) []jen.Code {
 }
 
 // rowIndex is element kgenJ of the row: of the [rows, cols] tensors at
-// kgenBase, of a [cols] row vector at kgenJ.
+// kgenBase, of a [cols] row vector at kgenJ; a [rows] tensor's value is the
+// row's own, at kgenRow (also outside the column loop, in per-row stages).
 func rowIndex(b ir.Binding) jen.Code {
-	if b.IsRowVector() {
+	switch {
+	case b.IsRowVector():
 		return jen.Id("kgenJ")
+	case b.IsPerRow():
+		return jen.Id("kgenRow")
 	}
 	return jen.Id("kgenBase").Op("+").Id("kgenJ")
 }

@@ -151,9 +151,12 @@ func rowReference(c *check, visit visitor) {
 		row := make([][]float64, len(ins))
 		for r := range c.sizes[outs[0].Shape[0]] {
 			for i, b := range ins {
-				if b.IsRowVector() {
+				switch {
+				case b.IsRowVector():
 					row[i] = c.vals[b.Index]
-				} else {
+				case b.IsPerRow():
+					row[i] = c.vals[b.Index][r : r+1]
+				default:
 					row[i] = c.vals[b.Index][r*cols : (r+1)*cols]
 				}
 			}

@@ -212,7 +212,7 @@ func schedule(s *spec.Spec, k *Kernel, r *Rows, diags *diag.List) {
 		sc.info = append(sc.info, in)
 		r.Info = append(r.Info, StepInfo{PerRow: !in.elem, Level: in.level})
 		if st.Output && !in.elem {
-			diags.Addf(formulas[i].Name.Pos, "output %s has one value per row (it uses no input element outside a row_* reduction); rowwise outputs have one value per element, shaped like the [rows, cols] inputs", st.Name)
+			perRowOutput(k, i)
 		}
 	}
 	for _, red := range r.Reductions {
@@ -232,6 +232,17 @@ func schedule(s *spec.Spec, k *Kernel, r *Rows, diags *diag.List) {
 		for r.CachePerLane*2 <= per {
 			r.CachePerLane *= 2
 		}
+	}
+}
+
+// perRowOutput makes the output of step i a [rows] tensor (one per
+// segment): its formula uses no input element outside a reduction, so it
+// has one value per row (a row's max, its scale), stored once per row.
+func perRowOutput(k *Kernel, step int) {
+	o := k.OutputIndex(step)
+	for s := range k.NumSegments() {
+		b := k.SegmentBindings(s, Output)[o]
+		k.Bindings[b.Index].Shape = Shape{b.Shape[0]}
 	}
 }
 
@@ -300,8 +311,8 @@ func (sc *scheduler) reads() {
 				}
 			}
 		} else {
-			for _, st := range sc.k.Steps {
-				if st.Output {
+			for i, st := range sc.k.Steps {
+				if st.Output && !r.Info[i].PerRow {
 					targets = append(targets, st.Expr)
 				}
 			}
@@ -402,7 +413,7 @@ func (k *Kernel) RowDeps(level int) (steps []int, d Deps) {
 	d = Deps{Inputs: map[int]bool{}, Params: map[int]bool{}, Constants: map[int]bool{}}
 	same, rowLets, reds := map[int]bool{}, map[int]bool{}, map[int]bool{}
 	for i, st := range k.Steps {
-		if st.Output || !r.Info[i].PerRow || r.Info[i].Level != level {
+		if !r.Info[i].PerRow || r.Info[i].Level != level { // per-row outputs included
 			continue
 		}
 		steps = append(steps, i)
@@ -531,8 +542,8 @@ func (r *Rows) Describe(k *Kernel) []string {
 				}
 			}
 		} else {
-			for _, st := range k.Steps {
-				if st.Output {
+			for i, st := range k.Steps {
+				if st.Output && !r.Info[i].PerRow {
 					what = append(what, "store "+st.Name)
 				}
 			}

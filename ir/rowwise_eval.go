@@ -8,8 +8,8 @@ const accumUnit = 0x1p-24
 
 // EvalRows evaluates one row of a rowwise kernel in float64 with no rounding:
 // in[i] is input i's row (cols values; for a [cols] input, the vector; for
-// a [rows] input, the row's one value), params are in order; the outputs come back in order, cols values
-// each.
+// a [rows] input, the row's one value), params are in order; the outputs
+// come back in order, cols values each (one for a [rows] output).
 func (k *Kernel) EvalRows(in [][]float64, params []float64) [][]float64 {
 	vals, _ := k.EvalRowsBound(in, params, Rounding{})
 	return vals
@@ -150,24 +150,30 @@ func (e *rowEval) finishReductions(p int, accs []rowAcc) {
 	}
 }
 
-// outputs runs the write pass: every output step at every column.
+// outputs runs the write pass: every per-element output step at every
+// column; a [rows] output is one value, evaluated once.
 func (e *rowEval) outputs() (vals, bounds [][]float64) {
-	outs := 0
-	for _, st := range e.k.Steps {
-		if st.Output {
-			outs++
+	for i, st := range e.k.Steps {
+		if !st.Output {
+			continue
 		}
-	}
-	vals, bounds = make([][]float64, outs), make([][]float64, outs)
-	for o := range vals {
-		vals[o], bounds[o] = make([]float64, e.cols), make([]float64, e.cols)
+		n := e.cols
+		if e.rows.Info[i].PerRow {
+			n = 1
+			d := e.env.eval(st.Expr)
+			vals, bounds = append(vals, []float64{d.v}), append(bounds, []float64{d.e})
+			continue
+		}
+		vals, bounds = append(vals, make([]float64, n)), append(bounds, make([]float64, n))
 	}
 	for j := 0; j < e.cols; j++ {
 		e.setElem(j)
 		e.elemLets(e.rows.Passes + 1)
 		o := 0
-		for _, st := range e.k.Steps {
-			if st.Output {
+		for i, st := range e.k.Steps {
+			if st.Output && e.rows.Info[i].PerRow {
+				o++
+			} else if st.Output {
 				d := e.env.eval(st.Expr)
 				vals[o][j], bounds[o][j] = d.v, d.e
 				o++

@@ -39,6 +39,10 @@ type Target struct {
 	Name string // the output parameter
 	Expr *Expr
 	Bool bool
+	// RowOutput marks a per-row stage's [rows] output, OutIndex its index
+	// among the segment's outputs: emitters store it once per row.
+	RowOutput bool
+	OutIndex  int
 }
 
 // ArgKind is what a stage argument carries.
@@ -105,7 +109,11 @@ func (r *Rows) Stages(k *Kernel) []Stage {
 			}
 			for _, i := range steps {
 				s := k.Steps[i]
-				st.Targets = append(st.Targets, Target{Name: s.Name, Expr: s.Expr, Bool: s.Expr.Bool})
+				t := Target{Name: s.Name, Expr: s.Expr, Bool: s.Expr.Bool, RowOutput: s.Output}
+				if s.Output {
+					t.OutIndex = k.OutputIndex(i)
+				}
+				st.Targets = append(st.Targets, t)
 			}
 			out = append(out, k.finishStage(st))
 		}
@@ -127,14 +135,28 @@ func (r *Rows) Stages(k *Kernel) []Stage {
 	st := Stage{Kind: StageWrite, Suffix: "write", Level: r.Passes + 1,
 		Comment: fmt.Sprintf("pass %d: the outputs of one element", r.Passes+1)}
 	var exprs []*Expr
-	for _, s := range k.Steps {
-		if s.Output {
+	for i, s := range k.Steps {
+		if s.Output && !r.Info[i].PerRow { // [rows] outputs come from the per-row stages
 			st.Targets = append(st.Targets, Target{Name: s.Name, Expr: s.Expr})
 			exprs = append(exprs, s.Expr)
 		}
 	}
+	if len(exprs) == 0 { // every output is per row: no write pass
+		return out
+	}
 	st.Deps = k.ElementDeps(exprs)
 	return append(out, k.finishStage(st))
+}
+
+// OutputIndex is step i's index among the outputs (Steps in order).
+func (k *Kernel) OutputIndex(step int) int {
+	o := 0
+	for _, st := range k.Steps[:step] {
+		if st.Output {
+			o++
+		}
+	}
+	return o
 }
 
 // StageArgs lists a stage's value parameters by Name (see Stage.Args).

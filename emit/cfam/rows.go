@@ -49,8 +49,9 @@ type rowWriter struct {
 	k   *ir.Kernel
 	d   *Dialect
 	r   *ir.Rows
-	sts []ir.Stage // the kernel's stages, in order
-	si  int        // index of the next stage to call
+	sts  []ir.Stage // the kernel's stages, in order
+	si   int        // index of the next stage to call
+	rows string     // the row count of the team's segment
 }
 
 // elemBody writes one element's work inside a pass loop; vec says whether
@@ -65,13 +66,16 @@ func (rows) body(w *Writer, k *ir.Kernel, d *Dialect) {
 		rw.selectSegment()
 		rows, group = "kgen_rows", "kgen_group"
 	}
+	rw.rows = rows
 	rw.rowGeometry(rows, group)
 	d.RowDecls(rw)
 	rw.rowStage()
 	for p := 1; p <= rw.r.Passes; p++ {
 		rw.reducePass(p)
 	}
-	rw.writePass()
+	if rw.si < len(rw.sts) { // absent when every output is [rows]
+		rw.writePass()
+	}
 }
 
 // threadGeometry declares the compute type, the team scratch and where
@@ -182,14 +186,26 @@ func (rw *rowWriter) rowStage() {
 	rw.si++
 	var outs []string
 	for _, t := range st.Targets {
-		ty := "C"
+		ty, n := "C", t.Name
 		if t.Bool {
 			ty = "bool"
 		}
-		rw.P(ty, " ", t.Name, ";")
-		outs = append(outs, t.Name)
+		if t.RowOutput {
+			n = "kgen_o_" + n // the output's pointer has its name
+		}
+		rw.P(ty, " ", n, ";")
+		outs = append(outs, n)
 	}
 	rw.P(rw.stageCall(st, outs))
+	// [rows] outputs: one store per row, by the team's first lane.
+	for i, t := range st.Targets {
+		if t.RowOutput {
+			o := rw.k.SegmentBindings(0, ir.Output)[t.OutIndex]
+			rw.Block("if (kgen_lane == 0 && kgen_row < "+rw.rows+")", func() {
+				rw.P(rw.k.FormulaName(o), "[kgen_row] = ", rw.d.Cvt(rw.d.TypeName(o.DType), outs[i]), ";")
+			})
+		}
+	}
 }
 
 // reducePass writes reduction pass p: its accumulators, the element loop
@@ -251,7 +267,7 @@ func (rw *rowWriter) writePass() {
 	rw.d.RowLoops(rw, rw.r.Passes+1, func(vec bool) {
 		rw.P("C ", strings.Join(outs, ", "), ";")
 		rw.P(rw.stageCall(st, outs))
-		for i, o := range rw.k.SegmentBindings(0, ir.Output) {
+		for i, o := range elemOutputs(rw.k) {
 			if vec {
 				rw.P("kgen_y_", rw.k.FormulaName(o), "[kgen_e] = ", rw.d.Cvt("T", outs[i]), ";")
 			} else {
@@ -259,6 +275,18 @@ func (rw *rowWriter) writePass() {
 			}
 		}
 	})
+}
+
+// elemOutputs lists segment 0's per-element outputs (not [rows]), in the
+// order of the write stage's targets.
+func elemOutputs(k *ir.Kernel) []ir.Binding {
+	var out []ir.Binding
+	for _, o := range k.SegmentBindings(0, ir.Output) {
+		if !o.IsPerRow() {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // reductions lists the reductions pass p computes.

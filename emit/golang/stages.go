@@ -168,7 +168,12 @@ func (g *evalGen) call(st ir.Stage, seg int, idx func(ir.Binding) jen.Code) *jen
 
 // store calls the output stage st and stores its results at idx(b).
 func (g *evalGen) store(st ir.Stage, seg int, idx func(ir.Binding) jen.Code) []jen.Code {
-	outs := g.k.SegmentBindings(seg, ir.Output)
+	var outs []ir.Binding // the per-element outputs: [rows] ones are stored by rowLetCall
+	for _, o := range g.k.SegmentBindings(seg, ir.Output) {
+		if !o.IsPerRow() {
+			outs = append(outs, o)
+		}
+	}
 	call := g.call(st, seg, idx)
 	if len(outs) == 1 {
 		return []jen.Code{g.io.store(outs[0], idx(outs[0]), call)}

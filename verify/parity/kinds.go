@@ -162,6 +162,10 @@ func rowReference(c *check, visit visitor) {
 			}
 			want, bound := k.EvalRowsBound(row, c.params, c.rounding)
 			for o, b := range outs {
+				if b.IsPerRow() {
+					visit(b, r, r, want[o][0], bound[o][0])
+					continue
+				}
 				for j := range cols {
 					visit(b, r*cols+j, r, want[o][j], bound[o][j])
 				}

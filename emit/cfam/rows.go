@@ -46,9 +46,9 @@ func (rows) threads() []ThreadIndex { return []ThreadIndex{LocalID, GroupID, Sim
 // rowWriter holds the state shared while a rowwise body is written.
 type rowWriter struct {
 	*Writer
-	k   *ir.Kernel
-	d   *Dialect
-	r   *ir.Rows
+	k    *ir.Kernel
+	d    *Dialect
+	r    *ir.Rows
 	sts  []ir.Stage // the kernel's stages, in order
 	si   int        // index of the next stage to call
 	rows string     // the row count of the team's segment

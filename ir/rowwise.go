@@ -264,6 +264,10 @@ func (sc *scheduler) classify(e *Expr) valueInfo {
 			return sc.info[e.Index]
 		case RefReduce:
 			return valueInfo{level: sc.rows.Reductions[e.Index].Level}
+		case RefIndex:
+			if e.Name == "col" { // per element, but the same in every row, like a [cols] input
+				return valueInfo{elem: true}
+			}
 		}
 		return valueInfo{}
 	case OpCall:
@@ -340,9 +344,10 @@ type Deps struct {
 	Inputs     map[int]bool
 	Params     map[int]bool
 	Constants  map[int]bool
-	RowLets    []int  // step indices, in order
-	Reductions []int  // in order
-	Accs       []bool // matmul: the accumulators used, by index into Matmul.B
+	Indices    map[string]bool // the index and size names used (IndexNames)
+	RowLets    []int           // step indices, in order
+	Reductions []int           // in order
+	Accs       []bool          // matmul: the accumulators used, by index into Matmul.B
 }
 
 // ElementDeps computes the Deps of targets in a rowwise kernel.
@@ -355,12 +360,14 @@ func (k *Kernel) ElementDeps(targets []*Expr) Deps {
 // lets computed once per row (passed as arguments) from the per-element
 // ones (computed in place).
 func (k *Kernel) elementDeps(targets []*Expr, perRow func(step int) bool) Deps {
-	d := Deps{Inputs: map[int]bool{}, Params: map[int]bool{}, Constants: map[int]bool{}}
+	d := Deps{Inputs: map[int]bool{}, Params: map[int]bool{}, Constants: map[int]bool{}, Indices: map[string]bool{}}
 	lets, rowLets, reds := map[int]bool{}, map[int]bool{}, map[int]bool{}
 	var walk func(e *Expr)
 	walk = func(e *Expr) {
 		if e.Op == OpRef {
 			switch e.Ref {
+			case RefIndex:
+				d.Indices[e.Name] = true
 			case RefInput:
 				d.Inputs[e.Index] = true
 			case RefParam:
@@ -410,7 +417,7 @@ func (k *Kernel) elementDeps(targets []*Expr, perRow func(step int) bool) Deps {
 // level are computed together, in order).
 func (k *Kernel) RowDeps(level int) (steps []int, d Deps) {
 	r := k.Schedule.(*Rows)
-	d = Deps{Inputs: map[int]bool{}, Params: map[int]bool{}, Constants: map[int]bool{}}
+	d = Deps{Inputs: map[int]bool{}, Params: map[int]bool{}, Constants: map[int]bool{}, Indices: map[string]bool{}}
 	same, rowLets, reds := map[int]bool{}, map[int]bool{}, map[int]bool{}
 	for i, st := range k.Steps {
 		if !r.Info[i].PerRow || r.Info[i].Level != level { // per-row outputs included
@@ -424,6 +431,8 @@ func (k *Kernel) RowDeps(level int) (steps []int, d Deps) {
 			switch e.Ref {
 			case RefInput: // a [rows] input: one value per row
 				d.Inputs[e.Index] = true
+			case RefIndex: // row, rows, cols
+				d.Indices[e.Name] = true
 			case RefParam:
 				d.Params[e.Index] = true
 			case RefConstant:

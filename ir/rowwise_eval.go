@@ -22,13 +22,20 @@ func (k *Kernel) EvalRows(in [][]float64, params []float64) [][]float64 {
 // (ceil(cols/lanes)), one simdgroup (32) and the simdgroups of a row; any
 // order with a shallower tree, Apple's simd_sum included, is within it.
 func (k *Kernel) EvalRowsBound(in [][]float64, params []float64, r Rounding) (vals, bounds [][]float64) {
+	return k.EvalRowsBoundAt(0, 1, in, params, r)
+}
+
+// EvalRowsBoundAt is EvalRowsBound for row `row` of `rows` (of its
+// segment): the values the formulas' integers row and rows take.
+func (k *Kernel) EvalRowsBoundAt(row, rows int, in [][]float64, params []float64, r Rounding) (vals, bounds [][]float64) {
 	cols := rowCols(k, in)
-	rows := k.Schedule.(*Rows)
+	sched := k.Schedule.(*Rows)
 	lanes := LanesPerRow(cols, k.Threadgroup)
 	e := &rowEval{
-		k: k, rows: rows, in: in, cols: cols, elem: make([]float64, len(in)),
+		k: k, rows: sched, in: in, cols: cols, elem: make([]float64, len(in)),
 		env: boundEnv{k: k, params: params, r: r,
-			lets: make([]dual, len(k.Steps)), reds: make([]dual, len(rows.Reductions))},
+			lets: make([]dual, len(k.Steps)), reds: make([]dual, len(sched.Reductions)),
+			ints: map[string]int32{"row": int32(row), "rows": int32(rows), "cols": int32(cols)}},
 		depth: float64((cols+lanes-1)/lanes + SimdWidth + lanes/SimdWidth),
 	}
 	for i, b := range k.SegmentBindings(0, Input) {
@@ -37,11 +44,11 @@ func (k *Kernel) EvalRowsBound(in [][]float64, params []float64, r Rounding) (va
 		}
 	}
 	e.env.inputs = e.elem
-	for p := 1; p <= rows.Passes; p++ {
+	for p := 1; p <= sched.Passes; p++ {
 		e.rowLets(p - 1)
 		e.finishReductions(p, e.accumulate(p))
 	}
-	e.rowLets(rows.Passes)
+	e.rowLets(sched.Passes)
 	return e.outputs()
 }
 
@@ -76,6 +83,7 @@ func (e *rowEval) setElem(j int) {
 			e.elem[i] = e.in[i][j]
 		}
 	}
+	e.env.ints["col"] = int32(j)
 	e.env.inputs = e.elem
 }
 

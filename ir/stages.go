@@ -3,6 +3,8 @@ package ir
 import (
 	"fmt"
 	"strings"
+
+	"github.com/kgen-dev/kgen/dtype"
 )
 
 // StageKind is what a stage function computes.
@@ -55,6 +57,7 @@ const (
 	ArgRowLet                   // a per-row let (Index: step index)
 	ArgReduction                // a reduction's value (Index: into Rows.Reductions)
 	ArgAcc                      // a matmul accumulator at the element (Index: into Matmul.B)
+	ArgIndex                    // an index or size (Name: one of IndexNames), an integer
 )
 
 // StageArg is one value parameter of a stage function.
@@ -63,6 +66,7 @@ type StageArg struct {
 	Index int
 	Name  string // the parameter's name: the name the formulas use
 	Bool  bool
+	Int   bool // a 32-bit integer (an index, a size, an i32/u32 param)
 }
 
 // Stages lists the kernel's stage functions (see Schedule.Stages).
@@ -78,7 +82,12 @@ func (k *Kernel) finishStage(st Stage) Stage {
 	}
 	for i, p := range k.Params() {
 		if st.Deps.Params[i] {
-			st.Args = append(st.Args, StageArg{Kind: ArgParam, Index: i, Name: p.Name})
+			st.Args = append(st.Args, StageArg{Kind: ArgParam, Index: i, Name: p.Name, Int: p.Type != dtype.F32})
+		}
+	}
+	for _, n := range IndexNames[k.Kind] {
+		if st.Deps.Indices[n] {
+			st.Args = append(st.Args, StageArg{Kind: ArgIndex, Name: n, Int: true})
 		}
 	}
 	for _, i := range st.Deps.RowLets {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/ir"
 )
 
@@ -150,6 +151,10 @@ func (rw *rowWriter) rowGeometry(rows, group string) {
 		}
 	}
 	for _, p := range rw.k.Params() {
+		if p.Type != dtype.F32 { // i32 and u32 params are integers (u32 wraps)
+			rw.P("const int ", p.Name, " = (int)args.", p.Name, ";")
+			continue
+		}
 		rw.P("const C ", p.Name, " = ", d.Cvt("C", "args."+p.Name), ";")
 	}
 	// [rows] inputs: the row's one value, read once (0 for teams past the
@@ -165,8 +170,22 @@ func (rw *rowWriter) rowGeometry(rows, group string) {
 // stageCall is the call of stage st with extra appended to its arguments;
 // pass and write stages read the loaded kgen_v_ values of the inputs.
 func (rw *rowWriter) stageCall(st ir.Stage, extra []string) string {
+	return rw.stageCallAt(st, extra, false)
+}
+
+// stageCallAt is stageCall inside an element loop; vec says whether the
+// loop is a vector path, where the column is kgen_j0 + kgen_e.
+func (rw *rowWriter) stageCallAt(st ir.Stage, extra []string, vec bool) string {
 	var names []string
 	for _, a := range st.Args {
+		if a.Kind == ir.ArgIndex {
+			col := "(int)kgen_j"
+			if vec {
+				col = "(int)(kgen_j0 + kgen_e)"
+			}
+			names = append(names, map[string]string{"row": "(int)kgen_row", "rows": "(int)" + rw.rows, "cols": "(int)args.cols", "col": col}[a.Name])
+			continue
+		}
 		if a.Kind == ir.ArgInput {
 			names = append(names, "kgen_v_"+a.Name)
 			continue
@@ -221,9 +240,9 @@ func (rw *rowWriter) reducePass(p int) {
 		rw.P(fmt.Sprintf("float kgen_a%d = %s; // %s(%s)", i, rw.identity(red.Op), red.Op.Func(), rw.k.FormatExpr(red.Arg)))
 		terms = append(terms, fmt.Sprintf("kgen_t%d", i))
 	}
-	rw.d.RowLoops(rw, p, func(bool) {
+	rw.d.RowLoops(rw, p, func(vec bool) {
 		rw.P("C ", strings.Join(terms, ", "), ";")
-		rw.P(rw.stageCall(st, terms))
+		rw.P(rw.stageCallAt(st, terms, vec))
 		for j, i := range reds {
 			acc, t := fmt.Sprintf("kgen_a%d", i), rw.d.ToFloat(terms[j])
 			if op := rw.r.Reductions[i].Op; op.Sums() {
@@ -266,7 +285,7 @@ func (rw *rowWriter) writePass() {
 	}
 	rw.d.RowLoops(rw, rw.r.Passes+1, func(vec bool) {
 		rw.P("C ", strings.Join(outs, ", "), ";")
-		rw.P(rw.stageCall(st, outs))
+		rw.P(rw.stageCallAt(st, outs, vec))
 		for i, o := range elemOutputs(rw.k) {
 			if vec {
 				rw.P("kgen_y_", rw.k.FormulaName(o), "[kgen_e] = ", rw.d.Cvt("T", outs[i]), ";")

@@ -29,7 +29,13 @@ const (
 	Unknown = funcs.Unknown
 	Num     = funcs.Num
 	Bool    = funcs.Bool
+	Int     = funcs.Int
 )
+
+// ToFloat is the conversion of an integer to a number: f32(i) is i in the
+// compute type (exact below 2^24 in f32; rounded to nearest even in f16
+// and bf16).
+const ToFloat = "f32"
 
 // Node is a formula tree node.
 type Node interface {
@@ -37,10 +43,13 @@ type Node interface {
 	Offset() int
 }
 
-// Number is a numeric literal.
+// Number is a numeric literal. Int is set by the checker on an integer
+// literal (digits only) used as an integer: beside another integer
+// (row + 1), or alone where an integer is wanted.
 type Number struct {
 	Off  int
 	Text string
+	Int  bool
 }
 
 // Ident names an input, param, constant, earlier let, or pi.

@@ -2,6 +2,7 @@ package expr
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/kgen-dev/kgen/diag"
 	"github.com/kgen-dev/kgen/funcs"
@@ -47,20 +48,75 @@ func (c *Checker) unary(v *Unary) Type {
 	if v.Op == "!" {
 		want = Bool
 	}
-	if t := c.Check(v.X); t != Unknown && t != want {
+	t := c.Check(v.X)
+	if v.Op == "-" && t == Int {
+		return Int
+	}
+	if t != Unknown && t != want {
 		c.Report(v.Off, fmt.Sprintf("operator %s needs a %s, not a %s", v.Op, want, t))
 	}
 	return want
 }
 
+// intLiteral reports whether n is an integer literal (digits only, maybe
+// negated or parenthesized), which takes the type of an integer beside it.
+func intLiteral(n Node) (*Number, bool) {
+	switch v := n.(type) {
+	case *Number:
+		return v, strings.Trim(v.Text, "0123456789") == ""
+	case *Paren:
+		return intLiteral(v.X)
+	case *Unary:
+		if v.Op == "-" {
+			return intLiteral(v.X)
+		}
+	}
+	return nil, false
+}
+
+// markInt types the integer literal n as an integer.
+func markInt(n Node) {
+	Walk(n, func(m Node) {
+		if num, ok := m.(*Number); ok {
+			num.Int = true
+		}
+	})
+}
+
+// unify types an integer literal beside an integer as an integer (row + 1,
+// col > 0), so literals need no conversion.
+func unify(xn, yn Node, x, y Type) (Type, Type) {
+	if _, lit := intLiteral(yn); lit && x == Int && y == Num {
+		markInt(yn)
+		y = Int
+	}
+	if _, lit := intLiteral(xn); lit && y == Int && x == Num {
+		markInt(xn)
+		x = Int
+	}
+	return x, y
+}
+
 func (c *Checker) binary(v *Binary) Type {
-	x, y := c.Check(v.X), c.Check(v.Y)
+	x, y := unify(v.X, v.Y, c.Check(v.X), c.Check(v.Y))
 	operand, result := Num, Num
+	if x == Int || y == Int {
+		operand, result = Int, Int
+	}
 	switch v.Op {
 	case "&&", "||":
 		operand, result = Bool, Bool
 	case "<", "<=", ">", ">=", "==", "!=":
 		result = Bool
+	case "/":
+		if operand == Int {
+			c.Report(v.OpOff, "integer division is not supported yet: convert with f32(…) and divide numbers")
+			return Unknown
+		}
+	}
+	if (x == Int && y == Num) || (x == Num && y == Int) {
+		c.Report(v.OpOff, fmt.Sprintf("operator %s mixes an integer and a number: convert the integer with f32(…)", v.Op))
+		return Unknown
 	}
 	for _, side := range []struct {
 		t    Type
@@ -74,6 +130,13 @@ func (c *Checker) binary(v *Binary) Type {
 }
 
 func (c *Checker) call(v *Call) Type {
+	if v.Fn == ToFloat {
+		return c.toFloat(v)
+	}
+	if v.Fn == "select" && len(v.Args) == 3 {
+		t, _ := c.intSelect(v)
+		return t
+	}
 	f, ok := funcs.Lookup(v.Fn)
 	if !ok {
 		c.Report(v.Off, fmt.Sprintf("unknown function %q%s", v.Fn, diag.Suggest(v.Fn, funcs.Names())))
@@ -93,11 +156,64 @@ func (c *Checker) call(v *Call) Type {
 		if i < f.Arity() {
 			want = f.Args[i]
 		}
-		if t := c.Check(a); t != Unknown && t != want {
+		t := c.Check(a)
+		if t == Int && want == Num {
+			c.Report(a.Offset(), fmt.Sprintf("argument %d of %s must be a number, not an integer: convert it with f32(…)", i+1, v.Fn))
+		} else if t != Unknown && t != want {
 			c.Report(a.Offset(), fmt.Sprintf("argument %d of %s must be a %s, not a %s", i+1, v.Fn, want, t))
 		}
 	}
 	return f.Result
+}
+
+// toFloat checks f32(x): one integer argument, a number result.
+func (c *Checker) toFloat(v *Call) Type {
+	if len(v.Args) != 1 {
+		c.Report(v.Off, fmt.Sprintf("f32 takes 1 argument, got %d", len(v.Args)))
+		for _, a := range v.Args {
+			c.Check(a)
+		}
+		return Num
+	}
+	switch t := c.Check(v.Args[0]); t {
+	case Num:
+		if _, lit := intLiteral(v.Args[0]); lit {
+			markInt(v.Args[0])
+			return Num
+		}
+		c.Report(v.Args[0].Offset(), "f32 converts an integer (an index, a size, an i32 or u32 param); this is already a number")
+	case Bool:
+		c.Report(v.Args[0].Offset(), "f32 converts an integer, not a boolean (try select(cond, 1, 0))")
+	}
+	return Num
+}
+
+// intSelect checks select(cond, a, b) whose branches are integers: an
+// integer. ok is false when neither branch is an integer (the table's
+// numeric select applies); the arguments are checked either way.
+func (c *Checker) intSelect(v *Call) (Type, bool) {
+	cond := c.Check(v.Args[0])
+	a, b := unify(v.Args[1], v.Args[2], c.Check(v.Args[1]), c.Check(v.Args[2]))
+	if cond != Unknown && cond != Bool {
+		c.Report(v.Args[0].Offset(), fmt.Sprintf("argument 1 of select must be a boolean, not a %s", cond))
+	}
+	for i, t := range []Type{a, b} {
+		if t == Bool {
+			c.Report(v.Args[i+1].Offset(), fmt.Sprintf("argument %d of select must be a number, not a boolean", i+2))
+		}
+	}
+	switch {
+	case a == Int && b == Int:
+		return Int, true
+	case a == Int || b == Int:
+		if a != Unknown && b != Unknown {
+			c.Report(v.Off, "select mixes an integer and a number: convert the integer with f32(…)")
+		}
+		return Unknown, true
+	case a == Unknown && b == Unknown:
+		return Unknown, true
+	}
+	return Num, true
 }
 
 func plural(n int) string {

@@ -18,6 +18,10 @@ const (
 	Unknown Type = iota
 	Num
 	Bool
+	// Int is a 32-bit signed integer: an index (i; row, col), a size (n;
+	// rows, cols) or an i32/u32 param. Integer arithmetic wraps; ints meet
+	// numbers only through the explicit conversion f32(…).
+	Int
 )
 
 func (t Type) String() string {
@@ -26,6 +30,8 @@ func (t Type) String() string {
 		return "number"
 	case Bool:
 		return "boolean"
+	case Int:
+		return "integer"
 	}
 	return "unknown"
 }

@@ -66,6 +66,13 @@ func (k *Kernel) EvalBound(inputs, params []float64, r Rounding) (vals, bounds [
 	return boundEnv{k: k, inputs: inputs, params: params, r: r}.steps()
 }
 
+// EvalBoundAt is EvalBound at element i of n: the values the formulas'
+// integers i and n take.
+func (k *Kernel) EvalBoundAt(i, n int, inputs, params []float64, r Rounding) (vals, bounds []float64) {
+	ints := map[string]int32{"i": int32(i), "n": int32(n)}
+	return boundEnv{k: k, inputs: inputs, params: params, r: r, ints: ints}.steps()
+}
+
 // EvalEpilogueBound is EvalBound for a matmul's epilogue: inputs are the
 // element inputs (ElementInputs) at the element, accs the accumulators'
 // values and accErrs the bounds on their f32 sums' errors.
@@ -100,6 +107,7 @@ type boundEnv struct {
 	reds           []dual // rowwise: the row reductions' values
 	accs           []dual // matmul: the accumulators at the element
 	r              Rounding
+	ints           map[string]int32 // the indices and sizes (IndexNames) at this element
 }
 
 // round adds the rounding of a result to its propagated error.
@@ -131,6 +139,12 @@ func (r Rounding) representable(v float64) bool {
 }
 
 func (b boundEnv) eval(x *Expr) dual {
+	if x.Int { // integers are exact: float64 holds every int32
+		return dual{float64(b.evalInt(x)), 0}
+	}
+	if x.Op == OpCall && x.Func == "f32" { // an integer in the compute type
+		return b.round(float64(b.evalInt(x.Args[0])), 0)
+	}
 	switch x.Op {
 	case OpLiteral:
 		v, _ := strconv.ParseFloat(x.Text, 64)
@@ -256,4 +270,37 @@ func maxOf(a []dual) float64 {
 		m = math.Max(m, d.e)
 	}
 	return m
+}
+
+// evalInt evaluates an integer expression as the kernels do: 32-bit two's
+// complement, wrapping on overflow (Go's int32 arithmetic is defined to).
+func (b boundEnv) evalInt(x *Expr) int32 {
+	switch x.Op {
+	case OpLiteral:
+		v, _ := strconv.ParseInt(x.Text, 10, 64)
+		return int32(v)
+	case OpRef:
+		if x.Ref == RefParam { // an i32 param, or a u32 one read as i32
+			return int32(uint32(int64(b.params[x.Index])))
+		}
+		return b.ints[x.Name]
+	case OpUnary:
+		return -b.evalInt(x.Args[0])
+	case OpBinary:
+		p, q := b.evalInt(x.Args[0]), b.evalInt(x.Args[1])
+		switch x.Operator {
+		case "+":
+			return p + q
+		case "-":
+			return p - q
+		case "*":
+			return p * q
+		}
+	case OpCall: // select
+		if b.eval(x.Args[0]).v != 0 {
+			return b.evalInt(x.Args[1])
+		}
+		return b.evalInt(x.Args[2])
+	}
+	return 0
 }

@@ -158,10 +158,7 @@ func bindings(s *spec.Spec, _ *Kernel, diags *diag.List) []Binding {
 	}
 	var out []Binding
 	for _, in := range s.Inputs {
-		if in.Row {
-			diags.Addf(in.Pos, "input %s: shape row is only for rowwise kernels", in.Name.Name)
-		}
-		checkNoDims(in, diags)
+		checkDims(in, diags, "an elementwise input has shape [n] (every tensor has n elements)", Shape{"n"})
 		out = append(out, Binding{Index: len(out), Name: in.Name.Name, Role: Input, DType: in.DType.Type, Shape: Shape{"n"}})
 	}
 	for _, o := range s.Outputs {

@@ -7,25 +7,28 @@ import "github.com/kgen-dev/kgen/expr"
 func (c *formulaChecker) convert(n expr.Node) *Expr {
 	switch v := n.(type) {
 	case *expr.Number:
-		return &Expr{Op: OpLiteral, Text: v.Text}
+		return &Expr{Op: OpLiteral, Text: v.Text, Int: v.Int}
 	case *expr.Ident:
 		if v.Name == "pi" {
 			return &Expr{Op: OpRef, Ref: RefPi, Name: "pi"}
 		}
 		e := &Expr{Op: OpRef, Name: v.Name}
 		if sym, ok := c.symbols[v.Name]; ok {
-			e.Ref, e.Index, e.Bool = sym.kind, sym.index, sym.typ == expr.Bool
+			e.Ref, e.Index, e.Bool, e.Int = sym.kind, sym.index, sym.typ == expr.Bool, sym.typ == expr.Int
 		}
 		return e
 	case *expr.Paren:
 		return c.convert(v.X)
 	case *expr.Unary:
-		return &Expr{Op: OpUnary, Operator: v.Op, Bool: v.Op == "!", Args: []*Expr{c.convert(v.X)}}
+		x := c.convert(v.X)
+		return &Expr{Op: OpUnary, Operator: v.Op, Bool: v.Op == "!", Int: v.Op == "-" && x.Int, Args: []*Expr{x}}
 	case *expr.Binary:
 		e := &Expr{Op: OpBinary, Operator: v.Op, Args: []*Expr{c.convert(v.X), c.convert(v.Y)}}
 		switch v.Op {
 		case "&&", "||", "<", "<=", ">", ">=", "==", "!=":
 			e.Bool = true
+		default:
+			e.Int = e.Args[0].Int
 		}
 		return e
 	case *expr.Call:
@@ -33,6 +36,7 @@ func (c *formulaChecker) convert(n expr.Node) *Expr {
 		for _, a := range v.Args {
 			e.Args = append(e.Args, c.convert(a))
 		}
+		e.Int = v.Fn == "select" && len(e.Args) == 3 && e.Args[1].Int
 		return e
 	}
 	return nil

@@ -24,13 +24,25 @@ const (
 	RefPi                      // π
 	RefReduce                  // a row reduction's result (rowwise): Index into Rows.Reductions
 	RefAcc                     // a matmul accumulator (f32, at the element's i, j): Index into Matmul.B
+	RefIndex                   // an index or size (i, n; row, col, rows, cols): an integer, by Name
 )
 
+// IndexNames are the integer names each kind's formulas see: the element's
+// position and the sizes. A user name (input, param, …) of the same
+// spelling shadows one, so specs written before they existed keep working.
+var IndexNames = map[Kind][]string{
+	Elementwise: {"i", "n"},
+	Rowwise:     {"row", "col", "rows", "cols"},
+}
+
 // Expr is a checked expression. Numbers are in the compute type; Bool marks
-// boolean values (comparisons, &&, ||, !).
+// boolean values (comparisons, &&, ||, !); Int marks 32-bit integer values
+// (indices, sizes, int params, integer literals beside them, and + - * and
+// select over them), whose arithmetic wraps.
 type Expr struct {
 	Op       Op
 	Bool     bool
+	Int      bool
 	Text     string // OpLiteral: the literal as written
 	Ref      RefKind
 	Name     string // OpRef

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/kgen-dev/kgen/diag"
@@ -103,6 +104,16 @@ func (c *formulaChecker) declare() {
 			c.outputs[o.Name.Name] = o.Name.Pos
 		}
 	}
+	for _, p := range c.s.Params {
+		if sym := c.symbols[p.Name.Name]; sym != nil && sym.kind == RefParam && (p.Type.Type == dtype.I32 || p.Type.Type == dtype.U32) {
+			sym.typ = expr.Int // i32 and u32 params are integers (u32 read as i32, wrapping)
+		}
+	}
+	for _, n := range IndexNames[c.k.Kind] {
+		if _, taken := c.symbols[n]; !taken && c.outputs[n].Line == 0 {
+			c.symbols[n] = &symbol{kind: RefIndex, what: "index", typ: expr.Int}
+		}
+	}
 }
 
 // add declares one name; false if it clashes (and was reported).
@@ -137,6 +148,13 @@ func (c *formulaChecker) step(i int, f spec.Formula) Step {
 	t := ck.Check(c.trees[i])
 	if isOutput && t == expr.Bool {
 		c.diags.Addf(f.Name.Pos, "output %s is a boolean; outputs are numbers (try select(cond, 1, 0))", f.Name.Name)
+	}
+	if t == expr.Int {
+		if isOutput {
+			c.diags.Addf(f.Name.Pos, "output %s is an integer; outputs are numbers: convert it with f32(…)", f.Name.Name)
+		} else {
+			c.diags.Addf(f.Name.Pos, "let %s is an integer; lets hold numbers or booleans (integer lets are not supported yet): convert it with f32(…), or write the integer expression where it is used", f.Name.Name)
+		}
 	}
 	if !isOutput {
 		if sym := c.symbols[f.Name.Name]; sym != nil && sym.kind == RefLet && t != expr.Unknown {
@@ -236,6 +254,12 @@ func (c *formulaChecker) checkNumbers(f spec.Formula, tree expr.Node) {
 	expr.Walk(tree, func(n expr.Node) {
 		num, ok := n.(*expr.Number)
 		if !ok {
+			return
+		}
+		if num.Int {
+			if v, err := strconv.ParseInt(num.Text, 10, 32); err != nil || v > math.MaxInt32 {
+				c.diags.Addf(f.Map.At(num.Off), "integer %s does not fit in 32 bits", num.Text)
+			}
 			return
 		}
 		for _, t := range types {

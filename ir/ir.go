@@ -96,6 +96,10 @@ func (s Shape) String() string { return "[" + strings.Join(s, ", ") + "]" }
 // IsRowVector reports whether the tensor is a [cols] row vector.
 func (b Binding) IsRowVector() bool { return len(b.Shape) == 1 && b.Shape[0] == "cols" }
 
+// IsPerRow reports whether the tensor of a rowwise kernel holds one value
+// per row: [rows] (or [<segment>_rows]), a per-row scale, position or max.
+func (b Binding) IsPerRow() bool { return len(b.Shape) == 1 && strings.HasSuffix(b.Shape[0], "rows") }
+
 // Field is a 4-byte member of the args struct.
 type Field struct {
 	Name   string

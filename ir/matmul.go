@@ -124,9 +124,8 @@ func matmulBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 		operand(b, Shape{"k", "n"}, Shape{"n", "k"})
 	}
 	for _, in := range s.Inputs {
-		if in.Row {
-			diags.Addf(in.DimsPos, "input %s: a matmul epilogue input has shape [n] (per column), [m] (per row) or [m, n], not row", in.Name.Name)
-		} else if in.Dims == nil && in.DimsPos.Line == 0 {
+		if checkDims(in, diags, "a matmul epilogue input has shape [n] (per column), [m] (per row) or [m, n]", Shape{"n"}, Shape{"m"}, Shape{"m", "n"}) &&
+			in.Dims == nil && in.DimsPos.Line == 0 {
 			diags.Addf(in.Pos, "input %s: a matmul epilogue input needs its shape: {name: %s, shape: [n]} (per column), [m] (per row) or [m, n]", in.Name.Name, in.Name.Name)
 		}
 		out = append(out, Binding{Index: len(out), Name: in.Name.Name, Role: Input, DType: in.DType.Type, Shape: Shape(in.Dims)})
@@ -144,11 +143,20 @@ func matmulBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 	return append(out, Binding{Index: len(out), Name: "args", Role: Args, Fields: fields})
 }
 
-// checkNoDims refuses a matmul input shape outside a matmul kernel.
-func checkNoDims(in spec.Input, diags *diag.List) {
-	if in.Dims != nil {
-		diags.Addf(in.DimsPos, "input %s: shape %v is for matmul epilogue inputs (kind: matmul)", in.Name.Name, in.Dims)
+// checkDims reports a written shape (in.Dims) that is none of the shapes
+// the kernel's kind takes; what says which those are. A missing shape is
+// the kind's default and always fits.
+func checkDims(in spec.Input, diags *diag.List, what string, shapes ...Shape) bool {
+	if in.Dims == nil {
+		return true
 	}
+	for _, sh := range shapes {
+		if Shape(in.Dims).String() == sh.String() {
+			return true
+		}
+	}
+	diags.Addf(in.DimsPos, "input %s: %s, not %s", in.Name.Name, what, Shape(in.Dims))
+	return false
 }
 
 // matmulSchedule chooses the tile (the spec's override, checked) and

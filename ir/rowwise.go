@@ -111,9 +111,14 @@ func rowBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 		tensor := Shape{pre + "rows", "cols"}
 		for _, in := range s.Inputs {
 			shape := tensor
-			if in.Row {
-				shape = Shape{"cols"}
-			} else {
+			if checkDims(in, diags, "a rowwise input has shape [rows, cols], [cols] (one row shared by every row) or [rows] (one value per row)",
+				Shape{"rows", "cols"}, Shape{"cols"}, Shape{"rows"}) && in.Dims != nil {
+				shape = append(Shape(nil), in.Dims...) // segments rename rows: never alias the spec's
+				if shape[0] == "rows" {
+					shape[0] = pre + "rows"
+				}
+			}
+			if len(shape) == 2 {
 				hasRowTensor = true
 			}
 			out = append(out, Binding{Index: len(out), Name: pre + in.Name.Name, Role: Input, DType: in.DType.Type, Shape: shape, Segment: si})
@@ -125,7 +130,7 @@ func rowBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 		}
 	}
 	if !hasRowTensor && len(s.Inputs) > 0 {
-		diags.Addf(s.Inputs[0].Pos, "a rowwise kernel needs an input of shape [rows, cols] (an input without `shape: row`); here every input is a row vector")
+		diags.Addf(s.Inputs[0].Pos, "a rowwise kernel needs an input of shape [rows, cols]; here every input is [cols] or [rows]")
 	}
 	var fields []Field
 	if len(segs) == 0 {
@@ -207,7 +212,7 @@ func schedule(s *spec.Spec, k *Kernel, r *Rows, diags *diag.List) {
 		sc.info = append(sc.info, in)
 		r.Info = append(r.Info, StepInfo{PerRow: !in.elem, Level: in.level})
 		if st.Output && !in.elem {
-			diags.Addf(formulas[i].Name.Pos, "output %s has one value per row (it uses no input element outside a row_* reduction); rowwise outputs have one value per element, shaped like the [rows, cols] inputs", st.Name)
+			perRowOutput(k, i)
 		}
 	}
 	for _, red := range r.Reductions {
@@ -233,6 +238,17 @@ func schedule(s *spec.Spec, k *Kernel, r *Rows, diags *diag.List) {
 	}
 }
 
+// perRowOutput makes the output of step i a [rows] tensor (one per
+// segment): its formula uses no input element outside a reduction, so it
+// has one value per row (a row's max, its scale), stored once per row.
+func perRowOutput(k *Kernel, step int) {
+	o := k.OutputIndex(step)
+	for s := range k.NumSegments() {
+		b := k.SegmentBindings(s, Output)[o]
+		k.Bindings[b.Index].Shape = Shape{b.Shape[0]}
+	}
+}
+
 // classify works out what e depends on, replacing each row_* call by a
 // reference to a new Reduction (inner reductions first).
 func (sc *scheduler) classify(e *Expr) valueInfo {
@@ -251,13 +267,23 @@ func (sc *scheduler) classify(e *Expr) valueInfo {
 				// input varies along the row like the accumulators.
 				return valueInfo{elem: true, tensor: len(sc.s.Inputs[e.Index].Dims) == 2}
 			}
-			return valueInfo{elem: true, tensor: !sc.s.Inputs[e.Index].Row}
+			switch b := sc.k.SegmentBindings(0, Input)[e.Index]; {
+			case b.IsPerRow():
+				return valueInfo{} // one value per row, like a param
+			case b.IsRowVector():
+				return valueInfo{elem: true}
+			}
+			return valueInfo{elem: true, tensor: true}
 		case RefAcc:
 			return valueInfo{elem: true, tensor: true}
 		case RefLet:
 			return sc.info[e.Index]
 		case RefReduce:
 			return valueInfo{level: sc.rows.Reductions[e.Index].Level}
+		case RefIndex:
+			if e.Name == "col" { // per element, but the same in every row, like a [cols] input
+				return valueInfo{elem: true}
+			}
 		}
 		return valueInfo{}
 	case OpCall:
@@ -295,6 +321,7 @@ func (sc *scheduler) reads() {
 	r := sc.rows
 	r.Reads = make([][]int, r.Passes+1)
 	count := make([]int, len(sc.s.Inputs))
+	ins := sc.k.SegmentBindings(0, Input)
 	for p := 1; p <= r.Passes+1; p++ {
 		var targets []*Expr
 		if p <= r.Passes {
@@ -304,22 +331,22 @@ func (sc *scheduler) reads() {
 				}
 			}
 		} else {
-			for _, st := range sc.k.Steps {
-				if st.Output {
+			for i, st := range sc.k.Steps {
+				if st.Output && !r.Info[i].PerRow {
 					targets = append(targets, st.Expr)
 				}
 			}
 		}
 		d := sc.k.ElementDeps(targets)
 		for i := range sc.s.Inputs {
-			if d.Inputs[i] {
+			if d.Inputs[i] && !ins[i].IsPerRow() { // per-row inputs are read once per row, not per pass
 				r.Reads[p-1] = append(r.Reads[p-1], i)
 				count[i]++
 			}
 		}
 	}
-	for i, in := range sc.s.Inputs {
-		if !in.Row && count[i] > 1 {
+	for i, in := range ins {
+		if len(in.Shape) == 2 && count[i] > 1 {
 			r.Cached = append(r.Cached, i)
 		}
 	}
@@ -333,9 +360,10 @@ type Deps struct {
 	Inputs     map[int]bool
 	Params     map[int]bool
 	Constants  map[int]bool
-	RowLets    []int  // step indices, in order
-	Reductions []int  // in order
-	Accs       []bool // matmul: the accumulators used, by index into Matmul.B
+	Indices    map[string]bool // the index and size names used (IndexNames)
+	RowLets    []int           // step indices, in order
+	Reductions []int           // in order
+	Accs       []bool          // matmul: the accumulators used, by index into Matmul.B
 }
 
 // ElementDeps computes the Deps of targets in a rowwise kernel.
@@ -348,12 +376,14 @@ func (k *Kernel) ElementDeps(targets []*Expr) Deps {
 // lets computed once per row (passed as arguments) from the per-element
 // ones (computed in place).
 func (k *Kernel) elementDeps(targets []*Expr, perRow func(step int) bool) Deps {
-	d := Deps{Inputs: map[int]bool{}, Params: map[int]bool{}, Constants: map[int]bool{}}
+	d := Deps{Inputs: map[int]bool{}, Params: map[int]bool{}, Constants: map[int]bool{}, Indices: map[string]bool{}}
 	lets, rowLets, reds := map[int]bool{}, map[int]bool{}, map[int]bool{}
 	var walk func(e *Expr)
 	walk = func(e *Expr) {
 		if e.Op == OpRef {
 			switch e.Ref {
+			case RefIndex:
+				d.Indices[e.Name] = true
 			case RefInput:
 				d.Inputs[e.Index] = true
 			case RefParam:
@@ -403,10 +433,10 @@ func (k *Kernel) elementDeps(targets []*Expr, perRow func(step int) bool) Deps {
 // level are computed together, in order).
 func (k *Kernel) RowDeps(level int) (steps []int, d Deps) {
 	r := k.Rows()
-	d = Deps{Inputs: map[int]bool{}, Params: map[int]bool{}, Constants: map[int]bool{}}
+	d = Deps{Inputs: map[int]bool{}, Params: map[int]bool{}, Constants: map[int]bool{}, Indices: map[string]bool{}}
 	same, rowLets, reds := map[int]bool{}, map[int]bool{}, map[int]bool{}
 	for i, st := range k.Steps {
-		if st.Output || !r.Info[i].PerRow || r.Info[i].Level != level {
+		if !r.Info[i].PerRow || r.Info[i].Level != level { // per-row outputs included
 			continue
 		}
 		steps = append(steps, i)
@@ -415,6 +445,10 @@ func (k *Kernel) RowDeps(level int) (steps []int, d Deps) {
 				return
 			}
 			switch e.Ref {
+			case RefInput: // a [rows] input: one value per row
+				d.Inputs[e.Index] = true
+			case RefIndex: // row, rows, cols
+				d.Indices[e.Name] = true
 			case RefParam:
 				d.Params[e.Index] = true
 			case RefConstant:
@@ -533,8 +567,8 @@ func (r *Rows) Describe(k *Kernel) []string {
 				}
 			}
 		} else {
-			for _, st := range k.Steps {
-				if st.Output {
+			for i, st := range k.Steps {
+				if st.Output && !r.Info[i].PerRow {
 					what = append(what, "store "+st.Name)
 				}
 			}

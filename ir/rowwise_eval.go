@@ -7,9 +7,9 @@ import "math"
 const accumUnit = 0x1p-24
 
 // EvalRows evaluates one row of a rowwise kernel in float64 with no rounding:
-// in[i] is input i's row (cols values; for a `shape: row` input, the
-// vector), params are in order; the outputs come back in order, cols values
-// each.
+// in[i] is input i's row (cols values; for a [cols] input, the vector; for
+// a [rows] input, the row's one value), params are in order; the outputs
+// come back in order, cols values each (one for a [rows] output).
 func (k *Kernel) EvalRows(in [][]float64, params []float64) [][]float64 {
 	vals, _ := k.EvalRowsBound(in, params, Rounding{})
 	return vals
@@ -22,20 +22,34 @@ func (k *Kernel) EvalRows(in [][]float64, params []float64) [][]float64 {
 // (ceil(cols/lanes)), one simdgroup (32) and the simdgroups of a row; any
 // order with a shallower tree, Apple's simd_sum included, is within it.
 func (k *Kernel) EvalRowsBound(in [][]float64, params []float64, r Rounding) (vals, bounds [][]float64) {
+	return k.EvalRowsBoundAt(0, 1, in, params, r)
+}
+
+// EvalRowsBoundAt is EvalRowsBound for row `row` of `rows` (of its
+// segment): the values the formulas' integers row and rows take.
+func (k *Kernel) EvalRowsBoundAt(row, rows int, in [][]float64, params []float64, r Rounding) (vals, bounds [][]float64) {
 	cols := rowCols(k, in)
-	rows := k.Schedule.(*Rows)
+	sched := k.Schedule.(*Rows)
 	lanes := LanesPerRow(cols, k.Threadgroup)
 	e := &rowEval{
-		k: k, rows: rows, in: in, cols: cols, elem: make([]float64, len(in)),
+		k: k, rows: sched, in: in, cols: cols, elem: make([]float64, len(in)),
 		env: boundEnv{k: k, params: params, r: r,
-			lets: make([]dual, len(k.Steps)), reds: make([]dual, len(rows.Reductions))},
+			lets: make([]dual, len(k.Steps)), reds: make([]dual, len(sched.Reductions)),
+			ints: map[string]int32{"row": int32(row), "rows": int32(rows), "cols": int32(cols)}},
 		depth: float64((cols+lanes-1)/lanes + SimdWidth + lanes/SimdWidth),
 	}
-	for p := 1; p <= rows.Passes; p++ {
+	e.perRow = make([]bool, len(in))
+	for i, b := range k.SegmentBindings(0, Input) {
+		if b.IsPerRow() { // one value for the whole row
+			e.elem[i], e.perRow[i] = in[i][0], true
+		}
+	}
+	e.env.inputs = e.elem
+	for p := 1; p <= sched.Passes; p++ {
 		e.rowLets(p - 1)
 		e.finishReductions(p, e.accumulate(p))
 	}
-	e.rowLets(rows.Passes)
+	e.rowLets(sched.Passes)
 	return e.outputs()
 }
 
@@ -49,7 +63,8 @@ func (k *Kernel) EvalMatmulRowBound(in, accs, accErrs [][]float64, n int, params
 	rows := k.Rows()
 	e := &rowEval{
 		k: k, rows: rows, in: in, cols: n, elem: make([]float64, len(in)), accIn: accs, accErr: accErrs,
-		env: boundEnv{k: k, params: params, r: r, accs: make([]dual, len(accs)),
+		perRow: make([]bool, len(in)), // an [m] input comes repeated along the row
+		env: boundEnv{k: k, params: params, r: r, accs: make([]dual, len(accs)), ints: map[string]int32{},
 			lets: make([]dual, len(k.Steps)), reds: make([]dual, len(rows.Reductions))},
 		depth: float64((n+SimdWidth-1)/SimdWidth + SimdWidth),
 	}
@@ -71,6 +86,7 @@ type rowEval struct {
 	accIn, accErr [][]float64
 	cols          int
 	elem          []float64 // the inputs at the current column
+	perRow        []bool    // by input: one value for the whole row (set once, not per column)
 	env           boundEnv
 	depth         float64 // summation depth D of the float accumulators
 }
@@ -78,11 +94,10 @@ type rowEval struct {
 // rowAcc is one reduction's running value, error bound and Σ|terms|.
 type rowAcc struct{ v, e, abs float64 }
 
-// rowCols is the row length: the length of the first input that is not a
-// `shape: row` vector.
+// rowCols is the row length: the length of the first [rows, cols] input.
 func rowCols(k *Kernel, in [][]float64) int {
 	for i, b := range k.SegmentBindings(0, Input) {
-		if !b.IsRowVector() {
+		if len(b.Shape) == 2 {
 			return len(in[i])
 		}
 	}
@@ -92,8 +107,11 @@ func rowCols(k *Kernel, in [][]float64) int {
 // setElem points the environment's inputs at column j.
 func (e *rowEval) setElem(j int) {
 	for i := range e.in {
-		e.elem[i] = e.in[i][j]
+		if !e.perRow[i] {
+			e.elem[i] = e.in[i][j]
+		}
 	}
+	e.env.ints["col"] = int32(j)
 	e.env.inputs = e.elem
 	for b := range e.accIn {
 		e.env.accs[b] = dual{e.accIn[b][j], e.accErr[b][j]}
@@ -171,24 +189,30 @@ func (e *rowEval) finishReductions(p int, accs []rowAcc) {
 	}
 }
 
-// outputs runs the write pass: every output step at every column.
+// outputs runs the write pass: every per-element output step at every
+// column; a [rows] output is one value, evaluated once.
 func (e *rowEval) outputs() (vals, bounds [][]float64) {
-	outs := 0
-	for _, st := range e.k.Steps {
-		if st.Output {
-			outs++
+	for i, st := range e.k.Steps {
+		if !st.Output {
+			continue
 		}
-	}
-	vals, bounds = make([][]float64, outs), make([][]float64, outs)
-	for o := range vals {
-		vals[o], bounds[o] = make([]float64, e.cols), make([]float64, e.cols)
+		n := e.cols
+		if e.rows.Info[i].PerRow {
+			n = 1
+			d := e.env.eval(st.Expr)
+			vals, bounds = append(vals, []float64{d.v}), append(bounds, []float64{d.e})
+			continue
+		}
+		vals, bounds = append(vals, make([]float64, n)), append(bounds, make([]float64, n))
 	}
 	for j := 0; j < e.cols; j++ {
 		e.setElem(j)
 		e.elemLets(e.rows.Passes + 1)
 		o := 0
-		for _, st := range e.k.Steps {
-			if st.Output {
+		for i, st := range e.k.Steps {
+			if st.Output && e.rows.Info[i].PerRow {
+				o++
+			} else if st.Output {
 				d := e.env.eval(st.Expr)
 				vals[o][j], bounds[o][j] = d.v, d.e
 				o++

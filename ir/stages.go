@@ -3,6 +3,8 @@ package ir
 import (
 	"fmt"
 	"strings"
+
+	"github.com/kgen-dev/kgen/dtype"
 )
 
 // StageKind is what a stage function computes.
@@ -39,6 +41,10 @@ type Target struct {
 	Name string // the output parameter
 	Expr *Expr
 	Bool bool
+	// RowOutput marks a per-row stage's [rows] output, OutIndex its index
+	// among the segment's outputs: emitters store it once per row.
+	RowOutput bool
+	OutIndex  int
 }
 
 // ArgKind is what a stage argument carries.
@@ -51,6 +57,7 @@ const (
 	ArgRowLet                   // a per-row let (Index: step index)
 	ArgReduction                // a reduction's value (Index: into Rows.Reductions)
 	ArgAcc                      // a matmul accumulator at the element (Index: into Matmul.B)
+	ArgIndex                    // an index or size (Name: one of IndexNames), an integer
 )
 
 // StageArg is one value parameter of a stage function.
@@ -59,6 +66,7 @@ type StageArg struct {
 	Index int
 	Name  string // the parameter's name: the name the formulas use
 	Bool  bool
+	Int   bool // a 32-bit integer (an index, a size, an i32/u32 param)
 }
 
 // Stages lists the kernel's stage functions (see Schedule.Stages).
@@ -74,7 +82,12 @@ func (k *Kernel) finishStage(st Stage) Stage {
 	}
 	for i, p := range k.Params() {
 		if st.Deps.Params[i] {
-			st.Args = append(st.Args, StageArg{Kind: ArgParam, Index: i, Name: p.Name})
+			st.Args = append(st.Args, StageArg{Kind: ArgParam, Index: i, Name: p.Name, Int: p.Type != dtype.F32})
+		}
+	}
+	for _, n := range IndexNames[k.Kind] {
+		if st.Deps.Indices[n] {
+			st.Args = append(st.Args, StageArg{Kind: ArgIndex, Name: n, Int: true})
 		}
 	}
 	for _, i := range st.Deps.RowLets {
@@ -105,7 +118,11 @@ func (r *Rows) Stages(k *Kernel) []Stage {
 			}
 			for _, i := range steps {
 				s := k.Steps[i]
-				st.Targets = append(st.Targets, Target{Name: s.Name, Expr: s.Expr, Bool: s.Expr.Bool})
+				t := Target{Name: s.Name, Expr: s.Expr, Bool: s.Expr.Bool, RowOutput: s.Output}
+				if s.Output {
+					t.OutIndex = k.OutputIndex(i)
+				}
+				st.Targets = append(st.Targets, t)
 			}
 			out = append(out, k.finishStage(st))
 		}
@@ -127,14 +144,28 @@ func (r *Rows) Stages(k *Kernel) []Stage {
 	st := Stage{Kind: StageWrite, Suffix: "write", Level: r.Passes + 1,
 		Comment: fmt.Sprintf("pass %d: the outputs of one element", r.Passes+1)}
 	var exprs []*Expr
-	for _, s := range k.Steps {
-		if s.Output {
+	for i, s := range k.Steps {
+		if s.Output && !r.Info[i].PerRow { // [rows] outputs come from the per-row stages
 			st.Targets = append(st.Targets, Target{Name: s.Name, Expr: s.Expr})
 			exprs = append(exprs, s.Expr)
 		}
 	}
+	if len(exprs) == 0 { // every output is per row: no write pass
+		return out
+	}
 	st.Deps = k.ElementDeps(exprs)
 	return append(out, k.finishStage(st))
+}
+
+// OutputIndex is step i's index among the outputs (Steps in order).
+func (k *Kernel) OutputIndex(step int) int {
+	o := 0
+	for _, st := range k.Steps[:step] {
+		if st.Output {
+			o++
+		}
+	}
+	return o
 }
 
 // StageArgs lists a stage's value parameters by Name (see Stage.Args).

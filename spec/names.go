@@ -37,6 +37,9 @@ var reserved = func() map[string]bool {
 		"copy", "make", "panic", "byte", "float32", "float64", "uint16", "uint32", "int32",
 		// Names the generated kernels and launchers use.
 		"args", "gid", "base", "count", "n", "rows", "cols", "pi", "main",
+		// The indices rowwise formulas read (the generated code declares
+		// them beside user names).
+		"row", "col",
 	}
 	m := make(map[string]bool, len(words))
 	for _, w := range words {

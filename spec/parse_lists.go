@@ -46,7 +46,12 @@ func (p *parser) longInput(n ast.Node) Input {
 				in.Dims = p.dims(f.Value)
 				continue
 			}
-			in.Row = p.enum(f.Value, "input shape", []string{"row"}, "") == "row"
+			// `row` is the old spelling of [cols], kept so existing specs load.
+			if v, ok := p.str(f.Value, "input shape"); ok && v == "row" {
+				in.Dims = []string{"cols"}
+			} else if ok {
+				p.diags.Addf(in.DimsPos, "unknown input shape %q: write its dimensions as a list, e.g. [rows, cols], [cols] or [rows] (rowwise), [n] (elementwise), [m, n], [n] or [m] (matmul)", v)
+			}
 		default:
 			p.unknownKey(f, "input field", inputFields)
 		}

@@ -9,6 +9,9 @@ import (
 	"github.com/kgen-dev/kgen/internal/yamlnode"
 )
 
+// Dims are every dimension name a tensor shape may use, across the kinds.
+var Dims = []string{"n", "rows", "cols", "m"}
+
 // MatmulDims are the dimensions a matmul epilogue input may have, as they
 // are spelled in `shape: [m, n]`.
 var MatmulDims = []string{"m", "n"}
@@ -90,26 +93,20 @@ func (p *parser) operand(n ast.Node, what string, isB bool) Operand {
 	return op
 }
 
-// dims reads an epilogue input's shape: [n], [m] or [m, n].
+// dims reads an input's shape as a list of dimension names; ir checks
+// which of them the kernel's kind takes.
 func (p *parser) dims(n ast.Node) []string {
 	items, _ := p.doc.Seq(n, "input shape", p.diags)
 	var out []string
 	for _, it := range items {
-		v := p.enum(it, "dimension", MatmulDims, "")
+		v := p.enum(it, "dimension", Dims, "")
 		if v == "" {
 			return nil
 		}
 		out = append(out, v)
 	}
-	switch len(out) {
-	case 1:
-	case 2:
-		if out[0] != "m" || out[1] != "n" {
-			p.diags.Addf(p.doc.Pos(n), "input shape %v: a two-dimensional epilogue input is [m, n] (row-major, like the output)", out)
-			return nil
-		}
-	default:
-		p.diags.Addf(p.doc.Pos(n), "input shape has %d dimensions: want [n] (per column), [m] (per row) or [m, n]", len(out))
+	if len(out) == 0 || len(out) > 2 {
+		p.diags.Addf(p.doc.Pos(n), "input shape has %d dimensions: want one or two (e.g. [rows, cols], [cols], [rows]; matmul [m, n], [n], [m])", len(out))
 		return nil
 	}
 	return out

@@ -53,9 +53,11 @@ type TypeRef struct {
 type Input struct {
 	Name
 	DType TypeRef // Invalid = the variant's storage type
-	Row   bool    // shape: row (rowwise kernels only)
-	// Dims is a matmul epilogue input's shape: [n], [m] or [m, n] (nil
-	// elsewhere); DimsPos is where it is written.
+	// Dims is the input's shape by its dimensions, as written: [rows,
+	// cols], [cols], [rows] (rowwise), [n] (elementwise), [m, n], [n], [m]
+	// (matmul epilogue inputs); nil when absent (the kind's full shape).
+	// The old `shape: row` reads as [cols]. Which dimensions a kind takes
+	// is checked by ir, which knows the kind; DimsPos is where it is written.
 	Dims    []string
 	DimsPos diag.Pos
 }

@@ -189,7 +189,11 @@ func stageFunc(w *Writer, k *ir.Kernel, d *Dialect, st ir.Stage, c dtype.DType) 
 	}
 	var params []string
 	for _, a := range st.Args {
-		params = append(params, typ(a.Bool)+" "+a.Name)
+		t := typ(a.Bool)
+		if a.Int {
+			t = "int"
+		}
+		params = append(params, t+" "+a.Name)
 	}
 	for _, t := range st.Targets {
 		params = append(params, d.RefQual+typ(t.Bool)+"& "+t.Name)

@@ -40,7 +40,7 @@ func cudaRowDecls(rw *rowWriter) {
 	rw.P("constexpr unsigned int kV = 16 / sizeof(T);")
 	var ors []string
 	for _, bd := range rw.k.Bindings {
-		if bd.Role != ir.Args {
+		if bd.Role != ir.Args && !bd.IsPerRow() { // [rows] tensors take no vector access
 			ors = append(ors, fmt.Sprintf("reinterpret_cast<unsigned long long>(%s)", bd.Name))
 		}
 	}
@@ -183,7 +183,7 @@ func vecElems(rw *rowWriter, p int, fromCache bool, body elemBody) {
 		}
 	}
 	if write {
-		for _, o := range k.SegmentBindings(0, ir.Output) {
+		for _, o := range elemOutputs(k) {
 			rw.P("alignas(16) T kgen_y_", k.FormulaName(o), "[kV];")
 		}
 	}
@@ -199,7 +199,7 @@ func vecElems(rw *rowWriter, p int, fromCache bool, body elemBody) {
 		body(true)
 	})
 	if write {
-		for _, o := range k.SegmentBindings(0, ir.Output) {
+		for _, o := range elemOutputs(k) {
 			n := k.FormulaName(o)
 			rw.P("*reinterpret_cast<uint4*>(", n, " + kgen_base + kgen_j0) = *reinterpret_cast<const uint4*>(kgen_y_", n, ");")
 		}

@@ -71,7 +71,9 @@ func (elems) body(w *Writer, k *ir.Kernel, d *Dialect) {
 			case ir.ArgInput:
 				args = append(args, d.Cvt("C", "kgen_v_"+a.Name+"[i]"))
 			case ir.ArgParam:
-				args = append(args, d.Cvt("C", "args."+a.Name))
+				args = append(args, paramArg(d, a))
+			case ir.ArgIndex: // i or n
+				args = append(args, map[string]string{"i": "(int)(base + i)", "n": "(int)args.n"}[a.Name])
 			}
 		}
 		for _, b := range outs {
@@ -86,6 +88,15 @@ func (elems) body(w *Writer, k *ir.Kernel, d *Dialect) {
 	for _, b := range outs {
 		w.P("kgen_store<kPerThread>(", b.Name, " + base, kgen_v_", b.Name, ", count);")
 	}
+}
+
+// paramArg passes a param to a stage: an integer param as int (a u32 one
+// wraps), a float one converted to the compute type.
+func paramArg(d *Dialect, a ir.StageArg) string {
+	if a.Int {
+		return "(int)args." + a.Name
+	}
+	return d.Cvt("C", "args."+a.Name)
 }
 
 // elemLoop writes the loop over a thread's elements around element.

@@ -44,6 +44,18 @@ func cPrec(e *ir.Expr) int {
 }
 
 func (r renderer) expr(e *ir.Expr) string {
+	if e.Int {
+		return r.intExpr(e)
+	}
+	if e.Op == ir.OpCall && e.Func == "f32" {
+		// Exact in float below 2^24; one rounding to nearest even into a
+		// narrow compute type, as the Go reference does.
+		f := "static_cast<float>(" + r.intExpr(e.Args[0]) + ")"
+		if r.compute == dtype.F32 {
+			return f
+		}
+		return r.round(f)
+	}
 	switch e.Op {
 	case ir.OpLiteral:
 		v, _ := dtype.Literal(e.Text, r.compute)
@@ -109,6 +121,9 @@ func (r renderer) asFloat(e *ir.Expr) string {
 // otherwise regroup it (equal precedence on the right, lower on either side).
 func (r renderer) binary(e *ir.Expr) string {
 	x, y := e.Args[0], e.Args[1]
+	if x.Int { // a comparison of integers
+		return r.intOperand(x, cPrec(e)) + " " + e.Operator + " " + r.intOperand(y, cPrec(e)+1)
+	}
 	if r.d.NarrowArith(r.compute) && (!e.Bool || isComparison(e.Operator)) {
 		// Narrow arithmetic is spelled out in float: + - * / computed in
 		// float and rounded once equal the narrow operation.
@@ -186,4 +201,35 @@ func (r renderer) floatLiteral(f float32) string {
 		s += ".0"
 	}
 	return s + "f"
+}
+
+// intExpr renders a 32-bit integer expression. + - * and negation are done
+// on unsigned values and converted back, so overflow wraps (two's
+// complement) as Go's int32 does, where signed overflow in C would be
+// undefined.
+func (r renderer) intExpr(e *ir.Expr) string {
+	u := r.d.Uint
+	switch e.Op {
+	case ir.OpLiteral:
+		return e.Text
+	case ir.OpRef:
+		return e.Name
+	case ir.OpUnary:
+		return "(int)(0u - (" + u + ")(" + r.intExpr(e.Args[0]) + "))"
+	case ir.OpBinary:
+		return "(int)((" + u + ")(" + r.intExpr(e.Args[0]) + ") " + e.Operator + " (" + u + ")(" + r.intExpr(e.Args[1]) + "))"
+	case ir.OpCall: // select
+		return "(" + r.expr(e.Args[0]) + " ? " + r.intExpr(e.Args[1]) + " : " + r.intExpr(e.Args[2]) + ")"
+	}
+	return "/* unknown */"
+}
+
+// intOperand is an integer operand of a comparison, parenthesized unless
+// it is a name or a literal.
+func (r renderer) intOperand(e *ir.Expr, _ int) string {
+	s := r.intExpr(e)
+	if e.Op == ir.OpRef || e.Op == ir.OpLiteral {
+		return s
+	}
+	return "(" + s + ")"
 }

@@ -152,7 +152,7 @@ func (mw *matmulWriter) epilogue(tid string) {
 				case ir.ArgInput:
 					args = append(args, d.Cvt("C", ins[a.Index].Name+"["+elemIndex(ins[a.Index])+"]"))
 				case ir.ArgParam:
-					args = append(args, d.Cvt("C", "args."+a.Name))
+					args = append(args, paramArg(d, a))
 				case ir.ArgAcc:
 					args = append(args, fmt.Sprintf("kgen_cs%d[kgen_e]", a.Index))
 				}

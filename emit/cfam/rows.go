@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/ir"
 )
 
@@ -46,11 +47,12 @@ func (rows) threads() []ThreadIndex { return []ThreadIndex{LocalID, GroupID, Sim
 // rowWriter holds the state shared while a rowwise body is written.
 type rowWriter struct {
 	*Writer
-	k   *ir.Kernel
-	d   *Dialect
-	r   *ir.Rows
-	sts []ir.Stage // the kernel's stages, in order
-	si  int        // index of the next stage to call
+	k    *ir.Kernel
+	d    *Dialect
+	r    *ir.Rows
+	sts  []ir.Stage // the kernel's stages, in order
+	si   int        // index of the next stage to call
+	rows string     // the row count of the team's segment
 }
 
 // elemBody writes one element's work inside a pass loop; vec says whether
@@ -65,13 +67,16 @@ func (rows) body(w *Writer, k *ir.Kernel, d *Dialect) {
 		rw.selectSegment()
 		rows, group = "kgen_rows", "kgen_group"
 	}
+	rw.rows = rows
 	rw.rowGeometry(rows, group)
 	d.RowDecls(rw)
 	rw.rowStage()
 	for p := 1; p <= rw.r.Passes; p++ {
 		rw.reducePass(p)
 	}
-	rw.writePass()
+	if rw.si < len(rw.sts) { // absent when every output is [rows]
+		rw.writePass()
+	}
 }
 
 // threadGeometry declares the compute type, the team scratch and where
@@ -146,16 +151,42 @@ func (rw *rowWriter) rowGeometry(rows, group string) {
 		}
 	}
 	for _, p := range rw.k.Params() {
+		if p.Type != dtype.F32 { // i32 and u32 params are integers (u32 wraps)
+			rw.P("const int ", p.Name, " = (int)args.", p.Name, ";")
+			continue
+		}
 		rw.P("const C ", p.Name, " = ", d.Cvt("C", "args."+p.Name), ";")
+	}
+	// [rows] inputs: the row's one value, read once (0 for teams past the
+	// last row, which must not read past the tensor).
+	for i, b := range rw.k.SegmentBindings(0, ir.Input) {
+		if b.IsPerRow() {
+			n := rw.inputName(i)
+			rw.P("const C kgen_v_", n, " = kgen_row < ", rows, " ? ", d.Cvt("C", d.ReadOnly(n+"[kgen_row]")), " : ", d.Cvt("C", "0.0f"), ";")
+		}
 	}
 }
 
 // stageCall is the call of stage st with extra appended to its arguments;
 // pass and write stages read the loaded kgen_v_ values of the inputs.
 func (rw *rowWriter) stageCall(st ir.Stage, extra []string) string {
+	return rw.stageCallAt(st, extra, false)
+}
+
+// stageCallAt is stageCall inside an element loop; vec says whether the
+// loop is a vector path, where the column is kgen_j0 + kgen_e.
+func (rw *rowWriter) stageCallAt(st ir.Stage, extra []string, vec bool) string {
 	var names []string
 	for _, a := range st.Args {
-		if a.Kind == ir.ArgInput && st.Kind != ir.StageRowLets {
+		if a.Kind == ir.ArgIndex {
+			col := "(int)kgen_j"
+			if vec {
+				col = "(int)(kgen_j0 + kgen_e)"
+			}
+			names = append(names, map[string]string{"row": "(int)kgen_row", "rows": "(int)" + rw.rows, "cols": "(int)args.cols", "col": col}[a.Name])
+			continue
+		}
+		if a.Kind == ir.ArgInput {
 			names = append(names, "kgen_v_"+a.Name)
 			continue
 		}
@@ -174,14 +205,26 @@ func (rw *rowWriter) rowStage() {
 	rw.si++
 	var outs []string
 	for _, t := range st.Targets {
-		ty := "C"
+		ty, n := "C", t.Name
 		if t.Bool {
 			ty = "bool"
 		}
-		rw.P(ty, " ", t.Name, ";")
-		outs = append(outs, t.Name)
+		if t.RowOutput {
+			n = "kgen_o_" + n // the output's pointer has its name
+		}
+		rw.P(ty, " ", n, ";")
+		outs = append(outs, n)
 	}
 	rw.P(rw.stageCall(st, outs))
+	// [rows] outputs: one store per row, by the team's first lane.
+	for i, t := range st.Targets {
+		if t.RowOutput {
+			o := rw.k.SegmentBindings(0, ir.Output)[t.OutIndex]
+			rw.Block("if (kgen_lane == 0 && kgen_row < "+rw.rows+")", func() {
+				rw.P(rw.k.FormulaName(o), "[kgen_row] = ", rw.d.Cvt(rw.d.TypeName(o.DType), outs[i]), ";")
+			})
+		}
+	}
 }
 
 // reducePass writes reduction pass p: its accumulators, the element loop
@@ -197,9 +240,9 @@ func (rw *rowWriter) reducePass(p int) {
 		rw.P(fmt.Sprintf("float kgen_a%d = %s; // %s(%s)", i, rw.identity(red.Op), red.Op.Func(), rw.k.FormatExpr(red.Arg)))
 		terms = append(terms, fmt.Sprintf("kgen_t%d", i))
 	}
-	rw.d.RowLoops(rw, p, func(bool) {
+	rw.d.RowLoops(rw, p, func(vec bool) {
 		rw.P("C ", strings.Join(terms, ", "), ";")
-		rw.P(rw.stageCall(st, terms))
+		rw.P(rw.stageCallAt(st, terms, vec))
 		for j, i := range reds {
 			acc, t := fmt.Sprintf("kgen_a%d", i), rw.d.ToFloat(terms[j])
 			if op := rw.r.Reductions[i].Op; op.Sums() {
@@ -242,8 +285,8 @@ func (rw *rowWriter) writePass() {
 	}
 	rw.d.RowLoops(rw, rw.r.Passes+1, func(vec bool) {
 		rw.P("C ", strings.Join(outs, ", "), ";")
-		rw.P(rw.stageCall(st, outs))
-		for i, o := range rw.k.SegmentBindings(0, ir.Output) {
+		rw.P(rw.stageCallAt(st, outs, vec))
+		for i, o := range elemOutputs(rw.k) {
 			if vec {
 				rw.P("kgen_y_", rw.k.FormulaName(o), "[kgen_e] = ", rw.d.Cvt("T", outs[i]), ";")
 			} else {
@@ -251,6 +294,18 @@ func (rw *rowWriter) writePass() {
 			}
 		}
 	})
+}
+
+// elemOutputs lists segment 0's per-element outputs (not [rows]), in the
+// order of the write stage's targets.
+func elemOutputs(k *ir.Kernel) []ir.Binding {
+	var out []ir.Binding
+	for _, o := range k.SegmentBindings(0, ir.Output) {
+		if !o.IsPerRow() {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // reductions lists the reductions pass p computes.
@@ -265,7 +320,8 @@ func (rw *rowWriter) reductions(p int) []int {
 }
 
 // deviceLoad reads input i at column kgen_j of the row (of the row vector,
-// for a row-vector input) from device memory, converted to C.
+// for a row-vector input) from device memory, converted to C. [rows]
+// inputs are never loaded here: rowGeometry reads them once per row.
 func (rw *rowWriter) deviceLoad(i int) string {
 	n := rw.inputName(i)
 	if rw.k.SegmentBindings(0, ir.Input)[i].IsRowVector() {

@@ -67,6 +67,19 @@ func (w *exprWriter) step(e *ir.Expr) *jen.Statement {
 }
 
 func (w *exprWriter) expr(e *ir.Expr, feedsAdd bool) value {
+	if e.Int {
+		return w.intExpr(e)
+	}
+	if e.Op == ir.OpCall && e.Func == "f32" { // the integer in the compute type
+		x := w.intExpr(e.Args[0]).code
+		switch w.mode {
+		case dtype.Invalid:
+			return value{code: jen.Float64().Call(x), prec: precPrimary}
+		case dtype.F32:
+			return value{code: jen.Float32().Call(x), prec: precPrimary}
+		}
+		return w.round(jen.Float32().Call(x))
+	}
 	switch e.Op {
 	case ir.OpLiteral:
 		return w.literal(e.Text)
@@ -103,6 +116,9 @@ func (w *exprWriter) binary(e *ir.Expr, feedsAdd bool) value {
 		return value{code: jen.Null(), prec: precPrimary}
 	}
 	additive := op == "+" || op == "-"
+	if e.Args[0].Int { // a comparison of integers
+		return value{code: jen.Add(paren(w.intExpr(e.Args[0]), p)).Op(op).Add(paren(w.intExpr(e.Args[1]), p+1)), prec: p}
+	}
 	x, y := w.expr(e.Args[0], additive), w.expr(e.Args[1], additive)
 	if x.konst && y.konst {
 		x = w.hoist(x)
@@ -218,4 +234,31 @@ func (w *exprWriter) fail(err error) {
 	if w.err == nil {
 		w.err = err
 	}
+}
+
+// intExpr renders a 32-bit integer expression over int32 values: Go's
+// int32 arithmetic wraps on overflow, as the kernels' does.
+func (w *exprWriter) intExpr(e *ir.Expr) value {
+	switch e.Op {
+	case ir.OpLiteral:
+		v, err := strconv.ParseInt(e.Text, 10, 32)
+		if err != nil {
+			w.fail(fmt.Errorf("integer %s: %w", e.Text, err))
+		}
+		return value{code: jen.Int32().Call(jen.Lit(int(v))), prec: precPrimary}
+	case ir.OpRef:
+		return value{code: jen.Id(w.names.local(e.Name)), prec: precPrimary}
+	case ir.OpUnary:
+		return value{code: jen.Op("-").Add(paren(w.intExpr(e.Args[0]), precUnary+1)), prec: precUnary}
+	case ir.OpBinary:
+		p := goPrec[e.Operator]
+		return value{code: jen.Add(paren(w.intExpr(e.Args[0]), p)).Op(e.Operator).Add(paren(w.intExpr(e.Args[1]), p+1)), prec: p}
+	case ir.OpCall: // select: Go has no conditional expression
+		return value{code: jen.Func().Params().Int32().Block(
+			jen.If(w.expr(e.Args[0], false).code).Block(jen.Return(w.intExpr(e.Args[1]).code)),
+			jen.Return(w.intExpr(e.Args[2]).code),
+		).Call(), prec: precPrimary}
+	}
+	w.fail(fmt.Errorf("unknown integer expression node %v", e.Op))
+	return value{code: jen.Null(), prec: precPrimary}
 }

@@ -113,7 +113,7 @@ func matmulRowLoop(g *evalGen) jen.Code {
 	for _, st := range g.stages {
 		switch st.Kind {
 		case ir.StageRowLets:
-			body = append(body, rowLetCall(g, st, 0, used))
+			body = append(body, rowLetCall(g, st, 0, used)...)
 		case ir.StagePass:
 			var terms, adds, results []jen.Code
 			for i, red := range g.k.Rows().Reductions {

@@ -62,10 +62,14 @@ func rowLoops(g *evalGen) []jen.Code {
 }
 
 // rowIndex is element kgenJ of the row: of the [rows, cols] tensors at
-// kgenBase, of a [cols] row vector at kgenJ.
+// kgenBase, of a [cols] row vector at kgenJ; a [rows] tensor's value is the
+// row's own, at kgenRow (also outside the column loop, in per-row stages).
 func rowIndex(b ir.Binding) jen.Code {
-	if b.IsRowVector() {
+	switch {
+	case b.IsRowVector():
 		return jen.Id("kgenJ")
+	case b.IsPerRow():
+		return jen.Id("kgenRow")
 	}
 	return jen.Id("kgenBase").Op("+").Id("kgenJ")
 }
@@ -84,7 +88,7 @@ func rowBody(g *evalGen, seg int) []jen.Code {
 	for _, st := range g.stages {
 		switch st.Kind {
 		case ir.StageRowLets:
-			body = append(body, rowLetCall(g, st, seg, used))
+			body = append(body, rowLetCall(g, st, seg, used)...)
 		case ir.StagePass:
 			body = append(body, reducePass(g, st, seg)...)
 		case ir.StageWrite:
@@ -95,18 +99,25 @@ func rowBody(g *evalGen, seg int) []jen.Code {
 }
 
 // rowLetCall calls a per-row stage, keeping only the results a later
-// stage uses.
-func rowLetCall(g *evalGen, st ir.Stage, seg int, used map[string]bool) jen.Code {
-	var ids []jen.Code
+// stage uses, and stores its [rows] outputs at the row (kgenRowOut<i>:
+// the output tensor's own name is the function's parameter).
+func rowLetCall(g *evalGen, st ir.Stage, seg int, used map[string]bool) []jen.Code {
+	var ids, stores []jen.Code
 	op := "="
+	outs := g.k.SegmentBindings(seg, ir.Output)
 	for _, t := range st.Targets {
-		if used[t.Name] {
+		switch {
+		case t.RowOutput:
+			v := jen.Id(fmt.Sprintf("kgenRowOut%d", t.OutIndex))
+			ids, op = append(ids, v), ":="
+			stores = append(stores, g.io.store(outs[t.OutIndex], jen.Id("kgenRow"), v))
+		case used[t.Name]:
 			ids, op = append(ids, jen.Id(g.n.local(t.Name))), ":="
-		} else {
+		default:
 			ids = append(ids, jen.Id("_"))
 		}
 	}
-	return jen.List(ids...).Op(op).Add(g.call(st, seg, rowIndex))
+	return append([]jen.Code{jen.List(ids...).Op(op).Add(g.call(st, seg, rowIndex))}, stores...)
 }
 
 // rowColLoop wraps stmts in the loop over the columns of a row.

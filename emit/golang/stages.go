@@ -26,7 +26,11 @@ func stageFunc(f *jen.File, k *ir.Kernel, n *names, st ir.Stage, c dtype.DType) 
 	}
 	var params, results []param
 	for _, a := range st.Args {
-		params = append(params, param{n.local(a.Name), typeOf(a.Bool), fmt.Sprint(a.Bool)})
+		t, key := typeOf(a.Bool), fmt.Sprint(a.Bool)
+		if a.Int {
+			t, key = jen.Int32(), "int32"
+		}
+		params = append(params, param{n.local(a.Name), t, key})
 	}
 	for _, t := range st.Targets {
 		results = append(results, param{n.local(t.Name), typeOf(t.Bool), fmt.Sprint(t.Bool)})
@@ -158,7 +162,13 @@ func (g *evalGen) call(st ir.Stage, seg int, idx func(ir.Binding) jen.Code) *jen
 		case ir.ArgInput:
 			args = append(args, g.io.load(ins[a.Index], idx(ins[a.Index])))
 		case ir.ArgParam:
+			if a.Int { // an i32 or u32 param: the kernel's int (u32 wraps)
+				args = append(args, jen.Int32().Call(jen.Id(g.n.local(params[a.Index].Name))))
+				continue
+			}
 			args = append(args, g.io.param(params[a.Index]))
+		case ir.ArgIndex:
+			args = append(args, jen.Int32().Call(g.indexValue(a.Name, seg)))
 		default: // ArgRowLet, ArgReduction: locals of the row loop
 			args = append(args, jen.Id(g.n.local(a.Name)))
 		}
@@ -166,9 +176,28 @@ func (g *evalGen) call(st ir.Stage, seg int, idx func(ir.Binding) jen.Code) *jen
 	return jen.Id(g.n.stage(st, g.io.mode)).Call(args...)
 }
 
+// indexValue is the Go value of index or size name (ir.IndexNames) in the
+// reference's loops: i < n elementwise; kgenRow < rows, kgenJ < cols by row.
+func (g *evalGen) indexValue(name string, seg int) jen.Code {
+	switch name {
+	case "row":
+		return jen.Id("kgenRow")
+	case "col":
+		return jen.Id("kgenJ")
+	case "rows":
+		return jen.Id(g.k.SegmentBindings(seg, ir.Output)[0].Shape[0])
+	}
+	return jen.Id(name) // i, n, cols
+}
+
 // store calls the output stage st and stores its results at idx(b).
 func (g *evalGen) store(st ir.Stage, seg int, idx func(ir.Binding) jen.Code) []jen.Code {
-	outs := g.k.SegmentBindings(seg, ir.Output)
+	var outs []ir.Binding // the per-element outputs: [rows] ones are stored by rowLetCall
+	for _, o := range g.k.SegmentBindings(seg, ir.Output) {
+		if !o.IsPerRow() {
+			outs = append(outs, o)
+		}
+	}
 	call := g.call(st, seg, idx)
 	if len(outs) == 1 {
 		return []jen.Code{g.io.store(outs[0], idx(outs[0]), call)}

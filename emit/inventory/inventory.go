@@ -45,7 +45,8 @@ type Binding struct {
 	Role   string  `json:"role"`
 	DType  string  `json:"dtype,omitempty"`
 	Fields []Field `json:"fields,omitempty"`
-	// Shape is "row" for a rowwise kernel's [cols] row vector; Segment names
+	// Shape is "row" for a rowwise kernel's [cols] row vector, "rows" for a
+	// [rows] per-row tensor; Segment names
 	// the segment of a multi-segment rowwise kernel the tensor belongs to.
 	Shape   string `json:"shape,omitempty"`
 	Segment string `json:"segment,omitempty"`
@@ -95,8 +96,11 @@ func kernel(k *ir.Kernel, msl string) Kernel {
 	}
 	for _, b := range k.Bindings {
 		bd := binding(b)
-		if b.IsRowVector() {
+		switch {
+		case b.IsRowVector():
 			bd.Shape = "row"
+		case b.IsPerRow():
+			bd.Shape = "rows" // one value per row
 		}
 		if len(k.Segments) > 0 && b.Role != ir.Args {
 			bd.Segment = k.Segments[b.Segment]

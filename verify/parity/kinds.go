@@ -77,11 +77,12 @@ func elemF32Param(i int) float64 { return 2.5 + float64(i) }
 func elemReference(c *check, visit visitor) {
 	ins, outs := c.k.BindingsOf(ir.Input), c.k.BindingsOf(ir.Output)
 	x := make([]float64, len(ins))
-	for j := range c.count(outs[0]) {
+	n := c.count(outs[0])
+	for j := range n {
 		for i, b := range ins {
 			x[i] = c.vals[b.Index][j]
 		}
-		want, bound := c.k.EvalBound(x, c.params, c.rounding)
+		want, bound := c.k.EvalBoundAt(j, n, x, c.params, c.rounding)
 		for o, b := range outs {
 			visit(b, j, -1, want[o], bound[o])
 		}
@@ -151,14 +152,21 @@ func rowReference(c *check, visit visitor) {
 		row := make([][]float64, len(ins))
 		for r := range c.sizes[outs[0].Shape[0]] {
 			for i, b := range ins {
-				if b.IsRowVector() {
+				switch {
+				case b.IsRowVector():
 					row[i] = c.vals[b.Index]
-				} else {
+				case b.IsPerRow():
+					row[i] = c.vals[b.Index][r : r+1]
+				default:
 					row[i] = c.vals[b.Index][r*cols : (r+1)*cols]
 				}
 			}
-			want, bound := k.EvalRowsBound(row, c.params, c.rounding)
+			want, bound := k.EvalRowsBoundAt(r, c.sizes[outs[0].Shape[0]], row, c.params, c.rounding)
 			for o, b := range outs {
+				if b.IsPerRow() {
+					visit(b, r, r, want[o][0], bound[o][0])
+					continue
+				}
 				for j := range cols {
 					visit(b, r*cols+j, r, want[o][j], bound[o][j])
 				}

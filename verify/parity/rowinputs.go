@@ -143,12 +143,17 @@ func rowInputs(r *rand.Rand, k *ir.Kernel, v ir.Variant, sizes map[string]int, o
 		switch {
 		case opts.Plain:
 			n := cols
-			if !b.IsRowVector() {
+			switch {
+			case b.IsPerRow():
+				n = sizes[b.Shape[0]]
+			case !b.IsRowVector():
 				n = sizes[b.Shape[0]] * cols
 			}
 			vals[b.Index] = Inputs(r, n, t, opts.Range, false)
 		case b.IsRowVector():
 			vals[b.Index] = finiteInputs(r, cols, t, opts.Range)
+		case b.IsPerRow():
+			vals[b.Index] = finiteInputs(r, sizes[b.Shape[0]], t, opts.Range)
 		default:
 			rows := sizes[b.Shape[0]]
 			vals[b.Index] = make([]float64, 0, rows*cols)
@@ -170,7 +175,7 @@ func carriers(k *ir.Kernel) func(b ir.Binding, kind RowKind) bool {
 	pos := map[int]int{}   // binding index → position among its segment's [rows, cols] inputs
 	count := map[int]int{} // segment → how many
 	for _, b := range k.BindingsOf(ir.Input) {
-		if !b.IsRowVector() {
+		if len(b.Shape) == 2 {
 			pos[b.Index] = count[b.Segment]
 			count[b.Segment]++
 		}

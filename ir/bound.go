@@ -215,6 +215,13 @@ func (b boundEnv) binary(op string, x, y dual) dual {
 	case "+", "-":
 		return b.round(v, x.e+y.e)
 	case "*":
+		// An infinite factor times a nonzero one whose error reaches zero:
+		// the compute type may have rounded that factor to 0 (1 + tanh(u) is 0 in f32
+		// for u < -9, 4e-9 in float64), giving NaN where float64 gives ±∞.
+		// Which one is undecided, like the overflow edge (issue 12, class 9).
+		if (math.IsInf(x.v, 0) && y.v != 0 && math.Abs(y.v) <= y.e) || (math.IsInf(y.v, 0) && x.v != 0 && math.Abs(x.v) <= x.e) {
+			return dual{v, math.Inf(1)}
+		}
 		return b.round(v, scale(y.v, x.e)+scale(x.v, y.e))
 	case "/":
 		// Not first order in the denominator's error: |a/(y+δ) − a/y| <=

@@ -26,7 +26,7 @@ const DefaultThreadgroup = 256
 
 // Fields lists the top-level keys of a spec, in the order the contract gives.
 var Fields = []string{"kernel", "doc", "kind", "dtypes", "compute", "inputs", "params",
-	"constants", "let", "outputs", "math", "threadgroup", "ports", "tolerance", "segments", "matmul", "tile"}
+	"constants", "let", "outputs", "math", "threadgroup", "ports", "tolerance", "segments", "domain", "matmul", "tile"}
 
 // parser holds the state of reading one spec file.
 type parser struct {
@@ -53,7 +53,7 @@ func Parse(path string, src []byte, diags *diag.List) *Spec {
 		return nil
 	}
 	p := &parser{doc: doc, diags: diags, spec: &Spec{
-		Path: path, Pos: top, Kind: Elementwise, Math: "precise", Threadgroup: DefaultThreadgroup,
+		Path: path, Pos: top, Kind: Elementwise, Math: "precise", Domain: "all", Threadgroup: DefaultThreadgroup,
 	}}
 	seen := map[string]bool{}
 	for _, f := range fields {
@@ -109,6 +109,8 @@ func (p *parser) field(f yamlnode.Field) {
 		}
 	case "math":
 		s.Math = p.enum(f.Value, "math", []string{"precise", "fast"}, s.Math)
+	case "domain":
+		s.Domain = p.enum(f.Value, "domain", []string{"all", "finite"}, s.Domain)
 	case "threadgroup":
 		s.Threadgroup = p.threadgroup(f.Value)
 		s.ThreadgroupPos = f.KeyPos

@@ -23,7 +23,12 @@ var correctKernels = map[string]string{
 	"pin_bf16.yaml": "kernel: pin_bf16\ndtypes: [bf16]\ncompute: bf16\ninputs: [{name: g, dtype: f32}, x]\noutputs:\n  - y: x + g\n  - z: x * g\n",
 	// Just below FLT_MAX + half an ulp: FLT_MAX in f32, but the f64 tie above it.
 	"big_f32.yaml": "kernel: big_f32\ndtypes: [f32]\ninputs: [x]\nconstants:\n  c: 340282356779733661537539395458142568448\noutputs:\n  - y: c + x * 0\n  - z: c\n  - w: 340282356779733661537539395458142568448 - x\n",
-	"big_f16.yaml": "kernel: big_f16\ndtypes: [f16]\ncompute: f16\ninputs: [x]\nconstants:\n  c: 65519.99\noutputs:\n  - y: c + x * 0\n",
+	// up = ±Inf: 1 + tanh(u) is 0 in f32 for u < -9 (NaN on the GPU), 4e-9
+	// in float64 (±Inf): undecided, like the overflow edge.
+	"geglu.yaml": "kernel: geglu\ndtypes: [f32]\ninputs: [g, up]\nconstants:\n  k0: 0.7978845608028654\nlet:\n  - u: k0 * (g + 0.044715 * g * g * g)\noutputs:\n  - y: 0.5 * g * (1 + tanh(u)) * up\n",
+	// The author states the domain: finite inputs only.
+	"geglu_finite.yaml": "kernel: geglu_finite\ndtypes: [f32, bf16]\ncompute: f32\ndomain: finite\ninputs: [g, up]\noutputs:\n  - y: 0.5 * g * (1 + tanh(g)) * up\n",
+	"big_f16.yaml":      "kernel: big_f16\ndtypes: [f16]\ncompute: f16\ninputs: [x]\nconstants:\n  c: 65519.99\noutputs:\n  - y: c + x * 0\n",
 }
 
 func TestOracleModelsTheComputeType(t *testing.T) {

@@ -25,6 +25,20 @@ type Rounding struct {
 	// subnormal range (fl(x) = x(1+δ) + η, |η| <= Underflow), which every
 	// rounded result adds to its bound. Zero values keep float64's range.
 	Overflow, Underflow float64
+	// Round, when set, rounds a float64 to the compute type (nearest even,
+	// with its range). An input stored wider than the compute type (a
+	// pinned f32 input with f16 or bf16 compute) is converted by the kernel
+	// before any arithmetic: a deterministic rounding, so the reference
+	// applies it to the value instead of only widening the bound — an f32
+	// 7e-18 is 0 in f16, and 0·∞ is NaN there, not -∞ (issue 12, class 9).
+	Round func(float64) float64
+	// Literal, when set, is the value a literal or constant's text has in
+	// the compute type, rounded once from the decimal as the emitted source
+	// bakes it (dtype.Literal). Parsing to float64 first and rounding again
+	// is a double rounding: 340282356779733661537539395458142568448 is
+	// FLT_MAX in the kernel but lands on the f64 tie above it, which rounds
+	// to +Inf (issue 12, class 9).
+	Literal func(text string) (float64, error)
 }
 
 // fit applies the compute type's range to v, the exact result of an
@@ -147,12 +161,18 @@ func (b boundEnv) eval(x *Expr) dual {
 	}
 	switch x.Op {
 	case OpLiteral:
+		if v, ok := b.literal(x.Text); ok {
+			return v
+		}
 		v, _ := strconv.ParseFloat(x.Text, 64)
 		return b.round(v, 0)
 	case OpRef:
 		switch x.Ref {
 		case RefInput:
 			v := b.inputs[x.Index]
+			if x.Index < len(b.r.InputUnits) && b.r.InputUnits[x.Index] != 0 && b.r.Round != nil {
+				return dual{b.r.Round(v), 0}
+			}
 			if x.Index < len(b.r.InputUnits) {
 				return dual{v, b.r.InputUnits[x.Index] * math.Abs(v)}
 			}
@@ -165,6 +185,11 @@ func (b boundEnv) eval(x *Expr) dual {
 			return b.accs[x.Index]
 		case RefParam:
 			return b.round(b.params[x.Index], 0)
+		}
+		if x.Ref == RefConstant {
+			if v, ok := b.literal(b.k.Constants[x.Index].Text); ok {
+				return v
+			}
 		}
 		return b.round(evalEnv{k: b.k}.ref(x), 0)
 	case OpUnary:
@@ -185,12 +210,32 @@ func (b boundEnv) eval(x *Expr) dual {
 	return dual{math.NaN(), 0}
 }
 
+// literal is a literal's exact compute-type value (Rounding.Literal), or
+// false where the Rounding does not say how the source rounds it.
+func (b boundEnv) literal(text string) (dual, bool) {
+	if b.r.Literal == nil {
+		return dual{}, false
+	}
+	v, err := b.r.Literal(text)
+	if err != nil {
+		return dual{}, false
+	}
+	return dual{v, 0}, true
+}
+
 func (b boundEnv) binary(op string, x, y dual) dual {
 	v := binary64(op, x.v, y.v)
 	switch op {
 	case "+", "-":
 		return b.round(v, x.e+y.e)
 	case "*":
+		// An infinite factor times a nonzero one whose error reaches zero:
+		// the compute type may have rounded that factor to 0 (1 + tanh(u) is 0 in f32
+		// for u < -9, 4e-9 in float64), giving NaN where float64 gives ±∞.
+		// Which one is undecided, like the overflow edge (issue 12, class 9).
+		if (math.IsInf(x.v, 0) && y.v != 0 && math.Abs(y.v) <= y.e) || (math.IsInf(y.v, 0) && x.v != 0 && math.Abs(x.v) <= x.e) {
+			return dual{v, math.Inf(1)}
+		}
 		return b.round(v, scale(y.v, x.e)+scale(x.v, y.e))
 	case "/":
 		// Not first order in the denominator's error: |a/(y+δ) − a/y| <=

@@ -21,6 +21,7 @@ type Kernel struct {
 	Kind        Kind   // Schedule.Kind()
 	SpecPath    string // relative to the config folder
 	Math        string // "precise" or "fast"
+	Domain      string // "all" or "finite": the inputs parity feeds (spec.Spec.Domain)
 	Threadgroup int
 	// Compute is the arithmetic type; dtype.Invalid means "the variant's
 	// storage type".

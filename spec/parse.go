@@ -26,7 +26,7 @@ const DefaultThreadgroup = 256
 
 // Fields lists the top-level keys of a spec, in the order the contract gives.
 var Fields = []string{"kernel", "doc", "kind", "dtypes", "compute", "inputs", "params",
-	"constants", "let", "outputs", "math", "threadgroup", "ports", "tolerance", "segments", "matmul", "tile"}
+	"constants", "let", "outputs", "math", "threadgroup", "ports", "tolerance", "segments", "domain", "matmul", "tile"}
 
 // parser holds the state of reading one spec file.
 type parser struct {
@@ -53,7 +53,7 @@ func Parse(path string, src []byte, diags *diag.List) *Spec {
 		return nil
 	}
 	p := &parser{doc: doc, diags: diags, spec: &Spec{
-		Path: path, Pos: top, Kind: Elementwise, Math: "precise", Threadgroup: DefaultThreadgroup,
+		Path: path, Pos: top, Kind: Elementwise, Math: "precise", Domain: "all", Threadgroup: DefaultThreadgroup,
 	}}
 	seen := map[string]bool{}
 	for _, f := range fields {
@@ -109,6 +109,8 @@ func (p *parser) field(f yamlnode.Field) {
 		}
 	case "math":
 		s.Math = p.enum(f.Value, "math", []string{"precise", "fast"}, s.Math)
+	case "domain":
+		s.Domain = p.enum(f.Value, "domain", []string{"all", "finite"}, s.Domain)
 	case "threadgroup":
 		s.Threadgroup = p.threadgroup(f.Value)
 		s.ThreadgroupPos = f.KeyPos
@@ -245,9 +247,44 @@ func (p *parser) threadgroup(n ast.Node) int {
 	return int(tg)
 }
 
+// numberProblem says what is wrong with a YAML number kgen cannot bake
+// ("" when nothing): YAML's .nan and .inf, and hexadecimal, octal and
+// binary integers, are numbers to YAML but not decimal literals the
+// generated sources and the formula language share; 1e400 is past
+// float64, so past every compute type (issue 12, class 5).
+func numberProblem(text string) string {
+	t := strings.TrimLeft(text, "+-")
+	switch strings.ToLower(t) {
+	case ".nan":
+		return "is YAML's NaN: kgen bakes finite decimal numbers only"
+	case ".inf":
+		return "is YAML's infinity: kgen bakes finite decimal numbers only (the largest f32 is 3.4028235e38)"
+	}
+	for _, base := range []struct{ prefix, name string }{{"0x", "a hexadecimal"}, {"0o", "an octal"}, {"0b", "a binary"}} {
+		if strings.HasPrefix(strings.ToLower(t), base.prefix) {
+			if v, err := strconv.ParseInt(text, 0, 64); err == nil {
+				return fmt.Sprintf("is %s literal: write it in decimal (%d)", base.name, v)
+			}
+			return fmt.Sprintf("is %s literal: write it in decimal", base.name)
+		}
+	}
+	if numberRE.MatchString(text) {
+		if v, err := strconv.ParseFloat(text, 64); err != nil && math.IsInf(v, 0) {
+			return "is out of range even for float64; the largest f32 is 3.4028235e38, the largest f16 65504"
+		}
+	}
+	return ""
+}
+
 // number reads a finite number scalar and returns it with its source text.
 // Plain scalars like 1e-6, which YAML 1.1 reads as strings, count as numbers.
 func (p *parser) number(n ast.Node, what string) (float64, string, bool) {
+	if text, ok := yamlnode.Scalar(n); ok {
+		if why := numberProblem(text); why != "" {
+			p.diags.Addf(p.doc.Pos(n), "%s %s %s", what, text, why)
+			return 0, "", false
+		}
+	}
 	if s, ok := n.(*ast.StringNode); ok && s.GetToken().Type == token.StringType {
 		if _, err := strconv.ParseFloat(s.Value, 64); err == nil && numberRE.MatchString(s.Value) {
 			return p.number(&ast.FloatNode{BaseNode: s.BaseNode, Token: s.Token}, what)

@@ -129,19 +129,24 @@ type Spec struct {
 	// them, or an unknown key that looks like a typo of one. Later checks
 	// stay quiet about what follows from it (undefined and unused names),
 	// so the root cause is reported alone.
-	Damaged     []string
-	Kernel      Name
-	Doc         string
-	Kind        Kind
-	KindPos     diag.Pos // zero when the field is absent
-	DTypes      []TypeRef
-	Compute     TypeRef // Invalid = the storage type
-	Inputs      []Input
-	Params      []Param
-	Constants   []Constant
-	Let         []Formula
-	Outputs     []Formula
-	Math        string // "precise" or "fast"
+	Damaged   []string
+	Kernel    Name
+	Doc       string
+	Kind      Kind
+	KindPos   diag.Pos // zero when the field is absent
+	DTypes    []TypeRef
+	Compute   TypeRef // Invalid = the storage type
+	Inputs    []Input
+	Params    []Param
+	Constants []Constant
+	Let       []Formula
+	Outputs   []Formula
+	Math      string // "precise" or "fast"
+	// Domain is the inputs the author means the kernel for: "all" (the
+	// default: parity feeds ±Inf and NaN too) or "finite" (parity feeds
+	// finite values only), for kernels whose result on a non-finite input
+	// depends on how the compute type rounds (issue 12, class 9).
+	Domain      string
 	Threadgroup int
 	Ports       [NumBackends]Port
 	Tolerances  []Tolerance

@@ -45,7 +45,7 @@ var diskCases = []diskCase{
 		edits: []edit{{geluMetal, "template [[host_name(\"gelu_f16\")]] [[kernel]] decltype(gelu<half>) gelu<half>;\n", ""}},
 		want: []string{
 			"gen/msl/gelu.metal:*: gelu: the spec has dtype f16 but the file has no [[host_name(\"gelu_f16\")]] instantiation" + rerun,
-			"gen/msl/gelu.metal:*: hand-edited: the file differs from what kgen generated; move the change into the spec and run `kgen gen`",
+			"gen/msl/gelu.metal:*: hand-edited: the file differs from what kgen generated; `kgen gen` will not overwrite it: move the change into the spec, delete the file and run `kgen gen`",
 		}},
 	{name: "instantiation nobody asked for",
 		edits: []edit{{geluMetal, "decltype(gelu<half>) gelu<half>;\n", "decltype(gelu<half>) gelu<half>;\ntemplate [[host_name(\"gelu_bf16\")]] [[kernel]] decltype(gelu<bfloat>) gelu<bfloat>;\n"}},

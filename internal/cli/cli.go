@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -94,8 +95,12 @@ func (o *options) loadConfig() (*config.Config, error) {
 		if p, err = config.Find(wd); err != nil {
 			return nil, usageError{err}
 		}
-	} else if _, err := os.Stat(p); err != nil {
-		return nil, usageError{fmt.Errorf("--config: %w", err)}
+	} else if st, err := os.Stat(p); err != nil {
+		return nil, usageError{fmt.Errorf("--config %s: %v; name kgen.yaml's path", p, pathErr(err))}
+	} else if st.IsDir() {
+		// A usage error (exit 2), like a missing file: the flag names a
+		// config file, and a folder is the wrong kind of argument.
+		return nil, usageError{fmt.Errorf("--config %s: is a folder; name the config file inside it (e.g. --config %s)", p, filepath.Join(p, "kgen.yaml"))}
 	}
 	return config.Load(p)
 }
@@ -134,4 +139,14 @@ func usageErr(err error) bool {
 		}
 	}
 	return false
+}
+
+// pathErr is an OS error without the path an *os.PathError repeats, for
+// messages that already name the path as the user wrote it.
+func pathErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/kgen-dev/kgen/internal/output"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -45,7 +47,14 @@ func (o *options) cudaBuild(outDir string) error {
 		return fmt.Errorf("kgen cuda: %w", err)
 	}
 	if outDir == "" {
-		outDir = filepath.Join(cfg.Dir, filepath.FromSlash(cfg.OutGo), golang.CUDABinDir)
+		// The default folder is one of kgen's out folders: like gen, write
+		// (and remove old fatbins) only if no symlink on the way sends the
+		// writes elsewhere.
+		rel := path.Join(cfg.OutGo, golang.CUDABinDir)
+		if err := output.CheckReal(cfg.Dir, rel); err != nil {
+			return fmt.Errorf("kgen cuda: %w", err)
+		}
+		outDir = filepath.Join(cfg.Dir, filepath.FromSlash(rel))
 	}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return err

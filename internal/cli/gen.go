@@ -24,8 +24,11 @@ func genCmd(o *options) *cobra.Command {
 package. It writes nothing if any spec has an error or (inside a Go module)
 the generated Go package does not type-check, writes only files whose
 bytes changed, removes files it generated earlier that no spec produces any
-more, and never overwrites a file it did not generate. It names every
-hand-edited generated file it overwrites.
+more, and never overwrites or deletes a file it cannot prove it generated
+(kgen's header and a matching kgen-digest line): a generated file edited by
+hand is refused too. It writes all or nothing, even on I/O errors, only
+into real folders (no symlinks on the way), and two gens on one tree run
+one after the other.
 
 --check is a dry run: it writes nothing, prints a unified diff of what gen
 would change (from the disk to what it would write) and exits 1 when
@@ -64,6 +67,16 @@ func (o *options) gen() error {
 	if err := o.typeCheck(cfg, res); err != nil {
 		return err
 	}
+	// One gen at a time per tree: the lock covers the cleanup of an earlier
+	// killed run's temps, the comparison and the commit.
+	unlock, err := output.Lock(cfg.Dir, true)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if _, err := output.Cleanup(cfg.Dir, OutDirs(cfg)); err != nil {
+		return err
+	}
 	changes, err := output.Diff(cfg.Dir, OutDirs(cfg), res.Files)
 	if err != nil {
 		return err
@@ -71,11 +84,6 @@ func (o *options) gen() error {
 	written, removed, err := output.Apply(cfg.Dir, changes)
 	if err != nil {
 		return err
-	}
-	for _, c := range changes {
-		if c.State == output.HandEdited && contains(written, c.Path) {
-			fmt.Fprintf(o.stderr, "kgen gen: %s: overwrote a hand-edited generated file; the edit is lost unless it was moved into the spec\n", c.Path)
-		}
 	}
 	fmt.Fprintf(o.stdout, "kgen gen: %d kernel(s), %d file(s): %d written, %d removed, %d unchanged\n",
 		len(res.Kernels), len(res.Files), len(written), len(removed), len(res.Files)-len(written))

@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -16,8 +15,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-
-	"github.com/google/renameio/v2"
 
 	"github.com/kgen-dev/kgen/internal/par"
 )
@@ -37,7 +34,9 @@ var generatedExts = map[string]bool{".metal": true, ".cu": true, ".go": true, ".
 
 const digestPrefix = "// kgen-digest: "
 
-// IsGenerated reports whether data starts with kgen's header line.
+// IsGenerated reports whether data starts with kgen's header line. A header
+// alone proves nothing (anyone can copy it): use Owned before overwriting or
+// deleting a file.
 func IsGenerated(data []byte) bool {
 	first, _, _ := bytes.Cut(data, []byte("\n"))
 	return headerRE.Match(bytes.TrimRight(first, "\r"))
@@ -76,6 +75,21 @@ func Pristine(data []byte) bool {
 	return ok && sum == digest(first, body)
 }
 
+// Owned reports whether kgen can prove a file is its own: the header *and* a
+// digest line that matches the content. Only such a file is ever
+// overwritten (Stale) or deleted (Extra); a file that copied the header is
+// left alone, since a copied header is how a hand-written file ends up
+// looking generated.
+func Owned(data []byte) bool { return IsGenerated(data) && Pristine(data) }
+
+// hasDigest reports whether the second line is a digest line (matching or
+// not): with the header, the mark of a file kgen wrote and someone edited.
+func hasDigest(data []byte) bool {
+	_, rest, _ := bytes.Cut(data, []byte("\n"))
+	line, _, _ := bytes.Cut(rest, []byte("\n"))
+	return bytes.HasPrefix(line, []byte(digestPrefix))
+}
+
 func digest(header, body []byte) string {
 	h := sha256.New()
 	h.Write(header)
@@ -92,8 +106,8 @@ const (
 	Unchanged  State = iota
 	Missing          // not on disk
 	Stale            // kgen output from other inputs
-	HandEdited       // carries kgen's header but was edited
-	Foreign          // exists without kgen's header: never overwritten
+	HandEdited       // kgen's header and a digest line that no longer matches: never overwritten
+	Foreign          // not provably kgen's (no header, or a header without a digest line): never overwritten
 	Extra            // kgen output that no spec produces any more
 )
 
@@ -112,6 +126,11 @@ type Change struct {
 // owns; every file must lie in one, and kgen-generated files in them that are
 // not wanted are Extra. The result is sorted by path and omits Unchanged.
 func Diff(root string, outDirs []string, files []File) ([]Change, error) {
+	for _, d := range outDirs {
+		if err := CheckReal(root, d); err != nil {
+			return nil, err
+		}
+	}
 	wanted := map[string]bool{}
 	for _, f := range files {
 		if err := checkInside(f.Path, outDirs); err != nil {
@@ -176,15 +195,16 @@ func compare(root string, f File) (State, error) {
 	switch {
 	case bytes.Equal(have, f.Data):
 		return Unchanged, nil
-	case !IsGenerated(have):
-		return Foreign, nil
-	case !Pristine(have):
+	case Owned(have):
+		return Stale, nil
+	case IsGenerated(have) && hasDigest(have):
 		return HandEdited, nil
 	}
-	return Stale, nil
+	return Foreign, nil
 }
 
-// findExtra lists kgen-generated files in the out folders that are not wanted.
+// findExtra lists the files in the out folders that kgen can prove it wrote
+// (Owned) and no longer wants; anything else there is left alone.
 func findExtra(root string, outDirs []string, wanted map[string]bool) ([]Change, error) {
 	var out []Change
 	seen := map[string]bool{}
@@ -209,7 +229,7 @@ func findExtra(root string, outDirs []string, wanted map[string]bool) ([]Change,
 			if err != nil {
 				return nil, err
 			}
-			if IsGenerated(data) {
+			if Owned(data) {
 				out = append(out, Change{Path: p, State: Extra})
 			}
 		}
@@ -217,66 +237,21 @@ func findExtra(root string, outDirs []string, wanted map[string]bool) ([]Change,
 	return out, nil
 }
 
-// Apply makes the disk match: it first refuses if any change would overwrite
-// a file kgen did not generate, then writes each file atomically (temp file +
-// rename) and removes extra files. It returns the paths written and removed.
-func Apply(root string, changes []Change) (written, removed []string, err error) {
-	var foreign []string
-	for _, c := range changes {
-		if c.State == Foreign {
-			foreign = append(foreign, c.Path)
-		}
-	}
-	if len(foreign) > 0 {
-		return nil, nil, &ForeignError{Paths: foreign}
-	}
-	dirs := map[string]bool{}
-	for _, c := range changes {
-		dir := filepath.Dir(filepath.Join(root, filepath.FromSlash(c.Path)))
-		if c.State != Extra && !dirs[dir] {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return nil, nil, err
-			}
-			dirs[dir] = true
-		}
-	}
-	errs := make([]error, len(changes))
-	_ = par.Do(len(changes), par.IOWorkers(), func(i int) error {
-		errs[i] = applyOne(root, changes[i])
-		return nil
-	})
-	for i, c := range changes {
-		switch {
-		case errs[i] != nil:
-			err = errors.Join(err, errs[i])
-		case c.State == Extra:
-			removed = append(removed, c.Path)
-		default:
-			written = append(written, c.Path)
-		}
-	}
-	return written, removed, err
-}
-
-// applyOne writes one file atomically (a temp file in the same folder, then
-// rename) or removes an extra one.
-func applyOne(root string, c Change) error {
-	full := filepath.Join(root, filepath.FromSlash(c.Path))
-	if c.State == Extra {
-		return os.Remove(full)
-	}
-	return renameio.WriteFile(full, c.Data, 0o644, renameio.WithTempDir(filepath.Dir(full)))
-}
-
-// ForeignError lists files kgen would have to overwrite but did not generate.
+// ForeignError lists files kgen would have to overwrite but cannot prove
+// it wrote: Paths have no header (or a header without a digest line),
+// Edited carry kgen's header and a digest that no longer matches.
 type ForeignError struct {
-	Paths []string
+	Paths  []string
+	Edited []string
 }
 
 func (e *ForeignError) Error() string {
-	lines := make([]string, len(e.Paths))
-	for i, p := range e.Paths {
-		lines[i] = fmt.Sprintf("%s: refusing to overwrite a file kgen did not generate (no \"// Code generated by kgen … DO NOT EDIT.\" first line); move it away or delete it", p)
+	var lines []string
+	for _, p := range e.Paths {
+		lines = append(lines, fmt.Sprintf("%s:1:1: refusing to overwrite a file kgen did not generate (no \"// Code generated by kgen … DO NOT EDIT.\" first line with a matching \"// kgen-digest:\" line); move it away or delete it", p))
+	}
+	for _, p := range e.Edited {
+		lines = append(lines, fmt.Sprintf("%s:1:1: refusing to overwrite a generated file that was edited by hand (its kgen-digest no longer matches); move the change into the spec, then delete the file and run kgen gen again", p))
 	}
 	return strings.Join(lines, "\n")
 }

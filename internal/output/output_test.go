@@ -150,19 +150,21 @@ func TestDiff(t *testing.T) {
 	before := tree(t, root)
 	_, _, err = Apply(root, changes)
 	var fe *ForeignError
-	if !errors.As(err, &fe) || strings.Join(fe.Paths, " ") != "gen/msl/foreign.metal" {
+	if !errors.As(err, &fe) || strings.Join(fe.Paths, " ") != "gen/msl/foreign.metal" || strings.Join(fe.Edited, " ") != "gen/msl/edited.metal" {
 		t.Fatalf("Apply with a foreign file: %v", err)
 	}
-	if !strings.HasPrefix(err.Error(), "gen/msl/foreign.metal: refusing to overwrite a file kgen did not generate") {
+	if !strings.HasPrefix(err.Error(), "gen/msl/foreign.metal:1:1: refusing to overwrite a file kgen did not generate") {
 		t.Errorf("ForeignError: %s", err)
 	}
 	if after := tree(t, root); after != before {
 		t.Errorf("Apply refused but changed the tree:\n%s\n->\n%s", before, after)
 	}
 
-	// Without the foreign file it writes, removes, and leaves the rest alone.
-	if err := os.Remove(filepath.Join(root, "gen/msl/foreign.metal")); err != nil {
-		t.Fatal(err)
+	// Without the foreign and the edited file it writes, removes, and leaves the rest alone.
+	for _, p := range []string{"gen/msl/foreign.metal", "gen/msl/edited.metal"} {
+		if err := os.Remove(filepath.Join(root, p)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	old := time.Now().Add(-time.Hour)
 	same := filepath.Join(root, "gen/msl/same.metal")
@@ -209,7 +211,7 @@ func tree(t *testing.T, root string) string {
 	t.Helper()
 	var out []string
 	err := filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
-		if err != nil || info.IsDir() {
+		if err != nil || info.IsDir() || info.Mode()&os.ModeSymlink != 0 {
 			return err
 		}
 		data, err := os.ReadFile(p)

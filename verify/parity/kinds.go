@@ -66,7 +66,7 @@ func elemInputs(r *rand.Rand, k *ir.Kernel, v ir.Variant, sizes map[string]int, 
 	for _, b := range k.BindingsOf(ir.Input) {
 		vals[b.Index] = Inputs(r, sizes[b.Shape[0]], elemType(b, v), opts.Range, !opts.Plain)
 	}
-	return vals
+	return inDomain(r, k, v, vals, opts)
 }
 
 // elemF32Param is 2.5 + the param's index: typical of scales and slopes.

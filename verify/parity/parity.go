@@ -333,6 +333,8 @@ func roundingOf(k *ir.Kernel, v ir.Variant) ir.Rounding {
 	}
 	r := ir.Rounding{Unit: unit(compute), FuncUlps: funcUlps}
 	r.Overflow, r.Underflow = rangeOf(compute)
+	r.Round = func(v float64) float64 { return dtype.Round(v, compute) }
+	r.Literal = func(text string) (float64, error) { return dtype.Literal(text, compute) }
 	if compute != dtype.F32 {
 		// Functions run in f32 and are rounded to the compute type.
 		r.FuncUlps = 1 + funcUlps*unit(dtype.F32)/r.Unit

@@ -67,6 +67,35 @@ func RowKindOf(r, rows int) RowKind {
 	return SpecialRows[r-1]
 }
 
+// inDomain replaces every non-finite input by a finite special when the
+// spec says `domain: finite`: its author means the kernel for finite
+// inputs, so parity does not judge it on ±Inf and NaN.
+func inDomain(r *rand.Rand, k *ir.Kernel, v ir.Variant, vals [][]float64, opts Options) [][]float64 {
+	if k.Domain != "finite" {
+		return vals
+	}
+	for _, b := range k.BindingsOf(ir.Input) {
+		t := elemType(b, v)
+		finite := finiteSpecials(t, opts.Range)
+		for j, x := range vals[b.Index] {
+			if math.IsInf(x, 0) || math.IsNaN(x) {
+				vals[b.Index][j] = finite[r.IntN(len(finite))]
+			}
+		}
+	}
+	return vals
+}
+
+func finiteSpecials(t dtype.DType, rng float64) []float64 {
+	var finite []float64
+	for _, v := range Specials(t, rng) {
+		if !math.IsInf(v, 0) && !math.IsNaN(v) {
+			finite = append(finite, v)
+		}
+	}
+	return finite
+}
+
 // finiteInputs is Inputs with adversarial values but no infinity or NaN:
 // each non-finite draw is replaced by a finite special.
 func finiteInputs(r *rand.Rand, n int, t dtype.DType, rng float64) []float64 {
@@ -163,7 +192,7 @@ func rowInputs(r *rand.Rand, k *ir.Kernel, v ir.Variant, sizes map[string]int, o
 			}
 		}
 	}
-	return vals
+	return inDomain(r, k, v, vals, opts)
 }
 
 // carriers returns which [rows, cols] input carries a designated row's

@@ -68,7 +68,13 @@ func (*Elems) Kind() Kind { return Elementwise }
 
 // Stages implements Schedule: one stage, every output of one element.
 func (*Elems) Stages(k *Kernel) []Stage {
-	st := Stage{Kind: StageElement, Suffix: "eval", Comment: "every output of one element"}
+	return []Stage{k.outputStage("eval", "every output of one element")}
+}
+
+// outputStage is a kind's one stage that computes every output of one
+// element from the element's values alone (no per-row lets).
+func (k *Kernel) outputStage(suffix, comment string) Stage {
+	st := Stage{Kind: StageElement, Suffix: suffix, Comment: comment}
 	var exprs []*Expr
 	for _, s := range k.Steps {
 		if s.Output {
@@ -77,7 +83,7 @@ func (*Elems) Stages(k *Kernel) []Stage {
 		}
 	}
 	st.Deps = k.elementDeps(exprs, func(int) bool { return false })
-	return []Stage{k.finishStage(st)}
+	return k.finishStage(st)
 }
 
 // Launch implements Schedule: ceildiv(n, PerThread) threads, on every

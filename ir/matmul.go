@@ -241,16 +241,7 @@ func (mm *Matmul) Stages(k *Kernel) []Stage {
 	if mm.Rows != nil {
 		return mm.Rows.Stages(k)
 	}
-	st := Stage{Kind: StageElement, Suffix: "epilogue", Comment: "every output of one element from its accumulators"}
-	var exprs []*Expr
-	for _, s := range k.Steps {
-		if s.Output {
-			st.Targets = append(st.Targets, Target{Name: s.Name, Expr: s.Expr})
-			exprs = append(exprs, s.Expr)
-		}
-	}
-	st.Deps = k.elementDeps(exprs, func(int) bool { return false })
-	return []Stage{k.finishStage(st)}
+	return []Stage{k.outputStage("epilogue", "every output of one element from its accumulators")}
 }
 
 // Launch implements Schedule: one threadgroup per output tile, tiles in

@@ -207,6 +207,27 @@ func compare(root string, f File) (State, error) {
 // (Owned) and no longer wants; anything else there is left alone.
 func findExtra(root string, outDirs []string, wanted map[string]bool) ([]Change, error) {
 	var out []Change
+	err := eachOutEntry(root, outDirs, func(p string, e os.DirEntry) error {
+		if wanted[p] || !e.Type().IsRegular() || !generatedExts[path.Ext(p)] {
+			return nil
+		}
+		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(p)))
+		if err != nil {
+			return err
+		}
+		if Owned(data) {
+			out = append(out, Change{Path: p, State: Extra})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// eachOutEntry calls f with the slash path (relative to root) and entry of
+// everything directly in each out folder, each folder once; a folder that
+// does not exist has nothing. An error listing a folder comes back as a
+// *ListError.
+func eachOutEntry(root string, outDirs []string, f func(p string, e os.DirEntry) error) error {
 	seen := map[string]bool{}
 	for _, d := range outDirs {
 		if seen[d] {
@@ -218,24 +239,26 @@ func findExtra(root string, outDirs []string, wanted map[string]bool) ([]Change,
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return &ListError{Dir: d, Err: err}
 		}
 		for _, e := range entries {
-			p := path.Join(d, e.Name())
-			if wanted[p] || !e.Type().IsRegular() || !generatedExts[path.Ext(p)] {
-				continue
-			}
-			data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(p)))
-			if err != nil {
-				return nil, err
-			}
-			if Owned(data) {
-				out = append(out, Change{Path: p, State: Extra})
+			if err := f(path.Join(d, e.Name()), e); err != nil {
+				return err
 			}
 		}
 	}
-	return out, nil
+	return nil
 }
+
+// ListError is a failure to list an out folder.
+type ListError struct {
+	Dir string
+	Err error
+}
+
+func (e *ListError) Error() string { return e.Err.Error() }
+
+func (e *ListError) Unwrap() error { return e.Err }
 
 // ForeignError lists files kgen would have to overwrite but cannot prove
 // it wrote: Paths have no header (or a header without a digest line),

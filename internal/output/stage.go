@@ -153,26 +153,17 @@ func removeAll(paths []string) {
 // relative to root: left by a gen that was killed mid-way.
 func Temps(root string, outDirs []string) ([]string, error) {
 	var out []string
-	seen := map[string]bool{}
-	for _, d := range outDirs {
-		if seen[d] {
-			continue
+	err := eachOutEntry(root, outDirs, func(p string, e os.DirEntry) error {
+		if strings.HasPrefix(e.Name(), TempPrefix) && e.Type().IsRegular() {
+			out = append(out, p)
 		}
-		seen[d] = true
-		entries, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(d)))
-		if os.IsNotExist(err) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: cannot list: %v", d, pathless(err))
-		}
-		for _, e := range entries {
-			if strings.HasPrefix(e.Name(), TempPrefix) && e.Type().IsRegular() {
-				out = append(out, path.Join(d, e.Name()))
-			}
-		}
+		return nil
+	})
+	var le *ListError
+	if errors.As(err, &le) {
+		return nil, fmt.Errorf("%s: cannot list: %v", le.Dir, pathless(le.Err))
 	}
-	return out, nil
+	return out, err
 }
 
 // Cleanup removes the temp files a killed gen left in the out folders

@@ -92,7 +92,7 @@ func Load(file string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	src, err := os.ReadFile(abs)
+	src, err := yamlnode.ReadFile(abs)
 	if err != nil {
 		return nil, err
 	}

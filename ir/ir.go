@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"strings"
 
+	"github.com/kgen-dev/kgen/diag"
 	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/launch"
 )
@@ -19,7 +20,8 @@ type Kernel struct {
 	Name        string
 	Doc         string
 	Kind        Kind   // Schedule.Kind()
-	SpecPath    string // relative to the config folder
+	SpecPath    string   // relative to the config folder
+	NamePos     diag.Pos // where the spec names the kernel, for messages
 	Math        string // "precise" or "fast"
 	Domain      string // "all" or "finite": the inputs parity feeds (spec.Spec.Domain)
 	Threadgroup int

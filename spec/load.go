@@ -4,7 +4,6 @@ import (
 	"errors"
 	"github.com/kgen-dev/kgen/internal/usertext"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -12,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/kgen-dev/kgen/diag"
+	"github.com/kgen-dev/kgen/internal/yamlnode"
 )
 
 // LoadDir reads every *.yaml and *.yml file under root/dir (recursively, in
@@ -41,7 +41,7 @@ func LoadDir(root, dir string, diags *diag.List) []*Spec {
 			diags.Addf(diag.Pos{Path: strconv.Quote(rel)}, "the spec file's name contains %s; rename the file", what)
 			continue
 		}
-		src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+		src, err := yamlnode.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
 		if err != nil {
 			diags.Addf(diag.Pos{Path: rel}, "cannot read spec: %v", err)
 			continue

@@ -28,7 +28,7 @@ func Parse(path string, src []byte, diags *diag.List) (*Doc, bool) {
 	// Line breaks as YAML (and goccy) count them: \r\n, \n, or a lone \r.
 	lines := strings.Split(strings.ReplaceAll(strings.ReplaceAll(string(src), "\r\n", "\n"), "\r", "\n"), "\n")
 	doc := &Doc{Path: path, Lines: lines}
-	if !precheck(path, src, diags) {
+	if !checkSize(path, src, diags) || !precheck(path, src, diags) || !checkNesting(path, src, diags) {
 		return nil, false
 	}
 	file, err := parser.ParseBytes(src, 0, parser.AllowDuplicateMapKey())

@@ -25,7 +25,7 @@ func LoadDir(root, dir string, diags *diag.List) []*Spec {
 		case errors.Is(err, fs.ErrNotExist):
 			diags.Addf(diag.Pos{Path: dir}, "the specs folder named in kgen.yaml does not exist")
 		case errors.As(err, &pe): // its path is absolute; messages stay relative
-			diags.Addf(diag.Pos{Path: dir}, "cannot read the specs folder: %v", pe.Err)
+			diags.Addf(diag.Pos{Path: dir}, "cannot read the specs folder: %s", diag.OSReason(pe.Err))
 		default:
 			diags.Addf(diag.Pos{Path: dir}, "cannot read the specs folder: %v", err)
 		}
@@ -43,7 +43,7 @@ func LoadDir(root, dir string, diags *diag.List) []*Spec {
 		}
 		src, err := yamlnode.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
 		if err != nil {
-			diags.Addf(diag.Pos{Path: rel}, "cannot read spec: %v", err)
+			diags.Addf(diag.Pos{Path: rel}, "cannot read spec: %s", diag.OSReason(err))
 			continue
 		}
 		if s := Parse(rel, src, diags); s != nil {

@@ -1,6 +1,7 @@
 package yamlnode
 
 import (
+	"errors"
 	"io"
 	"os"
 	"unicode/utf8"
@@ -22,7 +23,14 @@ const (
 // ReadFile reads a spec or config file, but never more than MaxBytes+1
 // bytes of it (a file named like a spec may be a device or a huge file);
 // Parse reports the oversize file at its position.
+// A FIFO or device is refused before it is opened (opening a FIFO blocks
+// until something writes to it).
 func ReadFile(name string) ([]byte, error) {
+	if st, err := os.Stat(name); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() && !st.IsDir() {
+		return nil, ErrNotRegular
+	}
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
@@ -30,6 +38,9 @@ func ReadFile(name string) ([]byte, error) {
 	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, MaxBytes+1))
 }
+
+// ErrNotRegular: ReadFile was given a FIFO, socket or device.
+var ErrNotRegular = errors.New("it is not a regular file (a FIFO, socket or device); kgen reads only regular files")
 
 func checkSize(path string, src []byte, diags *diag.List) bool {
 	if len(src) <= MaxBytes {

@@ -19,11 +19,11 @@ import (
 type Kernel struct {
 	Name        string
 	Doc         string
-	Kind        Kind   // Schedule.Kind()
+	Kind        Kind     // Schedule.Kind()
 	SpecPath    string   // relative to the config folder
 	NamePos     diag.Pos // where the spec names the kernel, for messages
-	Math        string // "precise" or "fast"
-	Domain      string // "all" or "finite": the inputs parity feeds (spec.Spec.Domain)
+	Math        string   // "precise" or "fast"
+	Domain      string   // "all" or "finite": the inputs parity feeds (spec.Spec.Domain)
 	Threadgroup int
 	// Compute is the arithmetic type; dtype.Invalid means "the variant's
 	// storage type".

@@ -94,3 +94,21 @@ func TestSizeLimit(t *testing.T) {
 		t.Fatalf("ReadFile: %d bytes, %v", len(data), err)
 	}
 }
+
+// TestEndOfValuePosition: an error at the end of a value ("formula ends
+// where a value was expected") points just past its last character: the
+// closing quote after an escape, not past the line in a block scalar.
+func TestEndOfValuePosition(t *testing.T) {
+	for _, tt := range []struct{ src, want string }{
+		{"y: \"\\x41 +\"\n", "f.yaml:1:11"},
+		{"y: 'a''b +'\n", "f.yaml:1:11"},
+		{"y: >\n   0*\n", "f.yaml:2:6"},
+		{"y: é +\n", "f.yaml:1:7"},
+	} {
+		doc, n := value(t, tt.src, "y")
+		text, _ := Scalar(n)
+		if got := doc.MapScalar(n).At(len(text)).String(); got != tt.want {
+			t.Errorf("%q: end of value at %s, want %s", tt.src, got, tt.want)
+		}
+	}
+}

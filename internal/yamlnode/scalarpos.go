@@ -153,10 +153,9 @@ func (m ScalarMap) At(off int) diag.Pos {
 	if i < len(seg.cols) {
 		return seg.pos.Shift(seg.cols[i])
 	}
-	if i <= len(seg.text) {
-		return seg.pos.Shift(utf8.RuneCountInString(seg.text[:i]))
-	}
-	return seg.pos.Shift(utf8.RuneCountInString(seg.text) + i - len(seg.text))
+	// Past the line's text (the line break or folding space after it, as
+	// at the end of a block scalar): just past its last character.
+	return seg.pos.Shift(utf8.RuneCountInString(seg.text[:min(i, len(seg.text))]))
 }
 
 // sourceFrom is the rest of a line from a rune column.
@@ -171,7 +170,8 @@ func (d *Doc) sourceFrom(p diag.Pos) string {
 
 // quotedCols maps each byte of a quoted scalar's value to the column
 // offset, in src (the text after the opening quote), of the character or
-// escape sequence it comes from. It stops at the closing quote.
+// escape sequence it comes from, plus one entry for the end of the value
+// (the closing quote's column). It stops at the closing quote.
 func quotedCols(src string, double bool) []int {
 	var cols []int
 	col := 0
@@ -181,11 +181,11 @@ func quotedCols(src string, double bool) []int {
 		switch {
 		case !double && r == '\'':
 			if !strings.HasPrefix(src[i:], "''") {
-				return cols
+				return append(cols, col)
 			}
 			n, size, width = 1, 2, 2
 		case double && r == '"':
-			return cols
+			return append(cols, col)
 		case double && r == '\\' && i+1 < len(src):
 			n, size = escapeLen(src[i+1:])
 			width = size
@@ -196,7 +196,7 @@ func quotedCols(src string, double bool) []int {
 		col += width
 		i += size
 	}
-	return cols
+	return append(cols, col)
 }
 
 // escapeLen is the value bytes and source bytes of the YAML escape after a

@@ -75,6 +75,7 @@ func TestMapScalar(t *testing.T) {
 		{"escapes before", "y: \"\\x41 zz \\u00e9\\t zz\"\n", "zz", []string{"1:10", "1:22"}},
 		{"tab before", "y: \"a\tzz\"\n", "zz", []string{"1:7"}},
 		{"quote doubled before", "y: 'it''s zz'\n", "zz", []string{"1:11"}},
+		{"escape then end", "y: \"\\x41zz\"\n", "zz", []string{"1:9"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -16,11 +16,11 @@ import (
 	"github.com/kgen-dev/kgen/generate"
 )
 
-// longFormula is a sum of n products, grouped eight to a parenthesis
+// longFormula is a sum of n/2 products (n terms), grouped eight to a parenthesis
 // (then eight groups to one, and so on) so that it stays within
 // expr.MaxHeight however long it is.
 func longFormula(n int) string {
-	terms := make([]string, n)
+	terms := make([]string, n/2) // two terms each
 	for i := range terms {
 		terms[i] = fmt.Sprintf("x * %d.5", i%7)
 	}

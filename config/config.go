@@ -70,10 +70,16 @@ func Find(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	start := dir
 	for {
 		p := filepath.Join(dir, FileName)
 		if st, err := os.Stat(p); err == nil && !st.IsDir() {
 			return p, nil
+		} else if err == nil {
+			if rel, err := filepath.Rel(start, p); err == nil {
+				p = rel
+			}
+			return "", fmt.Errorf("%s is a folder, not kgen's config file; rename it, or pass --config", p)
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -92,9 +98,9 @@ func Load(file string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	src, err := os.ReadFile(abs)
+	src, err := yamlnode.ReadFile(abs)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: cannot read: %s", file, diag.OSReason(err))
 	}
 	c := Default()
 	c.Path, c.Dir = abs, filepath.Dir(abs)

@@ -42,7 +42,11 @@ var operators = []string{"<=", ">=", "==", "!=", "&&", "||", "+", "-", "*", "/",
 // lex splits a formula into tokens; the last is always tokEOF.
 func lex(src string) ([]token, *Error) {
 	var toks []token
+	terms := 0
 	for i := 0; i < len(src); {
+		if c := src[i]; (isDigit(c) || isLetter(c) || c == '.') && terms == MaxTerms {
+			return nil, &Error{Off: i, Msg: fmt.Sprintf("formula has more than %d terms (numbers and names); split it with let", MaxTerms)}
+		}
 		c := src[i]
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
@@ -53,6 +57,7 @@ func lex(src string) ([]token, *Error) {
 				return nil, err
 			}
 			toks = append(toks, token{tokNumber, i, src[i : i+n]})
+			terms++
 			i += n
 		case isLetter(c):
 			j := i + 1
@@ -60,6 +65,7 @@ func lex(src string) ([]token, *Error) {
 				j++
 			}
 			toks = append(toks, token{tokIdent, i, src[i:j]})
+			terms++
 			i = j
 		case c == '(':
 			toks = append(toks, token{tokLParen, i, "("})

@@ -13,14 +13,27 @@ type Error struct {
 
 func (e *Error) Error() string { return fmt.Sprintf("offset %d: %s", e.Off, e.Msg) }
 
-// maxDepth bounds nesting so hostile input cannot exhaust the stack.
-const maxDepth = 200
+// Limits on one formula, so that hostile input can neither exhaust the
+// stack nor make any stage slow, and so that the generated code stays
+// within what compilers accept (clang, and so Metal, refuses brackets
+// nested deeper than 256; an f16 or bf16 level writes up to three).
+const (
+	// MaxHeight is the deepest an operator or call may sit over a value:
+	// a + b + c is two levels, f(g(x)) two, and parentheses add none.
+	// Every later walk of a formula costs at most MaxHeight per term.
+	MaxHeight = 64
+	// MaxTerms is the most numbers and names one formula may hold.
+	MaxTerms = 10000
+	// maxDepth bounds the parser's own recursion (parentheses included).
+	maxDepth = 200
+)
 
 type parser struct {
-	toks  []token
-	i     int
-	depth int
-	err   *Error
+	toks   []token
+	i      int
+	depth  int
+	height int // the height of the node just parsed
+	err    *Error
 }
 
 // Parse parses a formula. It stops at the first syntax error, which it
@@ -94,10 +107,21 @@ func (p *parser) expr(min int) Node {
 			return x
 		}
 		p.next()
+		xh := p.height
 		y := p.expr(prec + 1)
 		x = &Binary{X: x, Op: t.text, OpOff: t.off, Y: y}
+		p.rise(max(xh, p.height), t.off)
 	}
 	return x
+}
+
+// rise sets the height of an operator or call over operands of height h,
+// and refuses one over MaxHeight, at off.
+func (p *parser) rise(h, off int) {
+	p.height = h + 1
+	if p.height > MaxHeight {
+		p.fail(off, "formula nests deeper than %d levels (each operator and call over its operands is one: a + b + c is two); split it with let", MaxHeight)
+	}
 }
 
 func (p *parser) unary() Node {
@@ -110,13 +134,16 @@ func (p *parser) unary() Node {
 			p.fail(t.off, "formula nests deeper than %d levels", maxDepth)
 			return nil
 		}
-		return &Unary{Off: t.off, Op: t.text, X: p.unary()}
+		u := &Unary{Off: t.off, Op: t.text, X: p.unary()}
+		p.rise(p.height, t.off)
+		return u
 	}
 	return p.primary()
 }
 
 func (p *parser) primary() Node {
 	t := p.next()
+	p.height = 0
 	switch t.kind {
 	case tokNumber:
 		return &Number{Off: t.off, Text: t.text}
@@ -146,10 +173,14 @@ func (p *parser) call(name token) Node {
 	c := &Call{Off: name.off, Fn: name.text}
 	if p.peek().kind == tokRParen {
 		p.next()
+		p.rise(0, name.off)
 		return c
 	}
+	h := 0
+	defer func() { p.rise(h, name.off) }()
 	for p.err == nil {
 		c.Args = append(c.Args, p.expr(1))
+		h = max(h, p.height)
 		if p.peek().kind == tokComma {
 			p.next()
 			continue

@@ -52,7 +52,7 @@ func buildKernel(s *spec.Spec, diags *diag.List) *Kernel {
 		return nil
 	}
 	k := &Kernel{
-		Name: s.Kernel.Name, Doc: s.Doc, Kind: kb.kind, SpecPath: s.Path, Math: s.Math, Domain: s.Domain,
+		Name: s.Kernel.Name, Doc: s.Doc, Kind: kb.kind, SpecPath: s.Path, NamePos: s.Kernel.Pos, Math: s.Math, Domain: s.Domain,
 		Threadgroup: s.Threadgroup, Compute: s.Compute.Type,
 	}
 	checkPorts(s, diags)

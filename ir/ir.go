@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"strings"
 
+	"github.com/kgen-dev/kgen/diag"
 	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/launch"
 )
@@ -18,10 +19,11 @@ import (
 type Kernel struct {
 	Name        string
 	Doc         string
-	Kind        Kind   // Schedule.Kind()
-	SpecPath    string // relative to the config folder
-	Math        string // "precise" or "fast"
-	Domain      string // "all" or "finite": the inputs parity feeds (spec.Spec.Domain)
+	Kind        Kind     // Schedule.Kind()
+	SpecPath    string   // relative to the config folder
+	NamePos     diag.Pos // where the spec names the kernel, for messages
+	Math        string   // "precise" or "fast"
+	Domain      string   // "all" or "finite": the inputs parity feeds (spec.Spec.Domain)
 	Threadgroup int
 	// Compute is the arithmetic type; dtype.Invalid means "the variant's
 	// storage type".

@@ -155,12 +155,19 @@ func (e *rowEval) accumulate(p int) []rowAcc {
 }
 
 // add folds one term d into the accumulator of a reduction: sums add their
-// terms' bounds, max and min keep the largest.
+// terms' bounds, max and min keep the largest. A NaN term, which max and
+// min pass over (Fold), brings no bound either: its NaN bound (an input
+// rounded to the compute type, say) would otherwise make the row's bound
+// NaN, and parity would judge the whole row by the tolerance alone.
 func (a *rowAcc) add(op ReduceOp, d dual) {
+	acc := a.v
 	a.v = op.Fold(a.v, d.v)
 	if op.Sums() {
 		a.e += d.e
 		a.abs += math.Abs(d.v)
+		return
+	}
+	if math.IsNaN(d.v) && !math.IsNaN(acc) {
 		return
 	}
 	a.e = math.Max(a.e, d.e)

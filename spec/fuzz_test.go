@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/kgen-dev/kgen/diag"
 	"github.com/kgen-dev/kgen/ir"
@@ -37,9 +39,15 @@ func FuzzParse(f *testing.F) {
 		// Line breaks as YAML counts them: \r\n, \n, or a lone \r.
 		lines := bytes.Count(bytes.ReplaceAll(src, []byte("\r\n"), []byte("\n")), []byte("\n")) +
 			bytes.Count(bytes.ReplaceAll(src, []byte("\r\n"), nil), []byte("\r")) + 1
+		text := strings.Split(strings.ReplaceAll(strings.ReplaceAll(string(src), "\r\n", "\n"), "\r", "\n"), "\n")
 		for _, d := range diags.Sorted() {
 			if d.Pos.Path != path || d.Pos.Line < 1 || d.Pos.Col < 1 || d.Pos.Line > lines {
 				t.Errorf("diagnostic at a bad position (file has %d lines): %s", lines, d)
+				continue
+			}
+			// Columns count runes: at most one past the line's last.
+			if runes := utf8.RuneCountInString(text[d.Pos.Line-1]); d.Pos.Col > runes+1 {
+				t.Errorf("column %d past the end of line %d (%d runes): %s", d.Pos.Col, d.Pos.Line, runes, d)
 			}
 			if d.Msg == "" {
 				t.Errorf("empty message at %s", d.Pos)

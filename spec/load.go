@@ -4,7 +4,6 @@ import (
 	"errors"
 	"github.com/kgen-dev/kgen/internal/usertext"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -12,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/kgen-dev/kgen/diag"
+	"github.com/kgen-dev/kgen/internal/yamlnode"
 )
 
 // LoadDir reads every *.yaml and *.yml file under root/dir (recursively, in
@@ -25,7 +25,7 @@ func LoadDir(root, dir string, diags *diag.List) []*Spec {
 		case errors.Is(err, fs.ErrNotExist):
 			diags.Addf(diag.Pos{Path: dir}, "the specs folder named in kgen.yaml does not exist")
 		case errors.As(err, &pe): // its path is absolute; messages stay relative
-			diags.Addf(diag.Pos{Path: dir}, "cannot read the specs folder: %v", pe.Err)
+			diags.Addf(diag.Pos{Path: dir}, "cannot read the specs folder: %s", diag.OSReason(pe.Err))
 		default:
 			diags.Addf(diag.Pos{Path: dir}, "cannot read the specs folder: %v", err)
 		}
@@ -41,9 +41,9 @@ func LoadDir(root, dir string, diags *diag.List) []*Spec {
 			diags.Addf(diag.Pos{Path: strconv.Quote(rel)}, "the spec file's name contains %s; rename the file", what)
 			continue
 		}
-		src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+		src, err := yamlnode.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
 		if err != nil {
-			diags.Addf(diag.Pos{Path: rel}, "cannot read spec: %v", err)
+			diags.Addf(diag.Pos{Path: rel}, "cannot read spec: %s", diag.OSReason(err))
 			continue
 		}
 		if s := Parse(rel, src, diags); s != nil {

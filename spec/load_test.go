@@ -32,3 +32,28 @@ func TestSpecFileNameCannotCarryCode(t *testing.T) {
 		}
 	}
 }
+
+// TestUnreadableSpecFiles: a dangling symlink, a FIFO (whose open would
+// block forever) and a file that cannot be read get one relative,
+// positioned line that says what to do, never the absolute path.
+func TestUnreadableSpecFiles(t *testing.T) {
+	dir := t.TempDir()
+	specs := filepath.Join(dir, "specs")
+	if err := os.MkdirAll(specs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "nowhere"), filepath.Join(specs, "dangling.yaml")); err != nil {
+		t.Skip(err)
+	}
+	fifo := mkfifo(filepath.Join(specs, "fifo.yaml"))
+	var diags diag.List
+	LoadDir(dir, "specs", &diags)
+	got := diags.Err().Error()
+	want := "specs/dangling.yaml: cannot read spec: it does not exist (or is a symlink to nothing); create it or fix the path"
+	if fifo == nil {
+		want += "\nspecs/fifo.yaml: cannot read spec: it is not a regular file (a FIFO, socket or device); kgen reads only regular files"
+	}
+	if got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}

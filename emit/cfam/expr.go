@@ -154,26 +154,31 @@ func isComparison(op string) bool {
 	return false
 }
 
+// call renders each argument once, in the compute type or (f16 and bf16
+// functions) as float: rendering both would double the work at every
+// nesting level, 2^64 for 64 nested calls.
 func (r renderer) call(e *ir.Expr) string {
-	args := make([]string, len(e.Args))
-	for i, a := range e.Args {
-		args[i] = r.expr(a)
-	}
 	f, ok := funcs.Lookup(e.Func)
 	if !ok {
 		return "/* unknown function */"
 	}
 	sp := r.d.Spell(f, r.math)
-	if sp.Name == funcs.Conditional {
-		return "(" + args[0] + " ? " + args[1] + " : " + args[2] + ")"
+	inFloat := sp.Name != funcs.Conditional && r.compute != dtype.F32 && !(r.d.PreludeOverloads && sp.Prelude != "")
+	args := make([]string, len(e.Args))
+	for i, a := range e.Args {
+		if inFloat {
+			args[i] = r.asFloat(a)
+		} else {
+			args[i] = r.expr(a)
+		}
 	}
-	if r.compute == dtype.F32 || (r.d.PreludeOverloads && sp.Prelude != "") {
+	switch {
+	case sp.Name == funcs.Conditional:
+		return "(" + args[0] + " ? " + args[1] + " : " + args[2] + ")"
+	case !inFloat:
 		return sp.Name + "(" + strings.Join(args, ", ") + ")"
 	}
 	// f16 and bf16 compute: functions are evaluated in float and rounded.
-	for i, a := range e.Args {
-		args[i] = r.asFloat(a)
-	}
 	return r.round(sp.Name + "(" + strings.Join(args, ", ") + ")")
 }
 

@@ -17,12 +17,16 @@ package golang
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"go/format"
+	"go/scanner"
 	"sort"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/kgen-dev/kgen/diag"
 	"github.com/kgen-dev/kgen/funcs"
 	"github.com/kgen-dev/kgen/internal/par"
 	"github.com/kgen-dev/kgen/ir"
@@ -70,7 +74,9 @@ func Emit(kernels []*ir.Kernel, opts Options) ([]File, error) {
 		k := kernels[i]
 		kf, err := kernelFiles(k, opts)
 		if err != nil {
-			return fmt.Errorf("go output for kernel %s (%s): %w", k.Name, k.SpecPath, err)
+			var diags diag.List
+			diags.Addf(k.NamePos, "the Go output of kernel %s: %v", k.Name, err)
+			return diags.Err()
 		}
 		perKernel[i] = kf
 		return nil
@@ -141,12 +147,32 @@ func newFile(opts Options, from string) *jen.File {
 	return f
 }
 
+// It formats the file itself: jennifer's own formatting error carries the
+// whole unformatted file, which no message should dump. A file that does
+// not format is a kgen bug (user text is checked or escaped before it gets
+// here); the error names the first problem and its line, shortened.
 func render(f *jen.File) ([]byte, error) {
 	var buf bytes.Buffer
+	f.NoFormat = true
 	if err := f.Render(&buf); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	out, err := format.Source(buf.Bytes())
+	if err == nil {
+		return out, nil
+	}
+	var list scanner.ErrorList
+	if errors.As(err, &list) && len(list) > 0 {
+		line := ""
+		if lines := strings.Split(buf.String(), "\n"); list[0].Pos.Line >= 1 && list[0].Pos.Line <= len(lines) {
+			line = strings.TrimSpace(lines[list[0].Pos.Line-1])
+			if r := []rune(line); len(r) > 60 {
+				line = string(r[:60]) + "…"
+			}
+		}
+		return nil, fmt.Errorf("kgen bug: the generated Go does not format (%s, in %q); please report it", list[0].Msg, line)
+	}
+	return nil, fmt.Errorf("kgen bug: the generated Go does not format (%v); please report it", err)
 }
 
 // rt is a qualified identifier of the runtime package.

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/kgen-dev/kgen/config"
+	"github.com/kgen-dev/kgen/diag"
 	"github.com/kgen-dev/kgen/emit/golang"
 	"github.com/kgen-dev/kgen/funcs"
 	"github.com/kgen-dev/kgen/generate"
@@ -228,11 +229,14 @@ func TestGoNameClashesAreErrors(t *testing.T) {
 	if err == nil {
 		t.Fatal("clashing Go names were accepted")
 	}
-	for _, want := range []string{"specs/b.yaml: Go name Conv2d is also declared by kernel conv2d (specs/a.yaml)",
-		"specs/c.yaml: Go name Kernels is also declared by the package's Kernels function"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q lacks %q", err, want)
-		}
+	// One positioned line per clashing pair, at the later kernel's name.
+	want := "specs/b.yaml:1:9: kernel \"conv_2d\" and kernel \"conv2d\" (specs/a.yaml:1:9) both become Go name Conv2d; rename one of them\n" +
+		"specs/c.yaml:1:9: kernel \"kernels\" would declare the Go name Kernels, which the package's Kernels function has; rename the kernel"
+	if err.Error() != want {
+		t.Errorf("error:\n%s\nwant:\n%s", err, want)
+	}
+	if _, ok := diag.AsError(err); !ok {
+		t.Errorf("the clashes are not diagnostics: %T", err)
 	}
 }
 

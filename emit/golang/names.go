@@ -1,11 +1,10 @@
 package golang
 
 import (
-	"fmt"
 	"go/token"
-	"sort"
 	"strings"
 
+	"github.com/kgen-dev/kgen/diag"
 	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/ir"
 )
@@ -159,25 +158,29 @@ func (n *names) local(name string) string {
 
 // checkNames reports Go identifiers that two kernels would both declare
 // (gelu_tanh and gelu__tanh are both GeluTanh) or that clash with the
-// package's own Kernels function.
+// package's own Kernels function: one line per pair of kernels, at the
+// later kernel's name.
 func checkNames(kernels []*ir.Kernel) error {
-	owner := map[string]string{"Kernels": "the package's Kernels function"}
-	var clashes []string
+	owner := map[string]*ir.Kernel{}
+	var diags diag.List
 	for _, k := range kernels {
 		if GoName(k.Name) == "" {
-			return fmt.Errorf("kernel %q has no Go name", k.Name)
+			diags.Addf(k.NamePos, "kernel %q has no Go name; use letters", k.Name)
+			continue
 		}
+		reported := map[*ir.Kernel]bool{}
 		for _, id := range newNames(k).topLevel(k) {
-			if prev, dup := owner[id]; dup {
-				clashes = append(clashes, fmt.Sprintf("%s: Go name %s is also declared by %s; rename one of the kernels", k.SpecPath, id, prev))
-				continue
+			prev, dup := owner[id]
+			switch {
+			case id == "Kernels":
+				diags.Addf(k.NamePos, "kernel %q would declare the Go name Kernels, which the package's Kernels function has; rename the kernel", k.Name)
+			case dup && !reported[prev]:
+				reported[prev] = true
+				diags.Addf(k.NamePos, "kernel %q and kernel %q (%s) both become Go name %s; rename one of them", k.Name, prev.Name, prev.NamePos, id)
+			case !dup:
+				owner[id] = k
 			}
-			owner[id] = "kernel " + k.Name + " (" + k.SpecPath + ")"
 		}
 	}
-	if len(clashes) > 0 {
-		sort.Strings(clashes)
-		return fmt.Errorf("%s", strings.Join(clashes, "\n"))
-	}
-	return nil
+	return diags.Err()
 }

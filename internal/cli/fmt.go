@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/google/renameio/v2"
@@ -11,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kgen-dev/kgen/diag"
+	"github.com/kgen-dev/kgen/internal/yamlnode"
 	"github.com/kgen-dev/kgen/spec"
 )
 
@@ -61,7 +61,7 @@ func (o *options) fmtSpecs(args []string, f fmtFlags) error {
 		if !filepath.IsAbs(full) {
 			full = filepath.Join(root, full)
 		}
-		src, err := os.ReadFile(full)
+		src, err := yamlnode.ReadFile(full)
 		if err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package yamlnode
 
 import (
 	"bytes"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/kgen-dev/kgen/diag"
@@ -12,7 +13,8 @@ import (
 // UTF-8 BOM, invalid UTF-8, and a TAB outside a comment or quoted string —
 // goccy joins the tokens around a TAB in a plain scalar, so `x + 1<TAB>0`
 // would read as x + 10. Specs are written with spaces; quoted strings may
-// hold a TAB. Linear in the input.
+// hold a TAB. Control characters other than TAB and line breaks, which
+// YAML forbids and goccy misreports, are refused too. Linear in the input.
 func precheck(path string, src []byte, diags *diag.List) bool {
 	switch {
 	case bytes.HasPrefix(src, []byte{0xFF, 0xFE}) || bytes.HasPrefix(src, []byte{0xFE, 0xFF}) || bytes.IndexByte(src, 0) >= 0:
@@ -34,10 +36,14 @@ func precheck(path string, src []byte, diags *diag.List) bool {
 			diags.Addf(diag.Pos{Path: path, Line: line, Col: col}, "invalid UTF-8 (byte 0x%02x); save the file as UTF-8", src[i])
 			return false
 		case r == '\n' || r == '\r':
-			line, col, quote, comment, prev = line+1, 0, 0, false, ' '
+			line, col, quote, comment = line+1, 0, 0, false
 			if r == '\r' && i+1 < len(src) && src[i+1] == '\n' {
 				i++
 			}
+			r = ' ' // a quote may open the next line
+		case r != '\t' && unicode.IsControl(r):
+			diags.Addf(diag.Pos{Path: path, Line: line, Col: col}, "the control character %U, which YAML does not allow in a file; remove it (in a double-quoted string, an escape such as \\x01 writes one)", r)
+			return false
 		case comment:
 		case quote != 0 && r == quote:
 			quote = 0

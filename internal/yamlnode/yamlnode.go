@@ -7,6 +7,7 @@ package yamlnode
 import (
 	"errors"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
@@ -28,12 +29,19 @@ func Parse(path string, src []byte, diags *diag.List) (*Doc, bool) {
 	// Line breaks as YAML (and goccy) count them: \r\n, \n, or a lone \r.
 	lines := strings.Split(strings.ReplaceAll(strings.ReplaceAll(string(src), "\r\n", "\n"), "\r", "\n"), "\n")
 	doc := &Doc{Path: path, Lines: lines}
-	if !precheck(path, src, diags) {
+	if !checkSize(path, src, diags) || !precheck(path, src, diags) || !checkNesting(path, src, diags) {
 		return nil, false
 	}
 	file, err := parser.ParseBytes(src, 0, parser.AllowDuplicateMapKey())
 	if err != nil {
-		diags.Addf(doc.errPos(err), "invalid YAML: %s", yamlMessage(err))
+		pos := doc.errPos(err)
+		hint := ""
+		if strings.Contains(doc.line(pos.Line-1)+doc.line(pos.Line), "\t") {
+			// goccy misreads some quoted strings holding a TAB (a quoted
+			// key, a flow mapping's value) and blames a later token.
+			hint = ` (a TAB in a quoted string confuses the YAML reader here; write \t in double quotes)`
+		}
+		diags.Addf(pos, "invalid YAML: %s%s", yamlMessage(err), hint)
 		return nil, false
 	}
 	if len(file.Docs) > 1 {
@@ -75,7 +83,7 @@ func (d *Doc) tokenPos(tk *token.Token) diag.Pos {
 	// goccy counts a lone \r, and a \r\n inside quotes, as two line breaks
 	// where this file has one: keep positions inside the file.
 	line := min(max(tk.Position.Line, 1), len(d.Lines))
-	col := min(max(tk.Position.Column, 1), len(d.line(line))+1)
+	col := min(max(tk.Position.Column, 1), utf8.RuneCountInString(d.line(line))+1)
 	return diag.Pos{Path: d.Path, Line: line, Col: col}
 }
 

@@ -66,6 +66,16 @@ func TestMapScalar(t *testing.T) {
 		{"double quoted two lines", "y: \"x +\n    zz\"\n", "zz", []string{"2:5"}},
 		{"crlf literal", "y: |\r\n  x +\r\n    zz\r\n", "zz", []string{"3:5"}},
 		{"crlf plain", "y: x + zz\r\n", "zz", []string{"1:8"}},
+		// Columns count runes; a TAB is one column; escapes are as long
+		// as they are written.
+		{"multi-byte before, quoted", "y: \"éé zz\"\n", "zz", []string{"1:8"}},
+		{"multi-byte before, plain", "y: éé + zz +\n  zz\n", "zz", []string{"1:9", "2:3"}},
+		{"multi-byte before, literal", "y: |\n  éé zz\n", "zz", []string{"2:6"}},
+		{"multi-byte key, two lines", "é:\n  y: x +\n    zz\n", "zz", []string{"3:5"}},
+		{"escapes before", "y: \"\\x41 zz \\u00e9\\t zz\"\n", "zz", []string{"1:10", "1:22"}},
+		{"tab before", "y: \"a\tzz\"\n", "zz", []string{"1:7"}},
+		{"quote doubled before", "y: 'it''s zz'\n", "zz", []string{"1:11"}},
+		{"escape then end", "y: \"\\x41zz\"\n", "zz", []string{"1:9"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -118,6 +128,14 @@ func TestParseErrors(t *testing.T) {
 		{"\xfe\xff\x00k", "f.yaml:1:1: the file is UTF-16 or UTF-32"},
 		{"k: v\nd: \xe9t\xe9\n", "f.yaml:2:4: invalid UTF-8 (byte 0xe9)"},
 		{"a: 1\n---\nb: 2\n", "f.yaml:2:1: a file holds one YAML document; found 2"},
+		// goccy misreads these; the message says why.
+		{"k: 1\n\"a\tb\": 2\n", "f.yaml:2:1: invalid YAML: non-map value is specified (a TAB in a quoted string confuses the YAML reader here; write \\t in double quotes)"},
+		{"{doc: \"a\tb\", k: v}\n", "f.yaml:1:"},
+		// Control characters YAML forbids, at their rune column.
+		{"k: \"é\tb\x01\"\n", "f.yaml:1:8: the control character U+0001, which YAML does not allow"},
+		{"k: v\nd: ééé\x7f\n", "f.yaml:2:7: the control character U+007F"},
+		{"k: 'x\u0085'\n", "f.yaml:1:6: the control character U+0085"},
+		{"k: v # \x1b[31m\n", "f.yaml:1:8: the control character U+001B"},
 	}
 	for _, tt := range tests {
 		var diags diag.List

@@ -129,37 +129,27 @@ func (m *CUDAModule) function(v *Variant) (cudaFunction, error) {
 	return 0, fmt.Errorf("kgenrt: kernel %s: no variant %s in its dtype-key table", m.Kernel.Name, v.HostName)
 }
 
-// CUDAStream is a CUstream handle; 0 is the legacy default stream.
+// CUDAStream is a CUstream handle; 0 is the legacy default stream. The
+// generated launchers' Enqueue takes one: Port.Enqueue launches there.
 type CUDAStream uintptr
+
+// Backend is CUDA: a stream's launches go to the CUDA port (Select(s.Backend())).
+func (CUDAStream) Backend() Backend { return CUDA }
 
 // DevicePtr is a CUdeviceptr.
 type DevicePtr uintptr
 
-// CUDALauncher is what the CUDA port adds to Port: launches on the
-// caller's stream without copies or waiting. Select(CUDA) returns a Port
-// that implements it; the generated launchers' Enqueue uses it.
+// CUDALauncher is what the CUDA port adds to Port: a launch on the
+// caller's stream with the caller's raw device pointers. Select(CUDA)
+// returns a Port that implements it.
 type CUDALauncher interface {
 	Port
-	// Enqueue enqueues c on stream with c's tensors, which must all be CUDA
-	// tensors (NewCUDA, WrapCUDA), bound in place. c comes from a generated
-	// launcher, which has checked the tensors (dtypes, shapes, overlap).
-	Enqueue(stream CUDAStream, c *Call) error
 	// LaunchCUDA enqueues c on stream with ptrs bound in place of c's
 	// tensors (same order: inputs then outputs), without copies or waiting.
 	// c's tensors give only dtypes and shapes (the generated launcher's
 	// checks); each pointer must be non-zero, 16-byte aligned and hold the
 	// tensor's bytes; outputs may equal an input (in place), no other overlap.
 	LaunchCUDA(stream CUDAStream, c *Call, ptrs []DevicePtr) error
-}
-
-// EnqueueCUDA is the generated launchers' Enqueue: p must be a CUDA port
-// (the one Select(CUDA) returns).
-func EnqueueCUDA(p Port, stream CUDAStream, c *Call) error {
-	l, ok := p.(CUDALauncher)
-	if !ok {
-		return fmt.Errorf("kgenrt: kernel %s: Enqueue needs the CUDA port, got the %s port", c.Kernel.Name, p.Backend())
-	}
-	return l.Enqueue(stream, c)
 }
 
 // CUDAPort returns the CUDA port of kernel k over module m. Generated
@@ -222,6 +212,9 @@ func (p *cudaPort) Run(c *Call) error {
 	return cudaRunHost(p, c)
 }
 
+// Enqueue binds c's tensors, which must all be CUDA tensors, in place and
+// launches on stream: no copies, no waiting. c comes from a generated
+// launcher, which has checked the tensors (dtypes, shapes, overlap).
 func (p *cudaPort) Enqueue(stream CUDAStream, c *Call) error {
 	if err := c.check(p.kernel); err != nil {
 		return err

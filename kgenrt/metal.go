@@ -73,6 +73,12 @@ func (p *metalPort) Encode(cb *CommandBuffer, c *Call) error {
 	return metalEncode(cb, c)
 }
 
+// Enqueue refuses: streams are CUDA's. Metal launches go in a command
+// buffer.
+func (p *metalPort) Enqueue(CUDAStream, *Call) error {
+	return fmt.Errorf("kgenrt: kernel %s: the Metal port takes no CUDA stream; use Run, or Encode into a command buffer", p.kernel.Name)
+}
+
 // stage says how one tensor of a call reaches the GPU in a synchronous Run.
 type stage struct {
 	Index    int // buffer index

@@ -31,11 +31,11 @@
 // A launcher is a reference — a call, a method value or a method expression
 // — to one of:
 //
-//  1. Run or Encode of a generated kernel type, or of an interface type that
+//  1. Run, Encode or Enqueue of a generated kernel type, or of an interface type that
 //     some generated kernel type implements (a user's
 //     `interface{ Run(kgenrt.Backend, x, y *kgenrt.Tensor) error }`): the
 //     right way to launch;
-//  2. Run or Encode of kgenrt.Port, or of a kgenrt type implementing it;
+//  2. Run, Encode or Enqueue of kgenrt.Port, or of a kgenrt type implementing it;
 //  3. a port constructor: a package-level kgenrt function one of whose
 //     results is kgenrt.Port (MetalPort, CUDAPort);
 //  4. a method of kgenrt.PortTable, or its Ports field (a literal included).

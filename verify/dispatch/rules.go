@@ -134,10 +134,10 @@ func (c *checker) classifyFunc(f *types.Func) (launcher, string) {
 	if isRuntimeNamed(recv, "PortTable") {
 		return portTable, "calls kgenrt.PortTable's " + f.Name()
 	}
-	if (f.Name() == "RunArgs" || f.Name() == "EncodeArgs") && c.m.isKernelType(recv) {
-		return kernelLaunch, "" // Run and Encode with named arguments
+	if (f.Name() == "RunArgs" || f.Name() == "EncodeArgs" || f.Name() == "EnqueueArgs") && c.m.isKernelType(recv) {
+		return kernelLaunch, "" // Run, Encode and Enqueue with named arguments
 	}
-	if f.Name() != "Run" && f.Name() != "Encode" {
+	if f.Name() != "Run" && f.Name() != "Encode" && f.Name() != "Enqueue" {
 		return notLauncher, ""
 	}
 	switch {

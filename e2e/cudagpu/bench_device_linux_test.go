@@ -87,6 +87,7 @@ func BenchmarkSequenceDirect(b *testing.B) {
 
 func BenchmarkSequenceGraph(b *testing.B) {
 	s, ts := seqTensors(b)
+	needGraphs(b)
 	// CU_STREAM_CAPTURE_MODE_RELAXED: kgen's launch reads the current
 	// context, which the stricter modes need not refuse but relaxed surely
 	// allows.

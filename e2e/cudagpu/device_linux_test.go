@@ -182,6 +182,7 @@ func TestDeviceRowTensors(t *testing.T) {
 func TestGraphCapture(t *testing.T) {
 	p, err := kernels.GeluTanh.Select(kgenrt.CUDA)
 	needCUDA(t, p, err)
+	needGraphs(t)
 	s := newStream(t)
 	vals := make([]float32, 4099)
 	for i := range vals {

@@ -43,9 +43,6 @@ func openDriver() error {
 		syms := map[string]*uintptr{
 			"cuLaunchKernel": &drv.launchKernel, "cuStreamCreate": &drv.streamCreate,
 			"cuStreamSynchronize": &drv.streamSync, "cuStreamDestroy_v2": &drv.streamDestroy,
-			"cuStreamBeginCapture_v2": &drv.beginCapture, "cuStreamEndCapture": &drv.endCapture,
-			"cuGraphInstantiateWithFlags": &drv.graphInstantiate, "cuGraphLaunch": &drv.graphLaunch,
-			"cuGraphExecDestroy": &drv.graphExecDestroy, "cuGraphDestroy": &drv.graphDestroy,
 			"cuMemAlloc_v2": &drv.memAlloc, "cuMemFree_v2": &drv.memFree,
 			"cuModuleLoadData": &drv.moduleLoadData, "cuModuleGetFunction": &drv.moduleGetFunction,
 			"cuCtxSetCurrent": &drv.ctxSetCurrent,
@@ -55,6 +52,13 @@ func openDriver() error {
 				drv.err = err
 				return
 			}
+		}
+		for name, p := range map[string]*uintptr{ // optional: graph tests skip without them
+			"cuStreamBeginCapture_v2": &drv.beginCapture, "cuStreamEndCapture": &drv.endCapture,
+			"cuGraphInstantiateWithFlags": &drv.graphInstantiate, "cuGraphLaunch": &drv.graphLaunch,
+			"cuGraphExecDestroy": &drv.graphExecDestroy, "cuGraphDestroy": &drv.graphDestroy,
+		} {
+			*p, _ = purego.Dlsym(lib, name)
 		}
 		purego.RegisterFunc(&drv.launchRegistered, drv.launchKernel)
 		var initFn, retain uintptr
@@ -83,6 +87,15 @@ func needCUDA(t testing.TB, _ any, err error) {
 	}
 	if err := openDriver(); err != nil {
 		t.Skipf("no CUDA driver: %v", err)
+	}
+}
+
+// needGraphs skips without the driver's graph entry points.
+func needGraphs(t testing.TB) {
+	for _, p := range []uintptr{drv.beginCapture, drv.endCapture, drv.graphInstantiate, drv.graphLaunch, drv.graphExecDestroy, drv.graphDestroy} {
+		if p == 0 {
+			t.Skip("the driver lacks a CUDA graph entry point")
+		}
 	}
 }
 

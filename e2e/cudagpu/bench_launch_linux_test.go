@@ -139,3 +139,21 @@ func BenchmarkRunHost(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTypedPrepareNoGPU is the typed launcher's host work before the
+// port's launch (CheckSizes, the call, Select), measured where no CUDA port
+// can run: Select refuses and nothing launches. It skips where CUDA runs
+// (the wrapped pointers are not real memory).
+func BenchmarkTypedPrepareNoGPU(b *testing.B) {
+	if kernels.GeluTanh.Available(kgenrt.CUDA) {
+		b.Skip("CUDA runs here: see BenchmarkLaunchTyped")
+	}
+	x, _ := kgenrt.WrapCUDA(1<<20, kgenrt.BF16, benchN)
+	y, _ := kgenrt.WrapCUDA(2<<20, kgenrt.BF16, benchN)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if err := kernels.GeluTanh.Enqueue(0, x, y); err == nil {
+			b.Fatal("Enqueue launched without CUDA")
+		}
+	}
+}

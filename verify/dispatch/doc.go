@@ -52,7 +52,8 @@
 // direct-port (mlxcel: "no kernel holder reached directly outside the port
 // table", found only after a launcher reverted by hand to call Metal
 // directly passed the old check): every launcher of kinds 2, 3 and 4. The fix
-// is K.Run(b, …) or K.Encode(cb, …), which choose the port through K.Select.
+// is K.Run(b, …), K.Encode(cb, …) or K.Enqueue(stream, …), which choose the
+// port through K.Select.
 //
 // backend-compare (mlxcel: `use_cuda ? cuda_port : metal_port` ran the Metal
 // arm on ROCm): in a launching declaration, a binary == or != with one

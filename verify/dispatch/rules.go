@@ -102,7 +102,7 @@ func (c *checker) launchSites(d ast.Decl) bool {
 		found = true
 		c.launchers++
 		if kind != kernelLaunch {
-			c.report(n, DirectPort, "%s, bypassing the generated port table: launch with K.Run(b, …) or K.Encode(cb, …) of the generated kernel, which choose the port through K.Select", what)
+			c.report(n, DirectPort, "%s, bypassing the generated port table: launch with K.Run(b, …), K.Encode(cb, …) or K.Enqueue(stream, …) of the generated kernel, which choose the port through K.Select", what)
 		}
 		return true
 	})

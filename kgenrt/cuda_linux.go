@@ -31,7 +31,6 @@ type cudaFunction uintptr
 var cu struct {
 	once sync.Once
 	err  error
-	lib  uintptr
 	ctx  uintptr
 	dev  int32
 
@@ -52,7 +51,6 @@ var cu struct {
 	memcpyDtoH        func(dst unsafe.Pointer, src uintptr, n uintptr) uintptr
 	memcpyDtoD        func(dst, src uintptr, n uintptr) uintptr
 	memsetD8          func(dst uintptr, v uint8, n uintptr) uintptr
-	launchKernel      func(f uintptr, gx, gy, gz, bx, by, bz, shmem uint32, stream uintptr, params, extra unsafe.Pointer) uintptr
 	getErrorName      func(res uintptr, s *uintptr) uintptr
 	getErrorString    func(res uintptr, s *uintptr) uintptr
 }
@@ -79,7 +77,7 @@ func cudaOpen() error {
 		{&cu.moduleGetFunction, "cuModuleGetFunction"}, {&cu.memAlloc, "cuMemAlloc_v2"},
 		{&cu.memFree, "cuMemFree_v2"}, {&cu.memcpyHtoD, "cuMemcpyHtoD_v2"}, {&cu.memcpyDtoH, "cuMemcpyDtoH_v2"},
 		{&cu.memcpyDtoD, "cuMemcpyDtoD_v2"}, {&cu.memsetD8, "cuMemsetD8_v2"},
-		{&cu.launchKernel, "cuLaunchKernel"}, {&cu.getErrorName, "cuGetErrorName"},
+		{&cu.getErrorName, "cuGetErrorName"},
 		{&cu.getErrorString, "cuGetErrorString"},
 	} {
 		sym, err := purego.Dlsym(lib, s.name)
@@ -88,7 +86,6 @@ func cudaOpen() error {
 		}
 		purego.RegisterFunc(s.fn, sym)
 	}
-	cu.lib = lib
 	for _, s := range []struct {
 		sym  *uintptr
 		name string

@@ -34,8 +34,11 @@ type Port interface {
 	Ready() error
 	// Run launches the call on the backend's default queue and waits.
 	Run(c *Call) error
-	// Encode adds the call to cb without committing it.
+	// Encode adds the call to cb without committing it (Metal).
 	Encode(cb *CommandBuffer, c *Call) error
+	// Enqueue launches the call on stream without copies or waiting; every
+	// tensor must be a CUDA tensor (CUDA).
+	Enqueue(stream CUDAStream, c *Call) error
 }
 
 // PortTable is one kernel's ports, one slot per backend; nil = no port.

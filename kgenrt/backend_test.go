@@ -17,6 +17,7 @@ func (p *fakePort) Backend() Backend                   { return p.backend }
 func (p *fakePort) Ready() error                       { return nil }
 func (p *fakePort) Run(*Call) error                    { p.runs++; return nil }
 func (p *fakePort) Encode(*CommandBuffer, *Call) error { return nil }
+func (p *fakePort) Enqueue(CUDAStream, *Call) error    { return nil }
 
 func TestSelectOwnsTheRefusal(t *testing.T) {
 	k := testKernel()

@@ -8,92 +8,202 @@ import "fmt"
 type Sizes map[string]int
 
 // Check validates the tensors of one launch against the kernel's binding
-// table before anything touches a GPU: none is nil, the variant's storage
-// dtype (from the first tensor bound as T) is in the dtype-key table, every
-// tensor has its binding's dtype (pinned inputs keep their fixed dtype) and
-// fits its binding's Shape (see Binding.Shape), each tensor fits the
-// kernels' 32-bit indexing, and no output overlaps another tensor except an
-// identical input (in place). It returns the variant and the size fields
-// the shapes name. Launchers and the CPU reference both call it, so they
-// accept exactly the same tensors.
+// table before anything touches a GPU: none is nil or a freed CUDA tensor,
+// the variant's storage dtype (from the first tensor bound as T) is in the
+// dtype-key table, every tensor has its binding's dtype (pinned inputs keep
+// their fixed dtype) and fits its binding's Shape (see Binding.Shape), each
+// tensor fits the kernels' 32-bit indexing, and no output overlaps another
+// tensor except an identical input (in place; CUDA tensors by their device
+// addresses). It returns the variant and the size fields the shapes name.
+// Launchers and the CPU reference both call it (or CheckSizes, the same
+// check without the map), so they accept exactly the same tensors.
 func (k *Kernel) Check(tensors ...*Tensor) (*Variant, Sizes, error) {
-	bs := k.Tensors()
+	var buf [8]sizeEntry
+	v, entries, err := k.check(tensors, buf[:0])
+	if err != nil {
+		return nil, nil, err
+	}
+	sizes := make(Sizes, len(entries))
+	for _, e := range entries {
+		sizes[e.name] = e.val
+	}
+	return v, sizes, nil
+}
+
+// CheckSizes is Check for launchers: the same checks, and the size fields
+// the shapes name written into sizes, one slot per such field in args
+// struct order (rows, cols), instead of a map, so a launch allocates
+// nothing here.
+func (k *Kernel) CheckSizes(sizes []int, tensors ...*Tensor) (*Variant, error) {
+	var buf [8]sizeEntry
+	v, entries, err := k.check(tensors, buf[:0])
+	if err != nil {
+		return nil, err
+	}
+	j := 0
+	for _, b := range k.Bindings {
+		if b.Role != Args {
+			continue
+		}
+		for _, f := range b.Fields {
+			for _, e := range entries {
+				if f.Size && e.name == f.Name {
+					if j < len(sizes) {
+						sizes[j] = e.val
+					}
+					j++
+				}
+			}
+		}
+	}
+	if j != len(sizes) {
+		return nil, fmt.Errorf("kgenrt: kernel %s: its shapes name %d size fields, CheckSizes got %d slots", k.Name, j, len(sizes))
+	}
+	return v, nil
+}
+
+// CheckHost is Check for the CPU reference, which reads elements on the
+// host: a CUDA tensor is refused (copy it to a host tensor first).
+func (k *Kernel) CheckHost(tensors ...*Tensor) (*Variant, Sizes, error) {
+	v, sizes, err := k.Check(tensors...)
+	if err != nil {
+		return nil, nil, err
+	}
+	i := 0
+	for _, b := range k.Bindings {
+		if b.Role == Args {
+			continue
+		}
+		if tensors[i].cuda != nil {
+			return nil, nil, k.tensorErr(b, "is in CUDA device memory; the CPU reference reads host memory (copy it to a host tensor with kgenrt.Copy)")
+		}
+		i++
+	}
+	return v, sizes, nil
+}
+
+// sizeEntry is one size field a shape gave: its value and the tensor (index
+// into the call's tensors) it came from.
+type sizeEntry struct {
+	name string
+	val  int
+	from int
+}
+
+func lookup(entries []sizeEntry, name string) int {
+	for i := range entries {
+		if entries[i].name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// check is Check's work without allocating: tensor bindings are found by
+// walking k.Bindings, and the size fields go into entries (a caller's
+// stack buffer).
+func (k *Kernel) check(tensors []*Tensor, entries []sizeEntry) (*Variant, []sizeEntry, error) {
+	var ibuf [16]int
+	bs := k.tensorIndex(ibuf[:0]) // index into k.Bindings of each tensor
 	if len(tensors) != len(bs) {
 		return nil, nil, fmt.Errorf("kgenrt: kernel %s takes %d tensors, got %d", k.Name, len(bs), len(tensors))
 	}
 	for i, t := range tensors {
 		if t == nil {
-			return nil, nil, k.tensorErr(bs[i], "is nil")
+			return nil, nil, k.tensorErr(k.Bindings[bs[i]], "is nil")
+		}
+		if t.cuda != nil && t.cuda.freed {
+			return nil, nil, k.tensorErr(k.Bindings[bs[i]], "is a CUDA tensor that was freed")
 		}
 	}
 	v, err := k.variantOf(bs, tensors)
 	if err != nil {
 		return nil, nil, err
 	}
-	sh := shaper{k: k, sizes: Sizes{}, from: map[string]int{}, first: map[string]int{}}
 	for i, t := range tensors {
-		if err := k.checkDType(bs[i], t, v); err != nil {
+		b := &k.Bindings[bs[i]]
+		if err := k.checkDType(b, t, v); err != nil {
 			return nil, nil, err
 		}
-		if err := sh.bind(i, bs[i], t, tensors); err != nil {
+		if entries, err = k.bind(i, bs, tensors, entries); err != nil {
 			return nil, nil, err
 		}
 		if int64(t.Len()) > k.MaxElems() {
-			return nil, nil, k.tensorErr(bs[i], fmt.Sprintf("has %d elements; kernel %s takes at most %d (2^32 - %d)", t.Len(), k.Name, k.MaxElems(), k.ElemsPerThread))
+			return nil, nil, k.tensorErr(*b, fmt.Sprintf("has %d elements; kernel %s takes at most %d (2^32 - %d)", t.Len(), k.Name, k.MaxElems(), k.ElemsPerThread))
 		}
 	}
 	if err := k.checkOverlap(bs, tensors); err != nil {
 		return nil, nil, err
 	}
-	return v, sh.sizes, nil
+	return v, entries, nil
 }
 
-// shaper binds tensor shapes to size fields. A shape [s0, s1, …] binds the
-// tensor's trailing dims to s1, … one each, and its leading dims, flattened,
-// to s0: an elementwise [n] takes a tensor of any shape, [rows, cols] any
-// [..., cols]. A size some binding names as a trailing dim (cols) is a true
-// axis: as the leading size of a shape ([cols], a row vector) it takes
-// exactly one dim. Tensors bound to the same Shape must have the same shape
-// (rank included), and a size bound twice must agree.
-type shaper struct {
-	k     *Kernel
-	sizes Sizes
-	from  map[string]int // size → the tensor that gave it
-	first map[string]int // shape → its first tensor
-}
-
-func (sh *shaper) bind(i int, b Binding, t *Tensor, tensors []*Tensor) error {
-	k, bs := sh.k, sh.k.Tensors()
-	key := fmt.Sprint(b.Shape)
-	if f, ok := sh.first[key]; ok {
-		if !sameShape(t.shape, tensors[f].shape) {
-			return k.tensorErr(b, fmt.Sprintf("has shape %v, want %v (the shape of %s)", t.shape, tensors[f].shape, bs[f].Name))
+// tensorIndex appends the index into k.Bindings of each tensor binding
+// (inputs then outputs) to dst.
+func (k *Kernel) tensorIndex(dst []int) []int {
+	for i := range k.Bindings {
+		if k.Bindings[i].Role != Args {
+			dst = append(dst, i)
 		}
-		return nil
 	}
-	sh.first[key] = i
+	return dst
+}
+
+// bind binds tensor i's shape to size fields. A shape [s0, s1, …] binds the
+// tensor's trailing dims to s1, … one each, and its leading dims,
+// flattened, to s0: an elementwise [n] takes a tensor of any shape, [rows,
+// cols] any [..., cols]. A size some binding names as a trailing dim (cols)
+// is a true axis: as the leading size of a shape ([cols], a row vector) it
+// takes exactly one dim. Tensors bound to the same Shape must have the same
+// shape (rank included), and a size bound twice must agree.
+func (k *Kernel) bind(i int, bs []int, tensors []*Tensor, entries []sizeEntry) ([]sizeEntry, error) {
+	b, t := &k.Bindings[bs[i]], tensors[i]
+	for f := 0; f < i; f++ {
+		if sameNames(k.Bindings[bs[f]].Shape, b.Shape) {
+			if !sameShape(t.shape, tensors[f].shape) {
+				return nil, k.tensorErr(*b, fmt.Sprintf("has shape %v, want %v (the shape of %s)", t.shape, tensors[f].shape, k.Bindings[bs[f]].Name))
+			}
+			return entries, nil
+		}
+	}
 	dims := t.shape
 	if len(b.Shape) == 0 {
-		return nil
+		return entries, nil
 	}
 	lead := len(dims) - (len(b.Shape) - 1)
 	if k.isAxis(b.Shape[0]) && len(dims) != len(b.Shape) || lead < 1 {
-		return k.tensorErr(b, fmt.Sprintf("has shape %v, want %s", t.shape, shapeText(b.Shape)))
+		return nil, k.tensorErr(*b, fmt.Sprintf("has shape %v, want %s", t.shape, shapeText(b.Shape)))
 	}
-	vals := []int{1}
-	for _, d := range dims[:lead] {
-		vals[0] *= d
-	}
-	vals = append(vals, dims[lead:]...)
 	for j, name := range b.Shape {
-		if prev, ok := sh.sizes[name]; ok && prev != vals[j] {
-			return k.tensorErr(b, fmt.Sprintf("has %s = %d (shape %v), want %d (the %s of %s)", name, vals[j], t.shape, prev, name, bs[sh.from[name]].Name))
+		val := dims[lead+j-1]
+		if j == 0 {
+			val = 1
+			for _, d := range dims[:lead] {
+				val *= d
+			}
 		}
-		if _, ok := sh.sizes[name]; !ok {
-			sh.sizes[name], sh.from[name] = vals[j], i
+		e := lookup(entries, name)
+		if e < 0 {
+			entries = append(entries, sizeEntry{name: name, val: val, from: i})
+			continue
+		}
+		if prev := entries[e]; prev.val != val {
+			return nil, k.tensorErr(*b, fmt.Sprintf("has %s = %d (shape %v), want %d (the %s of %s)", name, val, t.shape, prev.val, name, k.Bindings[bs[prev.from]].Name))
 		}
 	}
-	return nil
+	return entries, nil
+}
+
+func sameNames(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // isAxis reports whether some binding names size as a trailing dim.
@@ -164,9 +274,9 @@ func fromText(shape []string, from map[string]string) string {
 }
 
 // variantOf looks up the storage dtype of the first T-typed tensor.
-func (k *Kernel) variantOf(bs []Binding, tensors []*Tensor) (*Variant, error) {
-	for i, b := range bs {
-		if b.DType == T {
+func (k *Kernel) variantOf(bs []int, tensors []*Tensor) (*Variant, error) {
+	for i, bi := range bs {
+		if b := &k.Bindings[bi]; b.DType == T {
 			v, err := k.Variant(tensors[i].dtype)
 			if err != nil {
 				err.(*DTypeError).Tensor = b.Name
@@ -177,7 +287,7 @@ func (k *Kernel) variantOf(bs []Binding, tensors []*Tensor) (*Variant, error) {
 	return nil, fmt.Errorf("kgenrt: kernel %s has no tensor of the variant's dtype", k.Name)
 }
 
-func (k *Kernel) checkDType(b Binding, t *Tensor, v *Variant) error {
+func (k *Kernel) checkDType(b *Binding, t *Tensor, v *Variant) error {
 	want := b.DType
 	if want == T {
 		want = v.DType
@@ -193,23 +303,20 @@ func (k *Kernel) checkDType(b Binding, t *Tensor, v *Variant) error {
 // inputs of an element before it writes that element's outputs, and each
 // thread owns its elements, so y = x in place is safe; any other overlap
 // would let one thread overwrite what another still has to read.
-func (k *Kernel) checkOverlap(bs []Binding, tensors []*Tensor) error {
-	for i, b := range bs {
+func (k *Kernel) checkOverlap(bs []int, tensors []*Tensor) error {
+	for i, bi := range bs {
+		b := &k.Bindings[bi]
 		if b.Role != Output {
 			continue
 		}
-		lo, hi := tensors[i].span()
 		for j, t := range tensors {
-			if j == i {
+			if j == i || !overlaps(tensors[i], t) {
 				continue
 			}
-			tlo, thi := t.span()
-			if lo >= thi || tlo >= hi {
-				continue
-			}
-			inPlace := bs[j].Role == Input && lo == tlo && hi == thi && t.dtype == tensors[i].dtype
+			o := &k.Bindings[bs[j]]
+			inPlace := o.Role == Input && sameBytes(tensors[i], t) && t.dtype == tensors[i].dtype
 			if !inPlace {
-				return k.tensorErr(b, fmt.Sprintf("overlaps %s %s; an output may share memory only with an identical input (in place)", bs[j].Role, bs[j].Name))
+				return k.tensorErr(*b, fmt.Sprintf("overlaps %s %s; an output may share memory only with an identical input (in place)", o.Role, o.Name))
 			}
 		}
 	}

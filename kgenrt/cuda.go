@@ -1,7 +1,6 @@
 package kgenrt
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,8 +10,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-
-	"github.com/kgen-dev/kgen/launch"
 )
 
 // The CUDA path. A kernel whose spec says `cuda: generated` has a .cu file
@@ -42,11 +39,12 @@ type CUDAModule struct {
 	Binaries fs.FS  // the package's embedded binaries
 	Dir      string // their folder inside Binaries
 
-	once  sync.Once
-	image []byte
-	err   error
-	mod   cudaModuleHandle
-	fns   sync.Map // host name → cudaFunction
+	once   sync.Once
+	image  []byte
+	err    error
+	mod    cudaModuleHandle
+	fns    []cudaFunction // per entry of Kernel.Variants, looked up at load
+	fnErrs []error
 }
 
 // BinaryName is the file name of the module's fatbin.
@@ -104,33 +102,46 @@ func (m *CUDAModule) load() error {
 		m.mod, m.err = cudaLoadModule(m.image)
 		if m.err != nil {
 			m.err = fmt.Errorf("loading %s: %w", m.BinaryName(), m.err)
+			return
+		}
+		// Every variant's entry point, once: a launch then indexes a slice.
+		// A missing one fails only the launches of its variant.
+		vs := m.Kernel.Variants
+		m.fns, m.fnErrs = make([]cudaFunction, len(vs)), make([]error, len(vs))
+		for i, v := range vs {
+			if m.fns[i], m.fnErrs[i] = cudaGetFunction(m.mod, v.HostName); m.fnErrs[i] != nil {
+				m.fnErrs[i] = fmt.Errorf("kgenrt: kernel %s: entry point %s in %s: %w", m.Kernel.Name, v.HostName, m.BinaryName(), m.fnErrs[i])
+			}
 		}
 	})
 	return m.err
 }
 
-// function returns the entry point of a variant, looked up once.
-func (m *CUDAModule) function(hostName string) (cudaFunction, error) {
-	if f, ok := m.fns.Load(hostName); ok {
-		return f.(cudaFunction), nil
+// function returns the entry point of variant v (an entry of the kernel's
+// dtype-key table, or one with the same host name).
+func (m *CUDAModule) function(v *Variant) (cudaFunction, error) {
+	vs := m.Kernel.Variants
+	for i := range vs {
+		if &vs[i] == v || vs[i].HostName == v.HostName {
+			return m.fns[i], m.fnErrs[i]
+		}
 	}
-	f, err := cudaGetFunction(m.mod, hostName)
-	if err != nil {
-		return 0, fmt.Errorf("kgenrt: kernel %s: entry point %s in %s: %w", m.Kernel.Name, hostName, m.BinaryName(), err)
-	}
-	m.fns.Store(hostName, f)
-	return f, nil
+	return 0, fmt.Errorf("kgenrt: kernel %s: no variant %s in its dtype-key table", m.Kernel.Name, v.HostName)
 }
 
-// CUDAStream is a CUstream handle; 0 is the legacy default stream.
+// CUDAStream is a CUstream handle; 0 is the legacy default stream. The
+// generated launchers' Enqueue takes one: Port.Enqueue launches there.
 type CUDAStream uintptr
+
+// Backend is CUDA: a stream's launches go to the CUDA port (Select(s.Backend())).
+func (CUDAStream) Backend() Backend { return CUDA }
 
 // DevicePtr is a CUdeviceptr.
 type DevicePtr uintptr
 
-// CUDALauncher is what the CUDA port adds to Port: a launch on the caller's
-// stream with the caller's device memory. Select(CUDA) returns a Port that
-// implements it.
+// CUDALauncher is what the CUDA port adds to Port: a launch on the
+// caller's stream with the caller's raw device pointers. Select(CUDA)
+// returns a Port that implements it.
 type CUDALauncher interface {
 	Port
 	// LaunchCUDA enqueues c on stream with ptrs bound in place of c's
@@ -163,21 +174,31 @@ var cudaPorts sync.Map // *Kernel → *cudaPort
 type cudaPort struct {
 	kernel *Kernel
 	module *CUDAModule
+
+	geomOnce sync.Once
+	geom     *cudaGeom
 }
 
 func (p *cudaPort) Backend() Backend { return CUDA }
 
 func (p *cudaPort) Ready() error { return p.module.load() }
 
-// Encode refuses: command buffers are Metal's. CUDA launches go on a stream.
-func (p *cudaPort) Encode(*CommandBuffer, *Call) error {
-	return fmt.Errorf("kgenrt: kernel %s: the CUDA port takes no Metal command buffer; use Run, or LaunchCUDA on your stream", p.kernel.Name)
+// geometry returns the kernel's CUDA launch, prepared once.
+func (p *cudaPort) geometry() *cudaGeom {
+	p.geomOnce.Do(func() { p.geom = newCUDAGeom(p.kernel) })
+	return p.geom
 }
 
-// Run copies host tensors to device memory (outputs too, so elements a
-// kernel failed to write keep their host values), launches on the default
-// stream, waits, and copies the outputs back. In-place tensors (the same
-// host bytes) share one device buffer.
+// Encode refuses: command buffers are Metal's. CUDA launches go on a stream.
+func (p *cudaPort) Encode(*CommandBuffer, *Call) error {
+	return fmt.Errorf("kgenrt: kernel %s: the CUDA port takes no Metal command buffer; use Run, or Enqueue on your stream", p.kernel.Name)
+}
+
+// Run binds CUDA tensors in place and copies host tensors to device memory
+// (outputs too, so elements a kernel failed to write keep their host
+// values), launches on the default stream, waits, and copies the host
+// outputs back. In-place host tensors (the same bytes) share one device
+// buffer.
 func (p *cudaPort) Run(c *Call) error {
 	if err := c.check(p.kernel); err != nil {
 		return err
@@ -189,6 +210,39 @@ func (p *cudaPort) Run(c *Call) error {
 		return err
 	}
 	return cudaRunHost(p, c)
+}
+
+// Enqueue binds c's tensors, which must all be CUDA tensors, in place and
+// launches on stream: no copies, no waiting. c comes from a generated
+// launcher, which has checked the tensors (dtypes, shapes, overlap).
+func (p *cudaPort) Enqueue(stream CUDAStream, c *Call) error {
+	if err := c.check(p.kernel); err != nil {
+		return err
+	}
+	var buf [16]DevicePtr
+	ptrs := buf[:0]
+	i := 0
+	for _, b := range p.kernel.Bindings {
+		if b.Role == Args {
+			continue
+		}
+		t := c.Tensors[i]
+		switch {
+		case t.cuda == nil:
+			return p.kernel.tensorErr(b, "is in host memory; Enqueue binds CUDA tensors only (kgenrt.NewCUDA, WrapCUDA): use Run to stage host tensors")
+		case t.cuda.freed:
+			return p.kernel.tensorErr(b, "is a CUDA tensor that was freed")
+		}
+		ptrs = append(ptrs, t.cuda.ptr)
+		i++
+	}
+	if c.empty() {
+		return nil
+	}
+	if err := p.Ready(); err != nil {
+		return err
+	}
+	return p.launch(stream, c, ptrs)
 }
 
 func (p *cudaPort) LaunchCUDA(stream CUDAStream, c *Call, ptrs []DevicePtr) error {
@@ -204,7 +258,27 @@ func (p *cudaPort) LaunchCUDA(stream CUDAStream, c *Call, ptrs []DevicePtr) erro
 	if err := p.Ready(); err != nil {
 		return err
 	}
-	return cudaLaunch(p, stream, c, ptrs)
+	return p.launch(stream, c, ptrs)
+}
+
+// launch enqueues c's variant with ptrs and the args struct (its derived
+// fields by the CUDA launch) as the kernel parameters, from a reused
+// parameter buffer: nothing here allocates.
+func (p *cudaPort) launch(stream CUDAStream, c *Call, ptrs []DevicePtr) error {
+	fn, err := p.module.function(c.Variant)
+	if err != nil {
+		return err
+	}
+	buf := getLaunchBuf()
+	defer launchBufs.Put(buf)
+	blocks, err := p.geometry().prepare(c, ptrs, buf)
+	if err != nil {
+		return err
+	}
+	if err := cudaLaunchKernel(fn, blocks, p.geom.threads, stream, buf); err != nil {
+		return fmt.Errorf("kgenrt: kernel %s: %s: %w", p.kernel.Name, c.Variant.HostName, err)
+	}
+	return nil
 }
 
 // checkDevicePtrs applies the host path's rules to device pointers: one per
@@ -212,74 +286,35 @@ func (p *cudaPort) LaunchCUDA(stream CUDAStream, c *Call, ptrs []DevicePtr) erro
 // output overlapping another tensor except an identical input.
 func checkDevicePtrs(c *Call, ptrs []DevicePtr) error {
 	k := c.Kernel
-	bs := k.Tensors()
+	var ibuf [16]int
+	bs := k.tensorIndex(ibuf[:0])
 	if len(ptrs) != len(bs) {
 		return fmt.Errorf("kgenrt: kernel %s: LaunchCUDA takes %d device pointers, got %d", k.Name, len(bs), len(ptrs))
 	}
-	size := func(i int) uintptr { return uintptr(len(c.Tensors[i].data)) }
+	size := func(i int) uintptr { return uintptr(c.Tensors[i].nbytes()) }
 	for i, ptr := range ptrs {
 		if ptr == 0 || ptr%16 != 0 {
-			return k.tensorErr(bs[i], fmt.Sprintf("device pointer %#x is null or not 16-byte aligned", uintptr(ptr)))
+			return k.tensorErr(k.Bindings[bs[i]], fmt.Sprintf("device pointer %#x is null or not 16-byte aligned", uintptr(ptr)))
 		}
 	}
-	for i, b := range bs {
+	for i, bi := range bs {
+		b := &k.Bindings[bi]
 		if b.Role != Output {
 			continue
 		}
 		lo, hi := uintptr(ptrs[i]), uintptr(ptrs[i])+size(i)
-		for j := range bs {
+		for j, bj := range bs {
 			tlo, thi := uintptr(ptrs[j]), uintptr(ptrs[j])+size(j)
 			if j == i || lo >= thi || tlo >= hi {
 				continue
 			}
-			if !(bs[j].Role == Input && lo == tlo && hi == thi && c.Tensors[j].dtype == c.Tensors[i].dtype) {
-				return k.tensorErr(b, fmt.Sprintf("overlaps %s %s on the device; an output may share memory only with an identical input (in place)", bs[j].Role, bs[j].Name))
+			o := &k.Bindings[bj]
+			if !(o.Role == Input && lo == tlo && hi == thi && c.Tensors[j].dtype == c.Tensors[i].dtype) {
+				return k.tensorErr(*b, fmt.Sprintf("overlaps %s %s on the device; an output may share memory only with an identical input (in place)", o.Role, o.Name))
 			}
 		}
 	}
 	return nil
-}
-
-// cudaLaunchOf evaluates the descriptor's CUDA launch for c: the size
-// fields the call's args struct holds (plus the variant's element size,
-// launch.ElemBytes) give the derived fields, written into a copy of the
-// args, and the grid, launched as Grid[0] / Threadgroup[0] blocks of a 1-D
-// group. The rules are the IR's (ir.Schedule.Launch), so kgenrt decides
-// nothing about a kind's geometry itself.
-func cudaLaunchOf(c *Call) (args []byte, blocks, threads uint32, err error) {
-	k := c.Kernel
-	l := k.Launch[CUDA]
-	tg := l.Threadgroup[0]
-	if l.Grid[0] == nil || tg <= 0 || tg > 1024 || l.Threadgroup[1] != 1 || l.Threadgroup[2] != 1 {
-		return nil, 0, 0, fmt.Errorf("kgenrt: kernel %s: its CUDA launch (threadgroup %v) is not a 1-D launch of at most 1024 threads per block", k.Name, l.Threadgroup)
-	}
-	given := map[string]int{launch.ElemBytes: c.Variant.DType.Size()}
-	offsets := map[string]int{}
-	for _, f := range k.ArgsBinding().Fields {
-		if f.Size {
-			given[f.Name], offsets[f.Name] = int(binary.LittleEndian.Uint32(c.Args[f.Offset:])), f.Offset
-		}
-	}
-	sizes, err := l.Sizes(given)
-	if err != nil {
-		return nil, 0, 0, fmt.Errorf("kgenrt: kernel %s: %w", k.Name, err)
-	}
-	args = append([]byte(nil), c.Args...)
-	for _, d := range l.Derived {
-		binary.LittleEndian.PutUint32(args[offsets[d.Field]:], uint32(sizes[d.Field]))
-	}
-	grid, err := l.GridSize(sizes)
-	if err != nil {
-		return nil, 0, 0, fmt.Errorf("kgenrt: kernel %s: %w", k.Name, err)
-	}
-	if grid[1] != 1 || grid[2] != 1 {
-		return nil, 0, 0, fmt.Errorf("kgenrt: kernel %s: CUDA grid %v is not 1-D", k.Name, grid)
-	}
-	b := CeilDiv(grid[0], tg)
-	if b > 1<<31-1 {
-		return nil, 0, 0, fmt.Errorf("kgenrt: kernel %s: %d blocks exceed CUDA's grid limit", k.Name, b)
-	}
-	return args, uint32(b), uint32(tg), nil
 }
 
 // CUDAError is a failed CUDA driver call: the call, the CUresult and the

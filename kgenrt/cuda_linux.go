@@ -18,6 +18,11 @@ import (
 // float ABI is involved. One device (ordinal 0) and its primary context per
 // process; each sequence of calls runs on a locked OS thread with that
 // context made current.
+//
+// The launch itself (cuLaunchKernel, and cuCtxGetCurrent before it) goes
+// through purego.SyscallN on the symbol's address rather than a
+// RegisterFunc'd Go func: RegisterFunc calls through reflect and allocates
+// per call, which measured as most of the Go launcher's overhead.
 
 type cudaModuleHandle uintptr
 
@@ -28,6 +33,9 @@ var cu struct {
 	err  error
 	ctx  uintptr
 	dev  int32
+
+	symLaunchKernel  uintptr // cuLaunchKernel, called with SyscallN
+	symCtxGetCurrent uintptr // cuCtxGetCurrent, called with SyscallN
 
 	init              func(flags uint32) uintptr
 	deviceGetCount    func(count *int32) uintptr
@@ -41,7 +49,8 @@ var cu struct {
 	memFree           func(dptr uintptr) uintptr
 	memcpyHtoD        func(dst uintptr, src unsafe.Pointer, n uintptr) uintptr
 	memcpyDtoH        func(dst unsafe.Pointer, src uintptr, n uintptr) uintptr
-	launchKernel      func(f uintptr, gx, gy, gz, bx, by, bz, shmem uint32, stream uintptr, params, extra unsafe.Pointer) uintptr
+	memcpyDtoD        func(dst, src uintptr, n uintptr) uintptr
+	memsetD8          func(dst uintptr, v uint8, n uintptr) uintptr
 	getErrorName      func(res uintptr, s *uintptr) uintptr
 	getErrorString    func(res uintptr, s *uintptr) uintptr
 }
@@ -67,7 +76,8 @@ func cudaOpen() error {
 		{&cu.ctxSynchronize, "cuCtxSynchronize"}, {&cu.moduleLoadData, "cuModuleLoadData"},
 		{&cu.moduleGetFunction, "cuModuleGetFunction"}, {&cu.memAlloc, "cuMemAlloc_v2"},
 		{&cu.memFree, "cuMemFree_v2"}, {&cu.memcpyHtoD, "cuMemcpyHtoD_v2"}, {&cu.memcpyDtoH, "cuMemcpyDtoH_v2"},
-		{&cu.launchKernel, "cuLaunchKernel"}, {&cu.getErrorName, "cuGetErrorName"},
+		{&cu.memcpyDtoD, "cuMemcpyDtoD_v2"}, {&cu.memsetD8, "cuMemsetD8_v2"},
+		{&cu.getErrorName, "cuGetErrorName"},
 		{&cu.getErrorString, "cuGetErrorString"},
 	} {
 		sym, err := purego.Dlsym(lib, s.name)
@@ -75,6 +85,14 @@ func cudaOpen() error {
 			return fmt.Errorf("the CUDA driver (libcuda.so.1) lacks %s: %v", s.name, err)
 		}
 		purego.RegisterFunc(s.fn, sym)
+	}
+	for _, s := range []struct {
+		sym  *uintptr
+		name string
+	}{{&cu.symLaunchKernel, "cuLaunchKernel"}, {&cu.symCtxGetCurrent, "cuCtxGetCurrent"}} {
+		if *s.sym, err = purego.Dlsym(lib, s.name); err != nil {
+			return fmt.Errorf("the CUDA driver (libcuda.so.1) lacks %s: %v", s.name, err)
+		}
 	}
 	if err := cuCheck("cuInit", cu.init(0)); err != nil {
 		return err
@@ -163,6 +181,10 @@ func cudaRunHost(p *cudaPort, c *Call) error {
 			}
 		}()
 		for i, st := range stages(c) {
+			if st.Tensor.cuda != nil {
+				ptrs[i] = st.Tensor.cuda.ptr // bound in place
+				continue
+			}
 			if st.SameAs >= 0 {
 				ptrs[i] = ptrs[st.SameAs]
 				continue
@@ -181,14 +203,14 @@ func cudaRunHost(p *cudaPort, c *Call) error {
 				return err
 			}
 		}
-		if err := launchOnThread(p, 0, c, ptrs); err != nil {
+		if err := p.launch(0, c, ptrs); err != nil {
 			return err
 		}
 		if err := cuCheck("cuCtxSynchronize (after "+c.Variant.HostName+")", cu.ctxSynchronize()); err != nil {
 			return err
 		}
 		for i, st := range stages(c) {
-			if st.CopyOut && len(st.Tensor.data) > 0 {
+			if st.CopyOut && st.Tensor.cuda == nil && len(st.Tensor.data) > 0 {
 				if err := deviceToHost(st.Tensor.data, uintptr(ptrs[i])); err != nil {
 					return err
 				}
@@ -212,38 +234,69 @@ func deviceToHost(data []byte, d uintptr) error {
 	return cuCheck("cuMemcpyDtoH", cu.memcpyDtoH(unsafe.Pointer(&data[0]), d, uintptr(len(data))))
 }
 
-func cudaLaunch(p *cudaPort, stream CUDAStream, c *Call, ptrs []DevicePtr) error {
-	return withContext(func() error { return launchOnThread(p, stream, c, ptrs) })
+// cudaLaunchKernel enqueues fn with buf's parameters on stream, on a locked
+// OS thread where the primary context is current: it is made current only
+// when it is not (cuCtxGetCurrent is a read; a push/pop or set per launch is
+// not needed).
+func cudaLaunchKernel(fn cudaFunction, blocks, threads uint32, stream CUDAStream, buf *launchBuf) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if res, _, _ := purego.SyscallN(cu.symCtxGetCurrent, uintptr(unsafe.Pointer(&buf.cur))); uint32(res) != 0 {
+		return cuCheck("cuCtxGetCurrent", res)
+	}
+	if buf.cur != cu.ctx {
+		if err := cuCheck("cuCtxSetCurrent", cu.ctxSetCurrent(cu.ctx)); err != nil {
+			return err
+		}
+	}
+	res, _, _ := purego.SyscallN(cu.symLaunchKernel, uintptr(fn), uintptr(blocks), 1, 1, uintptr(threads), 1, 1, 0,
+		uintptr(stream), uintptr(unsafe.Pointer(&buf.params[0])), 0)
+	if uint32(res) != 0 {
+		return cuCheck("cuLaunchKernel", res)
+	}
+	return nil
 }
 
-// launchOnThread launches c's variant with ptrs and the args struct as the
-// kernel parameters (pointers in binding order, then the struct by value).
-func launchOnThread(p *cudaPort, stream CUDAStream, c *Call, ptrs []DevicePtr) error {
-	fn, err := p.module.function(c.Variant.HostName)
-	if err != nil {
-		return err
+// cudaAlloc allocates n bytes of device memory.
+func cudaAlloc(n int) (DevicePtr, error) {
+	var d uintptr
+	err := withContext(func() error {
+		if err := cuCheck("cuMemAlloc", cu.memAlloc(&d, uintptr(n))); err != nil {
+			return err
+		}
+		if err := cuCheck("cuMemsetD8", cu.memsetD8(d, 0, uintptr(n))); err != nil {
+			cu.memFree(d)
+			return err
+		}
+		return cuCheck("cuCtxSynchronize (after cuMemsetD8)", cu.ctxSynchronize())
+	})
+	return DevicePtr(d), err
+}
+
+// cudaFree releases device memory from cudaAlloc.
+func cudaFree(d DevicePtr) error {
+	return withContext(func() error { return cuCheck("cuMemFree", cu.memFree(uintptr(d))) })
+}
+
+// cudaCopy copies src's bytes into dst (same size; at least one a CUDA
+// tensor) and waits for the copy.
+func cudaCopy(dst, src *Tensor) error {
+	if err := cudaReady(); err != nil {
+		return noCUDAError{err}
 	}
-	callArgs, blocks, threads, err := cudaLaunchOf(c)
-	if err != nil {
-		return err
-	}
-	// Parameter storage in one Go allocation, pinned while the driver reads
-	// it; cuLaunchKernel copies the values before it returns.
-	vals := make([]uintptr, len(ptrs)+(len(callArgs)+7)/8)
-	for i, d := range ptrs {
-		vals[i] = uintptr(d)
-	}
-	args := unsafe.Slice((*byte)(unsafe.Pointer(&vals[len(ptrs)])), len(callArgs))
-	copy(args, callArgs)
-	params := make([]unsafe.Pointer, len(ptrs)+1)
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pin.Pin(&vals[0])
-	pin.Pin(&params[0])
-	for i := range ptrs {
-		params[i] = unsafe.Pointer(&vals[i])
-	}
-	params[len(ptrs)] = unsafe.Pointer(&vals[len(ptrs)])
-	res := cu.launchKernel(uintptr(fn), blocks, 1, 1, threads, 1, 1, 0, uintptr(stream), unsafe.Pointer(&params[0]), nil)
-	return cuCheck("cuLaunchKernel ("+c.Variant.HostName+")", res)
+	return withContext(func() error {
+		var err error
+		switch {
+		case dst.cuda != nil && src.cuda != nil:
+			err = cuCheck("cuMemcpyDtoD", cu.memcpyDtoD(uintptr(dst.cuda.ptr), uintptr(src.cuda.ptr), uintptr(dst.cuda.size)))
+		case dst.cuda != nil:
+			err = hostToDevice(uintptr(dst.cuda.ptr), src.data)
+		default:
+			err = deviceToHost(dst.data, uintptr(src.cuda.ptr))
+		}
+		if err != nil {
+			return err
+		}
+		return cuCheck("cuCtxSynchronize (after a copy)", cu.ctxSynchronize())
+	})
 }

@@ -3,6 +3,7 @@ package kgenrt
 import (
 	"encoding/binary"
 	"testing"
+	"unsafe"
 
 	"github.com/kgen-dev/kgen/launch"
 )
@@ -30,10 +31,14 @@ func TestCUDALaunchEvaluatesTheDescriptor(t *testing.T) {
 		binary.LittleEndian.PutUint32(args[0:], uint32(c.rows))
 		binary.LittleEndian.PutUint32(args[4:], uint32(c.cols))
 		call := &Call{Kernel: k, Variant: &Variant{DType: F16}, Args: args}
-		out, blocks, threads, err := cudaLaunchOf(call)
+		g := newCUDAGeom(k)
+		var buf launchBuf
+		blocks, err := g.prepare(call, nil, &buf)
 		if err != nil {
 			t.Fatal(err)
 		}
+		out := unsafe.Slice((*byte)(buf.params[0]), len(args))
+		threads := g.threads
 		rows := 256 / c.lanes
 		if got := binary.LittleEndian.Uint32(out[8:]); int(got) != rows || threads != 256 || int(blocks) != CeilDiv(c.rows, rows) {
 			t.Errorf("rows %d cols %d: rows_per_group %d, %d blocks of %d; want %d, %d of 256", c.rows, c.cols, got, blocks, threads, rows, CeilDiv(c.rows, rows))

@@ -21,8 +21,11 @@
 // of rowwise kernels), at most 2^32 − ElemsPerThread elements, and no output
 // overlapping another tensor except an identical input (in place, which
 // every kgen kernel supports because each element is read before it is
-// written, by the one thread that owns it). Check returns the size fields
-// (Sizes), the same for every kind.
+// written, by the one thread that owns it; CUDA tensors are compared by
+// device address). Check returns the size fields (Sizes), the same for every
+// kind; CheckSizes, which generated launchers call, writes them into a
+// slice instead of a map, and CheckHost, which the CPU reference calls, also
+// refuses CUDA tensors.
 //
 // # Launch
 //
@@ -97,4 +100,15 @@
 //     is open on it while kgen encodes, and it is committed once. The command
 //     buffer retains the buffers it uses; Go finalizers release kgenrt's
 //     references to buffers and command buffers.
+//
+// # The CUDA path
+//
+// See cuda.go and docs/cuda.md. The driver API through purego (no cgo);
+// tensors in host memory are staged by Run; CUDA tensors (NewCUDA, which
+// owns device memory, and WrapCUDA over the caller's) are bound in place by
+// Run and by Enqueue, which launches on the caller's stream without waiting.
+// Copy moves elements between host and CUDA tensors. A launch prepares its
+// parameters without allocating (the descriptor's CUDA launch is read once
+// per port, parameter buffers are pooled) and makes the primary context
+// current only on a thread where it is not.
 package kgenrt

@@ -26,6 +26,14 @@ func (e noMetalError) Error() string        { return "kgenrt: no Metal here: " +
 func (e noMetalError) Unwrap() error        { return e.why }
 func (e noMetalError) Is(target error) bool { return target == ErrNoPort }
 
+// noCUDAError is why CUDA memory cannot be had here (no driver, no
+// device); errors.Is(err, ErrNoPort) holds, as for noMetalError.
+type noCUDAError struct{ why error }
+
+func (e noCUDAError) Error() string        { return "kgenrt: no CUDA here: " + e.why.Error() }
+func (e noCUDAError) Unwrap() error        { return e.why }
+func (e noCUDAError) Is(target error) bool { return target == ErrNoPort }
+
 // PortError is Select's refusal, the only one: the kernel has no port for
 // the backend (the slot is nil because the spec says null), or has one that
 // cannot run here (Unavailable says why: not darwin, no cgo, no device).

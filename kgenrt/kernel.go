@@ -268,7 +268,8 @@ func (c *Call) check(k *Kernel) error {
 	if c == nil || c.Kernel != k {
 		return fmt.Errorf("kgenrt: a call for another kernel reached the port of %s", k.Name)
 	}
-	if len(c.Tensors) != len(k.Tensors()) || len(c.Args) != k.ArgsSize() || c.Variant == nil {
+	var ibuf [16]int
+	if len(c.Tensors) != len(k.tensorIndex(ibuf[:0])) || len(c.Args) != k.ArgsSize() || c.Variant == nil {
 		return fmt.Errorf("kgenrt: kernel %s: malformed call (%d tensors, %d args bytes)", k.Name, len(c.Tensors), len(c.Args))
 	}
 	return nil

@@ -24,10 +24,29 @@ func (p *metalPort) Run(c *Call) error {
 	if err := c.check(p.kernel); err != nil {
 		return err
 	}
+	if err := refuseCUDA(c); err != nil {
+		return err
+	}
 	if c.empty() {
 		return nil
 	}
 	return metalRun(c)
+}
+
+// refuseCUDA rejects CUDA tensors on another backend's port: their bytes
+// are not in host memory, so they can be neither bound nor staged.
+func refuseCUDA(c *Call) error {
+	i := 0
+	for _, b := range c.Kernel.Bindings {
+		if b.Role == Args {
+			continue
+		}
+		if c.Tensors[i].OnCUDA() {
+			return c.Kernel.tensorErr(b, "is in CUDA device memory; this port reads host or Metal memory (copy it to a host tensor with kgenrt.Copy)")
+		}
+		i++
+	}
+	return nil
 }
 
 // Encode checks the call and adds it to cb. Every tensor must live in a
@@ -40,6 +59,9 @@ func (p *metalPort) Encode(cb *CommandBuffer, c *Call) error {
 	if cb == nil {
 		return fmt.Errorf("kgenrt: kernel %s: Encode needs a command buffer (NewCommandBuffer)", p.kernel.Name)
 	}
+	if err := refuseCUDA(c); err != nil {
+		return err
+	}
 	for i, t := range c.Tensors {
 		if !t.OnDevice() {
 			return p.kernel.tensorErr(p.kernel.Tensors()[i], "is in host memory; Encode needs tensors made by kgenrt.NewMetal (use Run to stage host tensors)")
@@ -49,6 +71,12 @@ func (p *metalPort) Encode(cb *CommandBuffer, c *Call) error {
 		return nil
 	}
 	return metalEncode(cb, c)
+}
+
+// Enqueue refuses: streams are CUDA's. Metal launches go in a command
+// buffer.
+func (p *metalPort) Enqueue(CUDAStream, *Call) error {
+	return fmt.Errorf("kgenrt: kernel %s: the Metal port takes no CUDA stream; use Run, or Encode into a command buffer", p.kernel.Name)
 }
 
 // stage says how one tensor of a call reaches the GPU in a synchronous Run.
@@ -72,10 +100,8 @@ func stages(c *Call) []stage {
 		if !s.OnDevice {
 			s.CopyIn = bs[i].Role == Input
 			s.CopyOut = bs[i].Role == Output
-			lo, hi := t.span()
 			for j := 0; j < i; j++ {
-				jlo, jhi := out[j].Tensor.span()
-				if !out[j].OnDevice && lo == jlo && hi == jhi {
+				if !out[j].OnDevice && sameBytes(t, out[j].Tensor) {
 					s.SameAs = j
 					break
 				}

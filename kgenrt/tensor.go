@@ -9,15 +9,18 @@ import (
 )
 
 // Tensor is a dense, row-major array of one storage dtype. Its elements are
-// little-endian bytes, in host memory (New, FromFloat32, …) or in a Metal
-// buffer shared with the CPU (NewMetal); the CPU reference reads both, a
-// Metal launch binds device tensors directly and copies host tensors in and
-// out. Launchers take *Tensor and reject nil.
+// little-endian bytes, in host memory (New, FromFloat32, …), in a Metal
+// buffer shared with the CPU (NewMetal), or in CUDA device memory (NewCUDA,
+// WrapCUDA). The CPU reference reads host and Metal tensors; a Metal launch
+// binds Metal tensors directly and copies host tensors in and out; a CUDA
+// launch binds CUDA tensors directly and copies host tensors in and out.
+// Launchers take *Tensor and reject nil.
 type Tensor struct {
 	dtype DType
 	shape []int
-	data  []byte
-	dev   *deviceBuffer // nil for host memory; see metal_*.go
+	data  []byte        // nil for CUDA device memory
+	dev   *deviceBuffer // nil unless a Metal buffer; see metal_*.go
+	cuda  *cudaBuffer   // nil unless CUDA device memory; see cuda_tensor.go
 }
 
 // ErrShape is wrapped by constructor errors about shapes and lengths.
@@ -119,13 +122,22 @@ func (t *Tensor) Len() int {
 	if t.dtype.Size() == 0 {
 		return 0
 	}
-	return len(t.data) / t.dtype.Size()
+	return t.nbytes() / t.dtype.Size()
+}
+
+// nbytes is the size of the elements in bytes, wherever they live.
+func (t *Tensor) nbytes() int {
+	if t.cuda != nil {
+		return t.cuda.size
+	}
+	return len(t.data)
 }
 
 // Bytes returns the element bytes, little-endian, without copying. For a
 // Metal tensor they are the buffer's contents: keep the Tensor reachable
 // while you use them, and do not touch them while a launch that uses the
-// tensor is in flight.
+// tensor is in flight. A CUDA tensor has no host bytes: Bytes is nil (copy
+// it to a host tensor with Copy).
 func (t *Tensor) Bytes() []byte { return t.data }
 
 // OnDevice reports whether t lives in a Metal buffer (made by NewMetal).
@@ -187,13 +199,31 @@ func (t *Tensor) Bits16() []uint16 {
 	return out
 }
 
-// span is the address range of t's bytes, for overlap checks.
-func (t *Tensor) span() (lo, hi uintptr) {
+// span is the address range of t's bytes, for overlap checks, and whether
+// it is a CUDA device range: host and device ranges never overlap.
+func (t *Tensor) span() (lo, hi uintptr, device bool) {
+	if t.cuda != nil {
+		return uintptr(t.cuda.ptr), uintptr(t.cuda.ptr) + uintptr(t.cuda.size), true
+	}
 	if len(t.data) == 0 {
-		return 0, 0
+		return 0, 0, false
 	}
 	lo = uintptr(unsafe.Pointer(unsafe.SliceData(t.data)))
-	return lo, lo + uintptr(len(t.data))
+	return lo, lo + uintptr(len(t.data)), false
+}
+
+// overlaps reports whether a and b share bytes.
+func overlaps(a, b *Tensor) bool {
+	alo, ahi, adev := a.span()
+	blo, bhi, bdev := b.span()
+	return adev == bdev && alo < bhi && blo < ahi
+}
+
+// sameBytes reports whether a and b cover exactly the same bytes.
+func sameBytes(a, b *Tensor) bool {
+	alo, ahi, adev := a.span()
+	blo, bhi, bdev := b.span()
+	return adev == bdev && alo == blo && ahi == bhi
 }
 
 func sameShape(a, b []int) bool {

@@ -90,13 +90,14 @@ func (e *Expr) Eval(env Env) (int, error) {
 		}
 		return 0, fmt.Errorf("launch: no value for %s", e.Name)
 	}
-	args := make([]int, len(e.Args))
-	for i, a := range e.Args {
+	var buf [3]int // at most 3 for most operations: no allocation per launch, whatever the toolchain
+	args := buf[:0]
+	for _, a := range e.Args {
 		v, err := a.Eval(env)
 		if err != nil {
 			return 0, err
 		}
-		args[i] = v
+		args = append(args, v)
 	}
 	switch e.Op {
 	case Add:

@@ -43,6 +43,7 @@ var dispatchCases = []dispatchCase{
 		edits: []edit{
 			{"app/app.go", "return p.Run(call)", "_, _ = p, call\n\treturn nil"},
 			{"app/app.go", "return p.Encode\n", "return nil\n"},
+			{"app/app.go", "return p.Enqueue(0, call)", "_, _ = p, call\n\treturn nil"},
 			{"app/app.go", "var table = kgenrt.PortTable{\n\tKernel: kernels.Twice.Describe(),\n\tPorts:  [kgenrt.NumBackends]kgenrt.Port{kgenrt.MetalPort(kernels.Twice.Describe())},\n}", "var table = kernels.Twice"},
 		},
 		wantExit: 0, wantAfter: []string{"0 launchers, 0 exempt, parity off; ok"}},

@@ -70,9 +70,12 @@ func TestRefusal(t *testing.T) {
 		}
 		if err := p.Ready(); err != nil {
 			var pe *kgenrt.PortError
-			_, serr := kernels.GeluTanh.Select(kgenrt.CUDA)
-			if !errors.As(serr, &pe) || !errors.Is(serr, kgenrt.ErrNoPort) {
-				t.Fatalf("Select(CUDA) = %v, want a *PortError", serr)
+			// gelu_tanh's generated Select, when its own port cannot run (with
+			// only some fatbins built, others' can).
+			if d.Name == "gelu_tanh" {
+				if _, serr := kernels.GeluTanh.Select(kgenrt.CUDA); !errors.As(serr, &pe) || !errors.Is(serr, kgenrt.ErrNoPort) {
+					t.Fatalf("Select(CUDA) = %v, want a *PortError", serr)
+				}
 			}
 			msg := err.Error()
 			if !strings.Contains(msg, "libcuda") && !strings.Contains(msg, "kgen cuda") && !strings.Contains(msg, "device") && !strings.Contains(msg, "linux") {

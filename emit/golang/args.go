@@ -15,7 +15,7 @@ import (
 // field, which makes a positional composite literal a compile error
 // outside the package (its blank field cannot be given), so
 // GegluArgs{Gate: g, Up: u, Y: y} is the only way to write one.
-// RunArgs, EncodeArgs and ReferenceArgs take it and call the positional
+// RunArgs, EncodeArgs, EnqueueArgs and ReferenceArgs take it and call the positional
 // forms, which stay for code that ranges over kernels of one signature
 // through an interface.
 
@@ -56,8 +56,8 @@ func argsFields(k *ir.Kernel) []argsField {
 	return out
 }
 
-// argsLaunchers writes the args struct and RunArgs, EncodeArgs and
-// ReferenceArgs.
+// argsLaunchers writes the args struct and RunArgs, EncodeArgs, EnqueueArgs
+// and ReferenceArgs.
 func argsLaunchers(f *jen.File, k *ir.Kernel, n *names) {
 	fields := argsFields(k)
 	var decl, pass []jen.Code
@@ -67,8 +67,8 @@ func argsLaunchers(f *jen.File, k *ir.Kernel, n *names) {
 	}
 	decl = append(decl, jen.Id("_").Struct().Comment("refuses positional literals: name every field"))
 	f.Add(comment(
-		fmt.Sprintf("%s are the tensors and params of %s by name, for RunArgs, EncodeArgs", n.args, k.Name),
-		fmt.Sprintf("and ReferenceArgs: %s{%s} compiles, a positional literal does", n.args, keyedExample(fields)),
+		fmt.Sprintf("%s are the tensors and params of %s by name, for RunArgs, EncodeArgs,", n.args, k.Name),
+		fmt.Sprintf("EnqueueArgs and ReferenceArgs: %s{%s} compiles, a positional literal does", n.args, keyedExample(fields)),
 		"not, so two tensors of one dtype cannot be swapped unseen.",
 	))
 	f.Type().Id(n.args).Struct(decl...)
@@ -79,6 +79,9 @@ func argsLaunchers(f *jen.File, k *ir.Kernel, n *names) {
 	f.Add(comment("EncodeArgs is Encode with named arguments."))
 	f.Func().Params(jen.Id("k").Id(n.typ)).Id("EncodeArgs").Params(jen.Id("cb").Op("*").Add(rt("CommandBuffer")), jen.Id("a").Id(n.args)).Error().Block(
 		jen.Return(jen.Id("k").Dot("Encode").Call(append([]jen.Code{jen.Id("cb")}, pass...)...)))
+	f.Add(comment("EnqueueArgs is Enqueue with named arguments."))
+	f.Func().Params(jen.Id("k").Id(n.typ)).Id("EnqueueArgs").Params(jen.Id("stream").Add(rt("CUDAStream")), jen.Id("a").Id(n.args)).Error().Block(
+		jen.Return(jen.Id("k").Dot("Enqueue").Call(append([]jen.Code{jen.Id("stream")}, pass...)...)))
 	f.Add(comment("ReferenceArgs is Reference with named arguments."))
 	f.Func().Params(jen.Id("k").Id(n.typ)).Id("ReferenceArgs").Params(jen.Id("a").Id(n.args)).Error().Block(
 		jen.Return(jen.Id("k").Dot("Reference").Call(pass...)))

@@ -15,7 +15,7 @@ import (
 //     no gate that enumerates backends);
 //  2. ports are made only inside port tables;
 //  3. a port table is read only through Select and Available;
-//  4. every launch (Run, Encode on a kgenrt.Port) is on the port Select
+//  4. every launch (Run, Encode, Enqueue on a kgenrt.Port) is on the port Select
 //     returned in the same function.
 func TestGeneratedCodeRoutesEveryLaunchThroughSelect(t *testing.T) {
 	_, files := generated(t, "../../kgen.yaml")
@@ -159,7 +159,7 @@ func checkLaunches(f *ast.File, info *types.Info) (problems []string, n int) {
 				}
 			case *ast.CallExpr:
 				sel, ok := v.Fun.(*ast.SelectorExpr)
-				if !ok || (sel.Sel.Name != "Run" && sel.Sel.Name != "Encode") || !isPort(info.Types[sel.X].Type) {
+				if !ok || (sel.Sel.Name != "Run" && sel.Sel.Name != "Encode" && sel.Sel.Name != "Enqueue") || !isPort(info.Types[sel.X].Type) {
 					return true
 				}
 				launches++

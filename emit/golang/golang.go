@@ -3,7 +3,7 @@
 //
 //   - <kernel>_kernel.go: the kernel's API type, its kgenrt descriptor (the
 //     dtype-key table and the binding table), its port table, and the typed
-//     launchers Run and Encode, which check tensors and go through Select;
+//     launchers Run, Encode and Enqueue, which check tensors and go through Select;
 //   - <kernel>_reference.go: the CPU reference, the formulas evaluated per
 //     element in the compute type with kgen's rounding rules, and a float64
 //     evaluation of the same formulas for tolerances;
@@ -227,6 +227,7 @@ func packageDoc(pkg string, names []string) []string {
 		"//   - K.Run(backend, inputs..., outputs..., params...) checks the tensors and",
 		"//     launches through K.Select, the one place that chooses a port;",
 		"//   - K.Encode(cb, …) adds the launch to a Metal command buffer you commit;",
+		"//   - K.Enqueue(stream, …) launches on your CUDA stream with CUDA tensors;",
 		"//   - K.Reference(…) computes the kernel on the CPU (the fallback path when",
 		"//     Select refuses, and the oracle of parity tests); K.Reference64 evaluates",
 		"//     the same formulas in float64 without rounding;",

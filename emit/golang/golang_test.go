@@ -127,7 +127,7 @@ func TestRepoSpecsGenerateACompilingPackage(t *testing.T) {
 			t.Fatalf("no type %sKernel", name)
 		}
 		mset := types.NewMethodSet(typ.Type())
-		for _, m := range []string{"Run", "Encode", "Reference", "Reference64", "Select", "Available", "Variant", "Describe"} {
+		for _, m := range []string{"Run", "Encode", "Enqueue", "Reference", "Reference64", "Select", "Available", "Variant", "Describe"} {
 			if mset.Lookup(pkg, m) == nil {
 				t.Errorf("%sKernel has no method %s", name, m)
 			}

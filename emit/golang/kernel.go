@@ -283,7 +283,7 @@ func accessors(f *jen.File, k *ir.Kernel, n *names) {
 	f.Add(comment(
 		fmt.Sprintf("Select returns %s's port for backend b, or a *kgenrt.PortError naming the", k.Name),
 		"kernel and the backend when it has none that can run here: the cue to take the fallback",
-		fmt.Sprintf("path (%s.Reference). Run and Encode choose their port here and nowhere else.", n.exported),
+		fmt.Sprintf("path (%s.Reference). Run, Encode and Enqueue choose their port here and nowhere else.", n.exported),
 	))
 	b := jen.Id("b").Add(rt("Backend"))
 	f.Func().Add(recv).Id("Select").Params(b).Params(rt("Port"), jen.Error()).Block(

@@ -185,6 +185,18 @@ func launchers(f *jen.File, k *ir.Kernel, n *names) {
 	f.Func().Params(jen.Id(n.typ)).Id("Encode").Params(params...).Error().Block(
 		append(checkAndSelect(jen.Id("cb").Dot("Backend").Call()),
 			jen.Return(jen.Id("port").Dot("Encode").Call(jen.Id("cb"), jen.Id("call"))))...)
+
+	f.Add(comment(
+		fmt.Sprintf("Enqueue launches %s on CUDA stream stream (0: the legacy default stream) and", k.Name),
+		"returns without waiting, for launching into your own CUDA work; synchronize it yourself.",
+		"Tensors must live in CUDA device memory (kgenrt.NewCUDA, or kgenrt.WrapCUDA over yours):",
+		"nothing is copied. Checks and errors are Run's; the port is the one Select returns for",
+		"the stream's backend.",
+	))
+	params = append([]jen.Code{jen.Id("stream").Add(rt("CUDAStream"))}, launchParams(k, n)...)
+	f.Func().Params(jen.Id(n.typ)).Id("Enqueue").Params(params...).Error().Block(
+		append(checkAndSelect(jen.Id("stream").Dot("Backend").Call()),
+			jen.Return(jen.Id("port").Dot("Enqueue").Call(jen.Id("stream"), jen.Id("call"))))...)
 }
 
 // callBuilder writes the function that checks the tensors against the
@@ -209,10 +221,17 @@ func callBuilder(f *jen.File, k *ir.Kernel, n *names) error {
 		grid[i], tg[i] = c, jen.Lit(l.Threadgroup[i])
 	}
 	args := k.ArgsBinding()
+	given := givenSizes(k)
+	var ids, vals []jen.Code
+	for i, s := range given {
+		ids, vals = append(ids, jen.Id(s)), append(vals, jen.Id("sizes").Index(jen.Lit(i)))
+	}
 	body := []jen.Code{
-		jen.List(jen.Id("v"), jen.Id("sizes"), jen.Err()).Op(":=").Id(n.desc).Dot("Check").Call(tensorArgs(k, n)...),
+		jen.Var().Id("sizes").Index(jen.Lit(len(given))).Int().Comment(strings.Join(given, ", ")),
+		jen.List(jen.Id("v"), jen.Err()).Op(":=").Id(n.desc).Dot("CheckSizes").Call(
+			append([]jen.Code{jen.Id("sizes").Index(jen.Op(":"))}, tensorArgs(k, n)...)...),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-		sizeLocals(k, nil),
+		jen.List(ids...).Op(":=").List(vals...),
 	}
 	body = append(body, derived...)
 	if mm := k.Matmul(); mm != nil && mm.Rows != nil {

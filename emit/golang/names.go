@@ -90,7 +90,7 @@ var reservedLocals = map[string]bool{
 	"float32": true, "float64": true, "uint32": true, "int32": true, "int": true, "bool": true,
 	"len": true, "make": true, "nil": true, "error": true, "true": true, "false": true,
 	"math": true, "binary": true, "fmt": true, "kgenrt": true,
-	"b": true, "cb": true, "call": true, "port": true, "err": true, "v": true, "n": true,
+	"b": true, "cb": true, "stream": true, "call": true, "port": true, "err": true, "v": true, "n": true, "sizes": true,
 	"i": true, "args": true, "ts": true, "ps": true, "ins": true,
 }
 

@@ -80,7 +80,7 @@ func registerCPU(f *jen.File, k *ir.Kernel, n *names) {
 }
 
 // referenceMethod writes K.Reference, the CPU backend on kgenrt tensors:
-// Check, the size fields, then the kind's loops in the compute type (one
+// CheckHost (Check, and host memory), the size fields, then the kind's loops in the compute type (one
 // case per variant when the compute type follows the storage dtype).
 func referenceMethod(f *jen.File, k *ir.Kernel, n *names) error {
 	c := k.Compute.String()
@@ -99,7 +99,7 @@ func referenceMethod(f *jen.File, k *ir.Kernel, n *names) error {
 		first = jen.Id("_")
 	}
 	body := []jen.Code{
-		jen.List(first, jen.Id("sizes"), jen.Err()).Op(":=").Id(n.desc).Dot("Check").Call(tensorArgs(k, n)...),
+		jen.List(first, jen.Id("sizes"), jen.Err()).Op(":=").Id(n.desc).Dot("CheckHost").Call(tensorArgs(k, n)...),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 		sizeLocals(k, nil),
 	}

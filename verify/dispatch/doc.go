@@ -31,11 +31,11 @@
 // A launcher is a reference — a call, a method value or a method expression
 // — to one of:
 //
-//  1. Run or Encode of a generated kernel type, or of an interface type that
+//  1. Run, Encode or Enqueue of a generated kernel type, or of an interface type that
 //     some generated kernel type implements (a user's
 //     `interface{ Run(kgenrt.Backend, x, y *kgenrt.Tensor) error }`): the
 //     right way to launch;
-//  2. Run or Encode of kgenrt.Port, or of a kgenrt type implementing it;
+//  2. Run, Encode or Enqueue of kgenrt.Port, or of a kgenrt type implementing it;
 //  3. a port constructor: a package-level kgenrt function one of whose
 //     results is kgenrt.Port (MetalPort, CUDAPort);
 //  4. a method of kgenrt.PortTable, or its Ports field (a literal included).
@@ -52,7 +52,8 @@
 // direct-port (mlxcel: "no kernel holder reached directly outside the port
 // table", found only after a launcher reverted by hand to call Metal
 // directly passed the old check): every launcher of kinds 2, 3 and 4. The fix
-// is K.Run(b, …) or K.Encode(cb, …), which choose the port through K.Select.
+// is K.Run(b, …), K.Encode(cb, …) or K.Enqueue(stream, …), which choose the
+// port through K.Select.
 //
 // backend-compare (mlxcel: `use_cuda ? cuda_port : metal_port` ran the Metal
 // arm on ROCm): in a launching declaration, a binary == or != with one

@@ -102,7 +102,7 @@ func (c *checker) launchSites(d ast.Decl) bool {
 		found = true
 		c.launchers++
 		if kind != kernelLaunch {
-			c.report(n, DirectPort, "%s, bypassing the generated port table: launch with K.Run(b, …) or K.Encode(cb, …) of the generated kernel, which choose the port through K.Select", what)
+			c.report(n, DirectPort, "%s, bypassing the generated port table: launch with K.Run(b, …), K.Encode(cb, …) or K.Enqueue(stream, …) of the generated kernel, which choose the port through K.Select", what)
 		}
 		return true
 	})
@@ -134,10 +134,10 @@ func (c *checker) classifyFunc(f *types.Func) (launcher, string) {
 	if isRuntimeNamed(recv, "PortTable") {
 		return portTable, "calls kgenrt.PortTable's " + f.Name()
 	}
-	if (f.Name() == "RunArgs" || f.Name() == "EncodeArgs") && c.m.isKernelType(recv) {
-		return kernelLaunch, "" // Run and Encode with named arguments
+	if (f.Name() == "RunArgs" || f.Name() == "EncodeArgs" || f.Name() == "EnqueueArgs") && c.m.isKernelType(recv) {
+		return kernelLaunch, "" // Run, Encode and Enqueue with named arguments
 	}
-	if f.Name() != "Run" && f.Name() != "Encode" {
+	if f.Name() != "Run" && f.Name() != "Encode" && f.Name() != "Enqueue" {
 		return notLauncher, ""
 	}
 	switch {

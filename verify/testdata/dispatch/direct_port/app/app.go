@@ -29,3 +29,8 @@ var table = kgenrt.PortTable{
 
 // Own asks the application's own table.
 func Own(b kgenrt.Backend) bool { return table.Available(b) }
+
+// Stream launches on a CUDA stream with the port itself.
+func Stream(p kgenrt.Port, call *kgenrt.Call) error {
+	return p.Enqueue(0, call)
+}

@@ -141,7 +141,7 @@ func rowBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 	}
 	fields = append(fields, Field{Name: "cols", Type: dtype.U32, Size: true},
 		Field{Name: "rows_per_group", Type: dtype.U32, Size: true,
-			Derived: rowsPerGroupDoc(s.Threadgroup, "4 * lanes")})
+			Derived: rowsPerGroupDoc(s.Threadgroup, 32, "4 * lanes")})
 	for _, p := range s.Params {
 		fields = append(fields, Field{Name: p.Name.Name, Type: p.Type.Type})
 	}
@@ -157,9 +157,12 @@ func rowBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 // vectors per lane (32 / element bytes values), so rows get fewer lanes.
 func (r *Rows) Launch(k *Kernel, b Backend) launch.Launch {
 	tg := launch.N(k.Threadgroup)
-	per, perDoc := launch.N(metalValuesPerLane), "4 * lanes"
+	lanes, perDoc, from := launch.TeamLanes(launch.V("cols"), tg, launch.N(metalValuesPerLane)), "4 * lanes", 32
 	if b == CUDA {
-		per, perDoc = launch.Over(launch.N(32), launch.V(launch.ElemBytes)), "(32 / element bytes) * lanes"
+		// Teams from one lane: narrow rows share a warp (a 128-column bf16
+		// row takes 8 lanes, 4 rows per warp), shuffling within the team.
+		per := launch.Over(launch.N(32), launch.V(launch.ElemBytes))
+		lanes, perDoc, from = launch.TeamLanesFrom(launch.V("cols"), tg, per, launch.N(1)), "(32 / element bytes) * lanes", 1
 	}
 	rpg := launch.V("rows_per_group")
 	var groups []*launch.Expr
@@ -171,15 +174,15 @@ func (r *Rows) Launch(k *Kernel, b Backend) launch.Launch {
 	return launch.Launch{
 		Grid:        [3]*launch.Expr{launch.Times(tg, launch.Sum(groups...)), launch.N(1), launch.N(1)},
 		Threadgroup: [3]int{k.Threadgroup, 1, 1},
-		Derived: []launch.Derived{{Field: "rows_per_group", Rule: launch.Over(tg, launch.TeamLanes(launch.V("cols"), tg, per)),
-			Doc: rowsPerGroupDoc(k.Threadgroup, perDoc)}},
+		Derived: []launch.Derived{{Field: "rows_per_group", Rule: launch.Over(tg, lanes),
+			Doc: rowsPerGroupDoc(k.Threadgroup, from, perDoc)}},
 	}
 }
 
 // rowsPerGroupDoc is the rows_per_group rule in words; perLanes is what a
 // team of lanes covers ("4 * lanes" on Metal).
-func rowsPerGroupDoc(tg int, perLanes string) string {
-	return fmt.Sprintf("%d / lanes_per_row(cols): lanes_per_row is the smallest power of two from 32 to %d with %s >= cols", tg, tg, perLanes)
+func rowsPerGroupDoc(tg, from int, perLanes string) string {
+	return fmt.Sprintf("%d / lanes_per_row(cols): lanes_per_row is the smallest power of two from %d to %d with %s >= cols", tg, from, tg, perLanes)
 }
 
 // valueInfo is what an expression depends on.

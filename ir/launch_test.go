@@ -89,8 +89,8 @@ outputs:
 
 // TestRowwiseLaunch pins rows_per_group and the grid of a two-segment
 // rowwise kernel (a: 10 rows, b: 3 rows) on Metal (teams of up to 4 values
-// per lane) and CUDA (two 16-byte vectors per lane: 8 f32 values, 16 f16
-// ones) at 256 and 1024 threads per group. The team width is the smallest
+// per lane) and CUDA (one cached input: four 16-byte vectors per lane, 16
+// f32 values, 32 f16 ones) at 256 and 1024 threads per group. The team width is the smallest
 // power of two from 32 (Metal) or 1 (CUDA) to the group size holding the row; rows_per_group
 // is the group size over it; the grid is a group's threads times the sum of
 // ceildiv(rows, rows_per_group) over the segments. The expected numbers are
@@ -118,26 +118,27 @@ func TestRowwiseLaunch(t *testing.T) {
 		{1024, ir.Metal, 4, 129, 16, 1 + 1},
 		{1024, ir.Metal, 4, 1024, 4, 3 + 1},
 		{1024, ir.Metal, 4, 4096, 1, 10 + 3},
-		// CUDA f32 (8 values per lane), 256 threads: teams from one lane,
-		// so narrow rows share a warp (64 columns: 8 lanes, 32 rows).
+		// CUDA f32 (one cached input: 4 vectors, 16 values per lane), 256
+		// threads: teams from one lane, so narrow rows share a warp (64
+		// columns: 4 lanes, 64 rows per block).
 		{256, ir.CUDA, 4, 1, 256, 1 + 1},
-		{256, ir.CUDA, 4, 8, 256, 1 + 1},
-		{256, ir.CUDA, 4, 9, 128, 1 + 1},
-		{256, ir.CUDA, 4, 64, 32, 1 + 1},
-		{256, ir.CUDA, 4, 128, 16, 1 + 1},
-		{256, ir.CUDA, 4, 129, 8, 2 + 1},
-		{256, ir.CUDA, 4, 1024, 2, 5 + 2},
+		{256, ir.CUDA, 4, 16, 256, 1 + 1},
+		{256, ir.CUDA, 4, 17, 128, 1 + 1},
+		{256, ir.CUDA, 4, 64, 64, 1 + 1},
+		{256, ir.CUDA, 4, 128, 32, 1 + 1},
+		{256, ir.CUDA, 4, 129, 16, 1 + 1},
+		{256, ir.CUDA, 4, 1024, 4, 3 + 1},
 		{256, ir.CUDA, 4, 4096, 1, 10 + 3},
-		// CUDA f16 (16 values per lane).
-		{256, ir.CUDA, 2, 128, 32, 1 + 1},
-		{256, ir.CUDA, 2, 1024, 4, 3 + 1},
-		{256, ir.CUDA, 2, 4096, 1, 10 + 3},
-		// CUDA, 1024 threads.
-		{1024, ir.CUDA, 4, 129, 32, 1 + 1},
-		{1024, ir.CUDA, 4, 1024, 8, 2 + 1},
-		{1024, ir.CUDA, 4, 4096, 2, 5 + 2},
-		{1024, ir.CUDA, 2, 1024, 16, 1 + 1},
-		{1024, ir.CUDA, 2, 4096, 4, 3 + 1},
+		// CUDA f16 (32 values per lane).
+		{256, ir.CUDA, 2, 128, 64, 1 + 1},
+		{256, ir.CUDA, 2, 1024, 8, 2 + 1},
+		{256, ir.CUDA, 2, 4096, 2, 5 + 2},
+		// CUDA, 1024 threads: the same vectors per lane.
+		{1024, ir.CUDA, 4, 129, 64, 1 + 1},
+		{1024, ir.CUDA, 4, 1024, 16, 1 + 1},
+		{1024, ir.CUDA, 4, 4096, 4, 3 + 1},
+		{1024, ir.CUDA, 2, 1024, 32, 1 + 1},
+		{1024, ir.CUDA, 2, 4096, 8, 2 + 1},
 	}
 	kernels := map[int]*ir.Kernel{}
 	for _, tg := range []int{256, 1024} {

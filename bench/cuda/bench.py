@@ -11,8 +11,9 @@ kernel moving the same bytes (the ceiling, measured per shape in this run).
 Timing, per arm and shape, over buffer sets rotated so the data a call
 touches is never in L2 (sets cover >= --rotate-mb; one set when a call's
 bytes already exceed it):
-  back-to-back: --calls calls between two CUDA events, time / calls; the
-    median of --reps such windows (host launch time hidden behind the GPU);
+  back-to-back: --calls calls (rotating the sets) captured in one CUDA
+    graph, replayed between two CUDA events, time / calls; the median of
+    --reps replays (no host launch time: what a kernel costs in a stream);
   single call: CUDA events around one call, median of --reps (includes the
     launch latency a lone call pays).
 GB/s counts each input read once and each output written once (row vectors
@@ -76,22 +77,33 @@ class Launch:
         self.args = (ctypes.c_uint32 * max(1, len(blob) // 4)).from_buffer_copy(blob or b"\0" * 4)
         self.kp = (ctypes.c_void_p * (len(self.ptrs) + 1))(*[ctypes.addressof(x) for x in self.ptrs], ctypes.addressof(self.args))
     def __call__(self):
-        r = cu.cuLaunchKernel(ctypes.c_void_p(self.fn), self.blocks, 1, 1, self.threads, 1, 1, 0, None, self.kp, None)
+        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)  # a graph capture's stream while capturing
+        r = cu.cuLaunchKernel(ctypes.c_void_p(self.fn), self.blocks, 1, 1, self.threads, 1, 1, 0, stream, self.kp, None)
         assert r == 0, f"cuLaunchKernel: CUresult {r}"
 
 def timing(calls):
-    """calls: one callable per buffer set. Returns (back-to-back ms, single ms)."""
+    """calls: one callable per buffer set. Returns (back-to-back ms, single
+    ms). Back-to-back: --calls calls (rotating the sets) captured in a CUDA
+    graph, so the host's launch time is not counted, replayed between two
+    events; if capture fails, the calls are issued from the host instead."""
     k = len(calls)
     for i in range(max(3, k)):
         calls[i % k]()
     torch.cuda.synchronize()
     b2b, single, j = [], [], 0
+    window = lambda: [calls[i % k]() for i in range(a.calls)]
+    try:
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            window()
+        g.replay(); torch.cuda.synchronize()
+        window = g.replay
+    except Exception as ex:
+        print(f"  (graph capture failed: {str(ex).splitlines()[0][:100]}; host-issued back-to-back)", flush=True)
+        torch.cuda.synchronize()
     for _ in range(a.reps):
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        for _ in range(a.calls):
-            calls[j % k](); j += 1
-        e.record(); e.synchronize()
+        s.record(); window(); e.record(); e.synchronize()
         b2b.append(s.elapsed_time(e) / a.calls)
     for _ in range(a.reps):
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)

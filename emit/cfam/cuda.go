@@ -20,15 +20,16 @@ import (
 // storage type (a bf16 row costs half the registers of floats); wider rows
 // take a loop that re-reads device memory, the first read asking L2 to keep
 // the row and the last one to let it go. rows_per_group comes from the args
-// struct: the IR's CUDA launch sets it (teams from one lane, at most two
-// 16-byte vectors per lane below the whole block).
+// struct: the IR's CUDA launch sets it (teams from one lane, at most
+// ir.Rows.CUDAVectors 16-byte vectors per lane below the whole block).
 
 // vectorSlots is the vector cache of each cached input, in 16-byte vectors
-// per lane: half the IR's register budget (CachePerLane 4-byte values),
-// so every entry stays under __launch_bounds__' 64 registers without
-// spilling (ptxas, checked by TestCUDARowsNoSpills); one cached bf16 input
-// stays in registers up to 8K columns at 256 lanes, wider rows re-read L2.
-func vectorSlots(r *ir.Rows) int { return max(1, r.CachePerLane*4/32) }
+// per lane: the IR's CUDAVectors, which also sizes the teams, so every row
+// a team of fewer than the whole block takes fits the cache. It stays
+// under __launch_bounds__' 64 registers without spilling (ptxas, checked
+// by TestCUDANoSpills); one cached bf16 input stays in registers up to 8K
+// columns at 256 lanes, wider rows re-read through L2.
+func vectorSlots(r *ir.Rows) int { return r.CUDAVectors }
 
 // vectorPaths reports whether every tensor is stored in T, the condition
 // for the 16-byte vector paths.

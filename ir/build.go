@@ -89,7 +89,7 @@ func buildKernel(s *spec.Spec, diags *diag.List) *Kernel {
 }
 
 func elementwiseSchedule(_ *spec.Spec, k *Kernel, _ *diag.List) Schedule {
-	return &Elems{PerThread: elemsPerThread(k)}
+	return &Elems{PerThread: elemsPerThread(k), CUDAPerThread: cudaPerThread(k)}
 }
 
 // checkLimits rejects a kernel with more buffers than a backend it has a

@@ -2,6 +2,7 @@ package ir
 
 import (
 	"fmt"
+	"github.com/kgen-dev/kgen/dtype"
 
 	"github.com/kgen-dev/kgen/backend"
 	"github.com/kgen-dev/kgen/launch"
@@ -61,6 +62,35 @@ type Elems struct {
 	// PerThread is chosen so each thread moves whole 16-byte vectors of its
 	// narrowest tensor.
 	PerThread int
+	// CUDAPerThread is the elements one CUDA thread handles, an expression
+	// of the variant's element size (launch.ElemBytes), when every tensor
+	// takes the variant's dtype: one 16-byte vector, or under math: precise
+	// 4 / element bytes of them (two at 16-bit storage, where libdevice's
+	// transcendentals cost more than one vector's memory time; one at f32,
+	// where a second vector only lengthens the thread). nil: PerThread.
+	CUDAPerThread *launch.Expr
+}
+
+// PerThreadOn is the elements one thread handles on backend b.
+func (e *Elems) PerThreadOn(b Backend) *launch.Expr {
+	if b == CUDA && e.CUDAPerThread != nil {
+		return e.CUDAPerThread
+	}
+	return launch.N(e.PerThread)
+}
+
+// cudaPerThread is Elems.CUDAPerThread's rule.
+func cudaPerThread(k *Kernel) *launch.Expr {
+	for _, b := range k.Bindings {
+		if b.Role != Args && b.DType != dtype.Invalid {
+			return nil
+		}
+	}
+	vector := launch.Over(launch.N(16), launch.V(launch.ElemBytes))
+	if k.Math == "fast" {
+		return vector
+	}
+	return launch.Times(vector, launch.Over(launch.N(4), launch.V(launch.ElemBytes)))
 }
 
 // Kind implements Schedule.
@@ -86,11 +116,10 @@ func (k *Kernel) outputStage(suffix, comment string) Stage {
 	return k.finishStage(st)
 }
 
-// Launch implements Schedule: ceildiv(n, PerThread) threads, on every
-// backend.
-func (e *Elems) Launch(k *Kernel, _ Backend) launch.Launch {
+// Launch implements Schedule: ceildiv(n, elements per thread) threads.
+func (e *Elems) Launch(k *Kernel, b Backend) launch.Launch {
 	return launch.Launch{
-		Grid:        [3]*launch.Expr{launch.Ceil(launch.V("n"), launch.N(e.PerThread)), launch.N(1), launch.N(1)},
+		Grid:        [3]*launch.Expr{launch.Ceil(launch.V("n"), e.PerThreadOn(b)), launch.N(1), launch.N(1)},
 		Threadgroup: [3]int{k.Threadgroup, 1, 1},
 	}
 }

@@ -23,9 +23,12 @@ func eval(t *testing.T, k *ir.Kernel, b ir.Backend, given map[string]int) (map[s
 	return sizes, grid
 }
 
-// TestElementwiseLaunch: ceildiv(n, PerThread) threads on every backend,
-// PerThread giving each thread 16 bytes of the narrowest tensor (4 f32
-// elements, 8 f16 ones).
+// TestElementwiseLaunch: ceildiv(n, elements per thread) threads. Metal:
+// 16 bytes of the narrowest tensor (4 f32 elements, 8 f16 ones) per thread.
+// CUDA, when every tensor takes the variant's dtype: per storage dtype, one
+// 16-byte vector (math: fast), or 4 / element bytes of them under precise
+// (two at f16: 16 elements; one at f32: 4); a fixed-dtype tensor keeps the
+// Metal count.
 func TestElementwiseLaunch(t *testing.T) {
 	f32 := mustBuild(t, `
 kernel: ew32
@@ -35,35 +38,60 @@ outputs:
   - y: x * 2
 `)
 	f16 := mustBuild(t, elemSpec) // f32 and f16: the narrowest is 2 bytes
+	fast := mustBuild(t, `
+kernel: ewfast
+dtypes: [f32, f16]
+math: fast
+inputs: [x]
+outputs:
+  - y: x * 2
+`)
+	fixed := mustBuild(t, `
+kernel: ewfixed
+dtypes: [f16]
+inputs: [x, {name: s, dtype: f32}]
+outputs:
+  - y: x * s
+`)
 	cases := []struct {
-		k    *ir.Kernel
-		n    int
-		want int
+		k         *ir.Kernel
+		b         ir.Backend
+		elemBytes int
+		n         int
+		want      int
 	}{
-		{f32, 0, 0}, {f32, 1, 1}, {f32, 4, 1}, {f32, 5, 2}, {f32, 1000, 250}, {f32, 1001, 251}, {f32, 65539, 16385},
-		{f16, 1, 1}, {f16, 8, 1}, {f16, 9, 2}, {f16, 1000, 125}, {f16, 1001, 126},
+		{f32, ir.Metal, 4, 0, 0}, {f32, ir.Metal, 4, 1, 1}, {f32, ir.Metal, 4, 4, 1}, {f32, ir.Metal, 4, 5, 2},
+		{f32, ir.Metal, 4, 1000, 250}, {f32, ir.Metal, 4, 1001, 251}, {f32, ir.Metal, 4, 65539, 16385},
+		{f16, ir.Metal, 2, 1, 1}, {f16, ir.Metal, 2, 8, 1}, {f16, ir.Metal, 2, 9, 2}, {f16, ir.Metal, 2, 1000, 125}, {f16, ir.Metal, 2, 1001, 126},
+		{f16, ir.Metal, 4, 1000, 125}, // Metal's count ignores the variant
+		{f32, ir.CUDA, 4, 0, 0}, {f32, ir.CUDA, 4, 5, 2}, {f32, ir.CUDA, 4, 65539, 16385},
+		{f16, ir.CUDA, 2, 1, 1}, {f16, ir.CUDA, 2, 16, 1}, {f16, ir.CUDA, 2, 17, 2}, {f16, ir.CUDA, 2, 1000, 63},
+		{f16, ir.CUDA, 4, 1000, 250}, {f16, ir.CUDA, 4, 1001, 251},
+		{fast, ir.CUDA, 2, 1000, 125}, {fast, ir.CUDA, 2, 1001, 126}, {fast, ir.CUDA, 4, 1001, 251},
+		{fixed, ir.CUDA, 2, 1000, 125}, {fixed, ir.CUDA, 4, 1000, 125}, {fixed, ir.Metal, 2, 1000, 125},
 	}
 	for _, c := range cases {
-		for b := ir.Backend(0); b < ir.NumBackends; b++ {
-			_, grid := eval(t, c.k, b, map[string]int{"n": c.n})
-			if grid != [3]int{c.want, 1, 1} {
-				t.Errorf("%s on %s at n=%d: grid %v, want [%d 1 1]", c.k.Name, b, c.n, grid, c.want)
-			}
-			if tg := c.k.Launch(b).Threadgroup; tg != [3]int{256, 1, 1} {
-				t.Errorf("%s on %s: threadgroup %v, want [256 1 1]", c.k.Name, b, tg)
-			}
+		_, grid := eval(t, c.k, c.b, map[string]int{"n": c.n, launch.ElemBytes: c.elemBytes})
+		if grid != [3]int{c.want, 1, 1} {
+			t.Errorf("%s on %s at n=%d (%d-byte elements): grid %v, want [%d 1 1]", c.k.Name, c.b, c.n, c.elemBytes, grid, c.want)
+		}
+		if tg := c.k.Launch(c.b).Threadgroup; tg != [3]int{256, 1, 1} {
+			t.Errorf("%s on %s: threadgroup %v, want [256 1 1]", c.k.Name, c.b, tg)
 		}
 	}
 	if got := f32.Launch(ir.Metal).GridStrings(); got != [3]string{"ceildiv(n, 4)", "1", "1"} {
 		t.Errorf("grid strings %q", got)
 	}
+	if got := f16.Launch(ir.CUDA).GridStrings()[0]; got != "ceildiv(n, 16 / kgen_elem_bytes * (4 / kgen_elem_bytes))" {
+		t.Errorf("CUDA grid string %q", got)
+	}
 }
 
 // TestRowwiseLaunch pins rows_per_group and the grid of a two-segment
 // rowwise kernel (a: 10 rows, b: 3 rows) on Metal (teams of up to 4 values
-// per lane) and CUDA (two 16-byte vectors per lane: 8 f32 values, 16 f16
-// ones) at 256 and 1024 threads per group. The team width is the smallest
-// power of two from 32 to the group size holding the row; rows_per_group
+// per lane) and CUDA (one cached input: four 16-byte vectors per lane, 16
+// f32 values, 32 f16 ones) at 256 and 1024 threads per group. The team width is the smallest
+// power of two from 32 (Metal) or 1 (CUDA) to the group size holding the row; rows_per_group
 // is the group size over it; the grid is a group's threads times the sum of
 // ceildiv(rows, rows_per_group) over the segments. The expected numbers are
 // worked out by hand.
@@ -90,22 +118,27 @@ func TestRowwiseLaunch(t *testing.T) {
 		{1024, ir.Metal, 4, 129, 16, 1 + 1},
 		{1024, ir.Metal, 4, 1024, 4, 3 + 1},
 		{1024, ir.Metal, 4, 4096, 1, 10 + 3},
-		// CUDA f32 (8 values per lane), 256 threads: 32 lanes up to 256 columns.
-		{256, ir.CUDA, 4, 1, 8, 2 + 1},
-		{256, ir.CUDA, 4, 64, 8, 2 + 1},
-		{256, ir.CUDA, 4, 128, 8, 2 + 1},
-		{256, ir.CUDA, 4, 129, 8, 2 + 1},
-		{256, ir.CUDA, 4, 1024, 2, 5 + 2},
+		// CUDA f32 (one cached input: 4 vectors, 16 values per lane), 256
+		// threads: teams from one lane, so narrow rows share a warp (64
+		// columns: 4 lanes, 64 rows per block).
+		{256, ir.CUDA, 4, 1, 256, 1 + 1},
+		{256, ir.CUDA, 4, 16, 256, 1 + 1},
+		{256, ir.CUDA, 4, 17, 128, 1 + 1},
+		{256, ir.CUDA, 4, 64, 64, 1 + 1},
+		{256, ir.CUDA, 4, 128, 32, 1 + 1},
+		{256, ir.CUDA, 4, 129, 16, 1 + 1},
+		{256, ir.CUDA, 4, 1024, 4, 3 + 1},
 		{256, ir.CUDA, 4, 4096, 1, 10 + 3},
-		// CUDA f16 (16 values per lane).
-		{256, ir.CUDA, 2, 1024, 4, 3 + 1},
-		{256, ir.CUDA, 2, 4096, 1, 10 + 3},
-		// CUDA, 1024 threads.
-		{1024, ir.CUDA, 4, 129, 32, 1 + 1},
-		{1024, ir.CUDA, 4, 1024, 8, 2 + 1},
-		{1024, ir.CUDA, 4, 4096, 2, 5 + 2},
-		{1024, ir.CUDA, 2, 1024, 16, 1 + 1},
-		{1024, ir.CUDA, 2, 4096, 4, 3 + 1},
+		// CUDA f16 (32 values per lane).
+		{256, ir.CUDA, 2, 128, 64, 1 + 1},
+		{256, ir.CUDA, 2, 1024, 8, 2 + 1},
+		{256, ir.CUDA, 2, 4096, 2, 5 + 2},
+		// CUDA, 1024 threads: the same vectors per lane.
+		{1024, ir.CUDA, 4, 129, 64, 1 + 1},
+		{1024, ir.CUDA, 4, 1024, 16, 1 + 1},
+		{1024, ir.CUDA, 4, 4096, 4, 3 + 1},
+		{1024, ir.CUDA, 2, 1024, 32, 1 + 1},
+		{1024, ir.CUDA, 2, 4096, 8, 2 + 1},
 	}
 	kernels := map[int]*ir.Kernel{}
 	for _, tg := range []int{256, 1024} {

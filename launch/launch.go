@@ -27,8 +27,9 @@ const (
 	Div               // Args[0] / Args[1], rounded down
 	CeilDiv           // ceil(Args[0] / Args[1])
 	// Lanes is Args[0] (cols) rounded to a team width: the smallest power of
-	// two w from 32 up to Args[1] (the threads per group) with
-	// w * Args[2] >= cols; Args[2] is the values one lane takes.
+	// two w from 32 (or from Args[3], when given) up to Args[1] (the threads
+	// per group) with w * Args[2] >= cols; Args[2] is the values one lane
+	// takes.
 	Lanes
 )
 
@@ -70,6 +71,12 @@ func Ceil(a, b *Expr) *Expr { return &Expr{Op: CeilDiv, Args: []*Expr{a, b}} }
 // TeamLanes returns the team width for rows of cols values at tg threads per
 // group with per values per lane (see Lanes).
 func TeamLanes(cols, tg, per *Expr) *Expr { return &Expr{Op: Lanes, Args: []*Expr{cols, tg, per}} }
+
+// TeamLanesFrom is TeamLanes with teams from the power of two from (below
+// 32: several rows share a warp) instead of from 32.
+func TeamLanesFrom(cols, tg, per, from *Expr) *Expr {
+	return &Expr{Op: Lanes, Args: []*Expr{cols, tg, per, from}}
+}
 
 // Env gives the values of variables.
 type Env func(name string) (int, bool)
@@ -117,6 +124,9 @@ func (e *Expr) Eval(env Env) (int, error) {
 		}
 		return (args[0] + args[1] - 1) / args[1], nil
 	case Lanes:
+		if len(args) == 4 {
+			return LanesFrom(args[0], args[1], args[2], args[3]), nil
+		}
 		return LanesFor(args[0], args[1], args[2]), nil
 	}
 	return 0, fmt.Errorf("launch: unknown op %d", e.Op)
@@ -124,8 +134,11 @@ func (e *Expr) Eval(env Env) (int, error) {
 
 // LanesFor is the Lanes rule: the smallest power of two w from 32 (one
 // simdgroup or warp) up to tg with w * per >= cols.
-func LanesFor(cols, tg, per int) int {
-	w := 32
+func LanesFor(cols, tg, per int) int { return LanesFrom(cols, tg, per, 32) }
+
+// LanesFrom is the Lanes rule with teams from the power of two from.
+func LanesFrom(cols, tg, per, from int) int {
+	w := max(from, 1)
 	for w < tg && w*per < cols {
 		w *= 2
 	}
@@ -155,7 +168,8 @@ func (e *Expr) prec() int {
 //	term   = factor { ("*" | "/") factor }
 //	factor = integer | size-field | "ceildiv(" expr "," expr ")" | "(" expr ")"
 //
-// with lanes(cols, tg, per) for the team-width rule.
+// with lanes(cols, tg, per) and lanes(cols, tg, per, from) for the
+// team-width rule.
 func (e *Expr) String() string {
 	switch e.Op {
 	case Lit:
@@ -175,7 +189,11 @@ func (e *Expr) String() string {
 	case CeilDiv:
 		return "ceildiv(" + e.Args[0].String() + ", " + e.Args[1].String() + ")"
 	case Lanes:
-		return "lanes(" + e.Args[0].String() + ", " + e.Args[1].String() + ", " + e.Args[2].String() + ")"
+		parts := make([]string, len(e.Args))
+		for i, a := range e.Args {
+			parts[i] = a.String()
+		}
+		return "lanes(" + strings.Join(parts, ", ") + ")"
 	}
 	return "?"
 }

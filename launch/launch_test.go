@@ -24,6 +24,8 @@ func TestEvalAndString(t *testing.T) {
 		// 16-byte vectors per lane: 32 / 2 bytes = 16 values of a half).
 		{Over(N(256), TeamLanes(V("cols"), N(256), N(4))), "256 / lanes(cols, 256, 4)", 256 / 64},
 		{Over(N(256), TeamLanes(V("cols"), N(256), Over(N(32), V(ElemBytes)))), "256 / lanes(cols, 256, 32 / kgen_elem_bytes)", 256 / 32},
+		// Teams narrower than a warp: 129 halfs at 16 values per lane take 16 lanes.
+		{Over(N(256), TeamLanesFrom(V("cols"), N(256), Over(N(32), V(ElemBytes)), N(1))), "256 / lanes(cols, 256, 32 / kgen_elem_bytes, 1)", 256 / 16},
 	} {
 		if got := c.e.String(); got != c.text {
 			t.Errorf("String() = %q, want %q", got, c.text)
@@ -41,6 +43,17 @@ func TestLanesFor(t *testing.T) {
 		{4096, 256, 4, 256}, {4096, 1024, 4, 1024}, {64, 32, 4, 32}, {1000, 1024, 8, 128}} {
 		if got := LanesFor(c[0], c[1], c[2]); got != c[3] {
 			t.Errorf("LanesFor(%d, %d, %d) = %d, want %d", c[0], c[1], c[2], got, c[3])
+		}
+	}
+}
+
+func TestLanesFrom(t *testing.T) {
+	// cols, tg, per, from → lanes: from below a warp, narrow rows take
+	// narrow teams; 0 counts as 1.
+	for _, c := range [][5]int{{1, 256, 16, 1, 1}, {16, 256, 16, 1, 1}, {17, 256, 16, 1, 2}, {128, 256, 16, 1, 8},
+		{128, 256, 8, 1, 16}, {1024, 256, 16, 1, 64}, {16384, 256, 16, 1, 256}, {7, 256, 16, 0, 1}, {7, 256, 16, 4, 4}} {
+		if got := LanesFrom(c[0], c[1], c[2], c[3]); got != c[4] {
+			t.Errorf("LanesFrom(%d, %d, %d, %d) = %d, want %d", c[0], c[1], c[2], c[3], got, c[4])
 		}
 	}
 }

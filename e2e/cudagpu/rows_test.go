@@ -18,13 +18,14 @@ import (
 
 // rowCols and rowRows: the CPU row harness's widths (one column, odd below a
 // warp, narrow rows several per block, a wide row, the widest row the
-// register cache holds), plus 1024 and 2048 (teams of 64 and 128 lanes
-// under the CUDA geometry), 4099 (a wide row not a multiple of the 16-byte
-// vector: the scalar cached path), 16384 and 16387 (wider than the cache:
-// the re-reading loops, vector and scalar); rows none, one, a partial last
-// block, and many blocks.
+// register cache holds), plus 16, 24 and 128 (teams of one to 16 lanes,
+// several rows per warp, with the vector path), 1024 and 2048 (teams of 64
+// and 128 lanes under the CUDA geometry), 4099 (a wide row not a multiple
+// of the 16-byte vector: the scalar path), 16384 and 16387 (wider than the
+// vector cache: the re-reading loops, vector and scalar); rows none, one, a
+// partial last block, and many blocks.
 var (
-	rowCols = append(append([]int(nil), parity.DefaultCols...), 1024, 2048, 4099, 16384, 16387)
+	rowCols = append(append([]int(nil), parity.DefaultCols...), 16, 24, 128, 1024, 2048, 4099, 16384, 16387)
 	rowRows = []int{0, 1, 11, 130}
 )
 

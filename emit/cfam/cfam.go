@@ -62,8 +62,9 @@ type view struct {
 	Code                           string // stage functions, kernel, entry points
 	// For the prose and the entry points:
 	Grid, ParamNames, EntryNames string
-	Threads, PerThread           int
-	MinBlocks                    int // CUDA's __launch_bounds__ minimum resident blocks (0: none)
+	Threads                      int
+	PerThread                    string // elements per thread: a number or a rule over the element size
+	MinBlocks                    int    // CUDA's __launch_bounds__ minimum resident blocks (0: none)
 	kernel                       *ir.Kernel
 	d                            *Dialect
 }

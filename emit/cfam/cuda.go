@@ -2,6 +2,7 @@ package cfam
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kgen-dev/kgen/dtype"
@@ -12,12 +13,23 @@ import (
 // sizeof(T)) and every pointer is 16-byte aligned, lane l takes the row's
 // 16-byte vectors l, l + lanes, …; otherwise its elements l, l + lanes, …,
 // as on Metal. Cached inputs (ir.Rows.Cached) live in registers: when the
-// row fits the cache, the pass that first reads an input fills the cache
-// with independent guarded loads (all in flight at once), and every pass is
-// a fully unrolled loop over the cache slots (constant indices, so the
-// arrays stay in registers); wider rows take a loop that re-reads device
-// memory. rows_per_group comes from the args struct: the CUDA port sets it
-// with kgenrt.CUDARowsPerGroup (at most two 16-byte vectors per lane).
+// row fits, the pass that first reads an input fills its cache with
+// independent guarded loads (all in flight at once), and every pass is a
+// fully unrolled loop over the cache slots (constant indices, so the arrays
+// stay in registers). The vector path caches the raw 16-byte vectors in the
+// storage type (a bf16 row costs half the registers of floats); wider rows
+// take a loop that re-reads device memory, the first read asking L2 to keep
+// the row and the last one to let it go. rows_per_group comes from the args
+// struct: the IR's CUDA launch sets it (teams from one lane, at most
+// ir.Rows.CUDAVectors 16-byte vectors per lane below the whole block).
+
+// vectorSlots is the vector cache of each cached input, in 16-byte vectors
+// per lane: the IR's CUDAVectors, which also sizes the teams, so every row
+// a team of fewer than the whole block takes fits the cache. It stays
+// under __launch_bounds__' 64 registers without spilling (ptxas, checked
+// by TestCUDANoSpills); one cached bf16 input stays in registers up to 8K
+// columns at 256 lanes, wider rows re-read through L2.
+func vectorSlots(r *ir.Rows) int { return r.CUDAVectors }
 
 // vectorPaths reports whether every tensor is stored in T, the condition
 // for the 16-byte vector paths.
@@ -46,8 +58,11 @@ func cudaRowDecls(rw *rowWriter) {
 	}
 	rw.P("const bool kgen_vec = args.cols % kV == 0 && ((", strings.Join(ors, " | "), ") & 15) == 0;")
 	if len(rw.r.Cached) > 0 {
-		rw.P("constexpr unsigned int kSlots = kCache / kV; // cached vectors per lane and input")
+		rw.P("constexpr unsigned int kSlots = ", vectorSlots(rw.r), "; // cached 16-byte vectors per lane and input")
 		rw.P("const bool kgen_vcached = args.cols <= kSlots * kV * kgen_width;")
+		for _, i := range rw.r.Cached {
+			rw.P("alignas(16) T kgen_vc_", rw.inputName(i), "[kSlots * kV];")
+		}
 	}
 }
 
@@ -55,90 +70,61 @@ func cudaRowDecls(rw *rowWriter) {
 // chosen at run time, when vectors are possible, else the scalar path alone.
 func cudaRowLoops(rw *rowWriter, p int, body elemBody) {
 	if !vectorPaths(rw.k) {
-		scalarPath.loops(rw, p, body)
+		scalarLoop(rw, p, body)
 		return
 	}
-	rw.IfElse("kgen_vec", func() { vectorPath.loops(rw, p, body) }, func() { scalarPath.loops(rw, p, body) })
+	rw.IfElse("kgen_vec", func() { vectorLoops(rw, p, body) }, func() { scalarLoop(rw, p, body) })
 }
 
-// rowPath is one way a CUDA pass walks its row: element by element or by
-// 16-byte vectors. Both take an unrolled loop over the cache slots when the
-// row fits the cache (filling the caches the pass reads first), else a
-// strided loop over the row.
-type rowPath struct {
-	cached  string // the condition under which the row fits the cache
-	slot    string // the cache-slot loop's variable
-	count   string // its trip count
-	j, at   string // the slot's first column and its value
-	note    string // the comment on the cache fill
-	strided string // the head of the strided loop
-	fill    func(rw *rowWriter, n string)
-	elems   func(rw *rowWriter, p int, fromCache bool, body elemBody)
-}
-
-var scalarPath = rowPath{
-	cached: "kgen_cached", slot: "kgen_i", count: "kCache", j: "kgen_j", at: "kgen_lane + kgen_i * kgen_width",
-	note:    "// Fill the cache first: independent guarded loads, all in flight at once.",
-	strided: "for (unsigned int kgen_j = kgen_lane; kgen_j < kgen_cols; kgen_j += kgen_width)",
-	fill: func(rw *rowWriter, n string) {
-		rw.P("kgen_c_", n, "[kgen_i] = kgen_cvt<C>(", n, "[kgen_base + kgen_j]);")
-	},
-	elems: func(rw *rowWriter, p int, fromCache bool, body elemBody) {
+// scalarLoop is the path for rows that are not whole aligned vectors: lane
+// l takes elements l, l + lanes, … of device memory in every pass (no
+// register cache: the row was just read by the same lane, so a re-read
+// hits L1 or L2, and a cache here would cost the vector path registers).
+func scalarLoop(rw *rowWriter, p int, body elemBody) {
+	rw.P("#pragma unroll 4")
+	rw.Block("for (unsigned int kgen_j = kgen_lane; kgen_j < kgen_cols; kgen_j += kgen_width)", func() {
 		for _, i := range rw.r.Reads[p-1] {
-			n := rw.inputName(i)
-			if fromCache && rw.r.IsCached(i) {
-				rw.P("const C kgen_v_", n, " = kgen_c_", n, "[kgen_i];")
-			} else {
-				rw.P("const C kgen_v_", n, " = ", rw.deviceLoad(i), ";")
-			}
+			rw.P("const C kgen_v_", rw.inputName(i), " = ", rw.deviceLoad(i), ";")
 		}
 		body(false)
-	},
+	})
 }
 
-var vectorPath = rowPath{
-	cached: "kgen_vcached", slot: "kgen_s", count: "kSlots", j: "kgen_j0", at: "(kgen_lane + kgen_s * kgen_width) * kV",
-	note:    "// Fill the cache first: independent guarded 16-byte loads, all in flight at once.",
-	strided: "for (unsigned int kgen_j0 = kgen_lane * kV; kgen_j0 < kgen_cols; kgen_j0 += kgen_width * kV)",
-	fill: func(rw *rowWriter, n string) {
-		vecLoad(rw, n, "*reinterpret_cast<const uint4*>("+n+" + kgen_base + kgen_j0)")
-		unrolledElems(rw, func() {
-			rw.P("kgen_c_", n, "[kgen_s * kV + kgen_e] = kgen_cvt<C>(kgen_w_", n, "[kgen_e]);")
-		})
-	},
-	elems: vecElems,
-}
-
-// loops writes pass p's loops on this path around body.
-func (pt *rowPath) loops(rw *rowWriter, p int, body elemBody) {
+// vectorLoops is the 16-byte vector path: an unrolled loop over the cache
+// slots when the row fits the cache (filling the caches the pass reads
+// first), else a strided loop that re-reads the row.
+func vectorLoops(rw *rowWriter, p int, body elemBody) {
 	strided := func() {
 		rw.P("#pragma unroll 4")
-		rw.Block(pt.strided, func() { pt.elems(rw, p, false, body) })
+		rw.Block("for (unsigned int kgen_j0 = kgen_lane * kV; kgen_j0 < kgen_cols; kgen_j0 += kgen_width * kV)", func() {
+			vecElems(rw, p, false, body)
+		})
 	}
 	if len(rw.r.Cached) == 0 {
 		strided()
 		return
 	}
-	rw.IfElse(pt.cached, func() {
+	rw.IfElse("kgen_vcached", func() {
 		if fill := cacheFills(rw, p); len(fill) > 0 {
-			rw.P(pt.note)
-			pt.slots(rw, func() {
+			rw.P("// Fill the cache first: independent guarded 16-byte loads, all in flight at once.")
+			cacheSlots(rw, func() {
 				for _, i := range fill {
-					pt.fill(rw, rw.inputName(i))
+					n := rw.inputName(i)
+					rw.P("*reinterpret_cast<uint4*>(kgen_vc_", n, " + kgen_s * kV) = *reinterpret_cast<const uint4*>(", n, " + kgen_base + kgen_j0);")
 				}
 			})
 		}
-		pt.slots(rw, func() { pt.elems(rw, p, true, body) })
+		cacheSlots(rw, func() { vecElems(rw, p, true, body) })
 	}, strided)
 }
 
-// slots writes the unrolled loop over the cache slots, body running for
-// the slots inside the row.
-func (pt *rowPath) slots(rw *rowWriter, body func()) {
+// cacheSlots writes the unrolled loop over the vector cache slots, body
+// running for the slots inside the row.
+func cacheSlots(rw *rowWriter, body func()) {
 	rw.P("#pragma unroll")
-	rw.Block("for (unsigned int "+pt.slot+" = 0; "+pt.slot+" < "+pt.count+"; ++"+pt.slot+")", func() {
-		rw.P("const unsigned int ", pt.j, " = ", pt.at, ";")
-		rw.Block("if ("+pt.j+" < kgen_cols)", body)
+	rw.Block("for (unsigned int kgen_s = 0; kgen_s < kSlots; ++kgen_s)", func() {
+		rw.P("const unsigned int kgen_j0 = (kgen_lane + kgen_s * kgen_width) * kV;")
+		rw.Block("if (kgen_j0 < kgen_cols)", body)
 	})
 }
 
@@ -179,7 +165,7 @@ func vecElems(rw *rowWriter, p int, fromCache bool, body elemBody) {
 		case in.IsRowVector():
 			vecLoad(rw, n, "__ldg(reinterpret_cast<const uint4*>("+n+" + kgen_j0))")
 		case !fromCache || !r.IsCached(i):
-			vecLoad(rw, n, "*reinterpret_cast<const uint4*>("+n+" + kgen_base + kgen_j0)")
+			vecLoad(rw, n, rowLoad(rw, i, p, n+" + kgen_base + kgen_j0"))
 		}
 	}
 	if write {
@@ -191,7 +177,7 @@ func vecElems(rw *rowWriter, p int, fromCache bool, body elemBody) {
 		for _, i := range reads {
 			n := rw.inputName(i)
 			if fromCache && !k.SegmentBindings(0, ir.Input)[i].IsRowVector() && r.IsCached(i) {
-				rw.P("const C kgen_v_", n, " = kgen_c_", n, "[kgen_s * kV + kgen_e];")
+				rw.P("const C kgen_v_", n, " = kgen_cvt<C>(kgen_vc_", n, "[kgen_s * kV + kgen_e]);")
 			} else {
 				rw.P("const C kgen_v_", n, " = kgen_cvt<C>(kgen_w_", n, "[kgen_e]);")
 			}
@@ -204,6 +190,32 @@ func vecElems(rw *rowWriter, p int, fromCache bool, body elemBody) {
 			rw.P("*reinterpret_cast<uint4*>(", n, " + kgen_base + kgen_j0) = *reinterpret_cast<const uint4*>(kgen_y_", n, ");")
 		}
 	}
+}
+
+// rowLoad spells the 16-byte load of input i at addr in pass p of the
+// re-reading loop: a row read again by a later pass is kept in L2
+// (kgen_ld_keep) on its first read and let go (__ldcs, evict first) on its
+// last; a row read once takes a plain load.
+func rowLoad(rw *rowWriter, i, p int, addr string) string {
+	switch {
+	case !rw.r.IsCached(i):
+		return "*reinterpret_cast<const uint4*>(" + addr + ")"
+	case rw.r.FirstRead(i, p):
+		return "kgen_ld_keep(" + addr + ")"
+	case lastRead(rw.r, i, p):
+		return "__ldcs(reinterpret_cast<const uint4*>(" + addr + "))"
+	}
+	return "*reinterpret_cast<const uint4*>(" + addr + ")"
+}
+
+// lastRead reports whether pass p is the last to read input i.
+func lastRead(r *ir.Rows, i, p int) bool {
+	for q := p + 1; q <= r.Passes+1; q++ {
+		if slices.Contains(r.Reads[q-1], i) {
+			return false
+		}
+	}
+	return true
 }
 
 // cudaInstances writes one extern "C" __global__ entry point per storage

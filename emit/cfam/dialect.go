@@ -58,6 +58,11 @@ type Dialect struct {
 	RowLoops func(rw *rowWriter, p int, body elemBody)
 	// RowDecls declares what RowLoops needs after the shared row setup.
 	RowDecls func(rw *rowWriter)
+	// ScalarRowCache: the element-by-element row loop keeps cached inputs
+	// in registers (kCache values per lane); CUDA caches vectors only.
+	ScalarRowCache bool
+	// RowHelpers names the template blocks every rowwise kernel includes.
+	RowHelpers []string
 	// Instances writes the entry points, one per storage dtype.
 	Instances func(w *Writer, v *view)
 	// Refuses lists the kinds the dialect does not write, each with the
@@ -137,6 +142,7 @@ var Metal = &Dialect{
 	KernelHead:       func(k string) string { return "kernel void " + k },
 	RowLoops:         metalRowLoops,
 	RowDecls:         func(*rowWriter) {},
+	ScalarRowCache:   true,
 	Instances:        metalInstances,
 }
 
@@ -174,6 +180,7 @@ var CUDA = &Dialect{
 	KernelHead:      func(k string) string { return "__device__ __forceinline__ void " + k + "_body" },
 	RowLoops:        cudaRowLoops,
 	RowDecls:        cudaRowDecls,
+	RowHelpers:      []string{"row_io"},
 	Instances:       cudaInstances,
 	Refuses:         map[ir.Kind]string{ir.KindMatmul: "Metal only until the CUDA matmul (issue 15)"},
 }

@@ -3,6 +3,8 @@ package cfam
 import (
 	"strings"
 
+	"github.com/kgen-dev/kgen/launch"
+
 	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/ir"
 )
@@ -13,7 +15,7 @@ import (
 type elems struct{}
 
 func (elems) describe(k *ir.Kernel, d *Dialect, v *view) {
-	v.PerThread = k.Schedule.(*ir.Elems).PerThread
+	v.PerThread = perThread(k, d).String()
 	v.Computes = "Computes, per element, in the compute type (" + computeName(k, d) + "; math: " + k.Math + ")"
 	for _, s := range k.Steps {
 		v.Formulas = append(v.Formulas, s.Name+" = "+s.Source)
@@ -48,7 +50,13 @@ func (elems) threads() []ThreadIndex { return []ThreadIndex{GlobalID} }
 func (elems) body(w *Writer, k *ir.Kernel, d *Dialect) {
 	st := k.Stages()[0]
 	w.P("using C = ", computeName(k, d), ";")
-	w.P("constexpr ", d.Uint, " kPerThread = ", k.Schedule.(*ir.Elems).PerThread, ";")
+	if per := perThread(k, d); per.Op != launch.Lit {
+		// The IR's rule over the element size, spelled in C as it is.
+		w.P("constexpr ", d.Uint, " ", launch.ElemBytes, " = sizeof(T);")
+		w.P("constexpr ", d.Uint, " kPerThread = ", per, ";")
+	} else {
+		w.P("constexpr ", d.Uint, " kPerThread = ", per, ";")
+	}
 	w.P("const ", d.Offset, " base = ", d.Threads[GlobalID].Expr, " * kPerThread;")
 	w.Block("if (base >= args.n)", func() { w.P("return;") })
 	perThread := "kPerThread"
@@ -88,6 +96,12 @@ func (elems) body(w *Writer, k *ir.Kernel, d *Dialect) {
 	for _, b := range outs {
 		w.P("kgen_store<kPerThread>(", b.Name, " + base, kgen_v_", b.Name, ", count);")
 	}
+}
+
+// perThread is the elements one thread handles on d's backend: a literal,
+// or an expression of launch.ElemBytes (CUDA, per storage dtype).
+func perThread(k *ir.Kernel, d *Dialect) *launch.Expr {
+	return k.Schedule.(*ir.Elems).PerThreadOn(d.Backend)
 }
 
 // paramArg passes a param to a stage: an integer param as int (a u32 one

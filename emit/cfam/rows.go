@@ -29,10 +29,14 @@ func (rows) describe(k *ir.Kernel, d *Dialect, v *view) {
 	v.MinBlocks = max(1, 1024/k.Threadgroup)
 }
 
-// helpers: one team reduction per combine the reductions use.
-func (rows) helpers(k *ir.Kernel, _ *Dialect) []helper {
+// helpers: the dialect's row helpers, then one team reduction per combine
+// the reductions use.
+func (rows) helpers(k *ir.Kernel, d *Dialect) []helper {
 	seen := map[string]bool{}
 	var out []helper
+	for _, h := range d.RowHelpers {
+		out = append(out, helper{name: h})
+	}
 	for _, r := range k.Rows().Reductions {
 		if op := r.Op.Combine(); !seen[op] {
 			seen[op] = true
@@ -143,7 +147,7 @@ func (rw *rowWriter) rowGeometry(rows, group string) {
 		row = "(" + d.Offset + ")kgen_row"
 	}
 	rw.P("const ", d.Offset, " kgen_base = ", row, " * args.cols;")
-	if len(rw.r.Cached) > 0 {
+	if len(rw.r.Cached) > 0 && d.ScalarRowCache {
 		rw.P("constexpr ", u, " kCache = ", rw.r.CachePerLane, "; // cached values per lane and input")
 		rw.P("const bool kgen_cached = args.cols <= kCache * kgen_width;")
 		for _, i := range rw.r.Cached {

@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -68,4 +70,55 @@ func Compile(ctx context.Context, nvcc, name string, src []byte, mode, out strin
 		return fmt.Errorf("nvcc %s: %v\n%s", strings.Join(args, " "), err, strings.TrimSpace(buf.String()))
 	}
 	return nil
+}
+
+// Usage is what ptxas reports for one entry point compiled for sm_90.
+type Usage struct {
+	Entry                   string
+	Registers, Stack        int
+	SpillStores, SpillLoads int
+}
+
+// ptxasRE matches the lines of `ptxas -v` that Resources reads.
+var ptxasRE = regexp.MustCompile(`Compiling entry function '([^']+)'|(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads|Used (\d+) registers`)
+
+// Resources compiles one .cu source for sm_90 with `ptxas -v` and returns
+// each entry point's registers, stack frame and spill bytes.
+func Resources(ctx context.Context, nvcc, name string, src []byte) ([]Usage, error) {
+	dir, err := os.MkdirTemp("", "kgen-ptxas-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	in := filepath.Join(dir, name+".cu")
+	if err := os.WriteFile(in, src, 0o644); err != nil {
+		return nil, err
+	}
+	args := []string{"-std=c++17", "-O3", "-cubin", "-arch=sm_90", "-Xptxas", "-v", "-o", filepath.Join(dir, name+".cubin"), in}
+	var buf bytes.Buffer
+	cmd := exec.CommandContext(ctx, nvcc, args...)
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("nvcc %s: %v\n%s", strings.Join(args, " "), err, strings.TrimSpace(buf.String()))
+	}
+	var out []Usage
+	for _, m := range ptxasRE.FindAllStringSubmatch(buf.String(), -1) {
+		switch {
+		case m[1] != "":
+			out = append(out, Usage{Entry: m[1]})
+		case len(out) == 0:
+			return nil, fmt.Errorf("ptxas -v: figures before any entry point:\n%s", buf.String())
+		case m[2] != "":
+			u := &out[len(out)-1]
+			u.Stack, u.SpillStores, u.SpillLoads = atoi(m[2]), atoi(m[3]), atoi(m[4])
+		default:
+			out[len(out)-1].Registers = atoi(m[5])
+		}
+	}
+	return out, nil
+}
+
+func atoi(s string) int {
+	v, _ := strconv.Atoi(s) // the pattern matched digits
+	return v
 }

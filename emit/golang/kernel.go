@@ -198,6 +198,9 @@ func exprValue(e *launch.Expr) jen.Code {
 	case launch.CeilDiv:
 		return ctor("Ceil", e.Args...)
 	case launch.Lanes:
+		if len(e.Args) == 4 {
+			return ctor("TeamLanesFrom", e.Args...)
+		}
 		return ctor("TeamLanes", e.Args...)
 	}
 	panic(fmt.Sprintf("launch op %d has no constructor", e.Op))

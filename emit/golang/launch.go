@@ -333,6 +333,9 @@ func sizeExpr(e *launch.Expr) (*jen.Statement, int, error) {
 	case launch.CeilDiv:
 		return rt("CeilDiv").Call(args[0], args[1]), sizePrimary, nil
 	case launch.Lanes:
+		if len(args) == 4 {
+			return jen.Qual(LaunchPath, "LanesFrom").Call(args[0], args[1], args[2], args[3]), sizePrimary, nil
+		}
 		return jen.Qual(LaunchPath, "LanesFor").Call(args[0], args[1], args[2]), sizePrimary, nil
 	}
 	return nil, 0, fmt.Errorf("unknown size operation %d", e.Op)

@@ -1,0 +1,53 @@
+package cfam_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/kgen-dev/kgen/emit/cfam"
+	"github.com/kgen-dev/kgen/emit/cuda"
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// TestCUDANoSpills compiles every built-in's CUDA port for sm_90 where nvcc
+// exists (skips otherwise) and asserts that no entry point spills or keeps
+// a stack frame: the rowwise entries' register caches and unrolled passes
+// must fit __launch_bounds__(256, 4)'s 64 registers, the elementwise ones
+// their vectors.
+func TestCUDANoSpills(t *testing.T) {
+	nvcc, err := cuda.NVCC()
+	if err != nil {
+		t.Skip(err)
+	}
+	if testing.Short() {
+		t.Skip("compiles every CUDA port")
+	}
+	n := 0
+	for _, k := range builtins(t) {
+		if !k.Ports[ir.CUDA] {
+			continue
+		}
+		src, err := cfam.Emit(k, cfam.CUDA, cfam.Options{Header: header})
+		if err != nil {
+			t.Fatal(err)
+		}
+		use, err := cuda.Resources(context.Background(), nvcc, k.Name, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(use) != len(k.Variants) {
+			t.Errorf("%s: ptxas reported %d entry points, want %d", k.Name, len(use), len(k.Variants))
+		}
+		for _, u := range use {
+			n++
+			if u.SpillStores+u.SpillLoads+u.Stack > 0 || u.Registers > 64 {
+				t.Errorf("%s (%s): %d registers, %d-byte stack frame, %d bytes spill stores, %d bytes spill loads; want no spills at <= 64 registers",
+					u.Entry, k.Kind, u.Registers, u.Stack, u.SpillStores, u.SpillLoads)
+			}
+			t.Logf("%s: %d registers", u.Entry, u.Registers)
+		}
+	}
+	if n == 0 {
+		t.Error("no CUDA entry point compiled")
+	}
+}

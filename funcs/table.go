@@ -25,6 +25,12 @@ var Table = []Func{
 	unary("abs", math.Abs, exact, metal("metal::fabs"), cuda("fabsf"), goMath("Abs")),
 	unary("floor", math.Floor, exact, metal("metal::floor"), cuda("floorf"), goMath("Floor")),
 	unary("ceil", math.Ceil, exact, metal("metal::ceil"), cuda("ceilf"), goMath("Ceil")),
+	// The roundings to an integral value, still a number: round (halves
+	// away from zero), rint (halves to even), trunc (toward zero). i8(…),
+	// i32(…) then convert to an integer (expr.IntConversions).
+	unary("round", math.Round, exact, metal("metal::round"), cuda("roundf"), goMath("Round")),
+	unary("rint", math.RoundToEven, exact, metal("metal::rint"), cuda("rintf"), goMath("RoundToEven")),
+	unary("trunc", math.Trunc, exact, metal("metal::trunc"), cuda("truncf"), goMath("Trunc")),
 	unary("exp", math.Exp, library1(func(x, _ float64) float64 { return math.Exp(x) }),
 		kgenMath("exp"), cudaFast("expf", "__expf"), goMath("Exp")),
 	unary("exp2", math.Exp2, library1(func(_, v float64) float64 { return math.Ln2 * v }),

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/kgen-dev/kgen/expr"
 	"github.com/kgen-dev/kgen/funcs"
 )
 
@@ -153,11 +154,13 @@ func (r Rounding) representable(v float64) bool {
 }
 
 func (b boundEnv) eval(x *Expr) dual {
-	if x.Int { // integers are exact: float64 holds every int32
-		return dual{float64(b.evalInt(x)), 0}
+	if x.Int { // float64 holds every int32
+		v, e := b.evalInt(x)
+		return dual{float64(v), e}
 	}
 	if x.Op == OpCall && x.Func == "f32" { // an integer in the compute type
-		return b.round(float64(b.evalInt(x.Args[0])), 0)
+		v, e := b.evalInt(x.Args[0])
+		return b.round(float64(v), e)
 	}
 	switch x.Op {
 	case OpLiteral:
@@ -318,34 +321,76 @@ func maxOf(a []dual) float64 {
 }
 
 // evalInt evaluates an integer expression as the kernels do: 32-bit two's
-// complement, wrapping on overflow (Go's int32 arithmetic is defined to).
-func (b boundEnv) evalInt(x *Expr) int32 {
+// complement, wrapping on overflow (Go's int32 arithmetic is defined to),
+// with the integer semantics of kgenrt (IDiv32, Rem32, Shl32, Shr32, the
+// saturating conversions). Beside the value it bounds how far the kernel's
+// may be off: zero unless a conversion of a number is involved, whose
+// operand's error may move it across an integer boundary.
+func (b boundEnv) evalInt(x *Expr) (int32, float64) {
 	switch x.Op {
 	case OpLiteral:
 		v, _ := strconv.ParseInt(x.Text, 10, 64)
-		return int32(v)
+		return int32(v), 0
 	case OpRef:
-		if x.Ref == RefParam { // an i32 param, or a u32 one read as i32
-			return int32(uint32(int64(b.params[x.Index])))
+		switch x.Ref {
+		case RefParam: // an i32 param, or a u32 one read as i32
+			return int32(uint32(int64(b.params[x.Index]))), 0
+		case RefInput: // an integer tensor's element, held exactly
+			return int32(uint32(int64(b.inputs[x.Index]))), 0
+		case RefLet:
+			d := b.lets[x.Index]
+			return int32(d.v), d.e
 		}
-		return b.ints[x.Name]
+		return b.ints[x.Name], 0
 	case OpUnary:
-		return -b.evalInt(x.Args[0])
+		v, e := b.evalInt(x.Args[0])
+		return -v, e
 	case OpBinary:
-		p, q := b.evalInt(x.Args[0]), b.evalInt(x.Args[1])
-		switch x.Operator {
-		case "+":
-			return p + q
-		case "-":
-			return p - q
-		case "*":
-			return p * q
+		return b.intBinary(x)
+	case OpCall:
+		if lim, ok := expr.IntConversions[x.Func]; ok {
+			return b.intConversion(x.Args[0], lim)
 		}
-	case OpCall: // select
-		if b.eval(x.Args[0]).v != 0 {
+		if b.eval(x.Args[0]).v != 0 { // select
 			return b.evalInt(x.Args[1])
 		}
 		return b.evalInt(x.Args[2])
 	}
-	return 0
+	return 0, 0
+}
+
+func (b boundEnv) intBinary(x *Expr) (int32, float64) {
+	p, ep := b.evalInt(x.Args[0])
+	q, eq := b.evalInt(x.Args[1])
+	v := funcs.IntOp(x.Operator, p, q)
+	switch {
+	case ep == 0 && eq == 0:
+		return v, 0
+	case x.Operator == "+" || x.Operator == "-":
+		return v, ep + eq
+	case x.Operator == "*":
+		return v, math.Abs(float64(p))*eq + math.Abs(float64(q))*ep + ep*eq
+	}
+	return v, math.Inf(1) // / % and bit operations of an uncertain operand: no bound
+}
+
+// intConversion is i32/i8/u8 of a number (toward zero, saturating, NaN 0)
+// or of an integer (clamped), lim its range. A number's error bound
+// becomes the integers its interval reaches.
+func (b boundEnv) intConversion(arg *Expr, lim [2]int64) (int32, float64) {
+	lo, hi := int32(lim[0]), int32(lim[1])
+	if arg.Int {
+		v, e := b.evalInt(arg)
+		return min(max(v, lo), hi), e
+	}
+	d := b.eval(arg)
+	v := funcs.FloatToInt(d.v, lo, hi)
+	if d.e == 0 {
+		return v, 0
+	}
+	if math.IsNaN(d.v) || math.IsInf(d.e, 0) {
+		return v, math.Inf(1)
+	}
+	a, c := funcs.FloatToInt(d.v-d.e, lo, hi), funcs.FloatToInt(d.v+d.e, lo, hi)
+	return v, math.Max(math.Abs(float64(a)-float64(v)), math.Abs(float64(c)-float64(v)))
 }

@@ -12,6 +12,9 @@ func (c *formulaChecker) convert(n expr.Node) *Expr {
 		if v.Name == "pi" {
 			return &Expr{Op: OpRef, Ref: RefPi, Name: "pi"}
 		}
+		if v.Name == expr.Inf {
+			return &Expr{Op: OpRef, Ref: RefInf, Name: expr.Inf}
+		}
 		e := &Expr{Op: OpRef, Name: v.Name}
 		if sym, ok := c.symbols[v.Name]; ok {
 			e.Ref, e.Index, e.Bool, e.Int = sym.kind, sym.index, sym.typ == expr.Bool, sym.typ == expr.Int
@@ -36,7 +39,8 @@ func (c *formulaChecker) convert(n expr.Node) *Expr {
 		for _, a := range v.Args {
 			e.Args = append(e.Args, c.convert(a))
 		}
-		e.Int = v.Fn == "select" && len(e.Args) == 3 && e.Args[1].Int
+		_, conv := expr.IntConversions[v.Fn]
+		e.Int = conv || v.Fn == "select" && len(e.Args) == 3 && e.Args[1].Int
 		return e
 	}
 	return nil

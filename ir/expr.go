@@ -25,6 +25,7 @@ const (
 	RefReduce                  // a row reduction's result (rowwise): Index into Rows.Reductions
 	RefAcc                     // a matmul accumulator (f32, at the element's i, j): Index into Matmul.B
 	RefIndex                   // an index or size (i, n; row, col, rows, cols): an integer, by Name
+	RefInf                     // +∞ (inf; -inf is its negation)
 )
 
 // IndexNames are the integer names each kind's formulas see: the element's
@@ -37,8 +38,10 @@ var IndexNames = map[Kind][]string{
 
 // Expr is a checked expression. Numbers are in the compute type; Bool marks
 // boolean values (comparisons, &&, ||, !); Int marks 32-bit integer values
-// (indices, sizes, int params, integer literals beside them, and + - * and
-// select over them), whose arithmetic wraps.
+// (indices, sizes, int params and inputs, integer lets, integer literals
+// beside them, conversions i32/i8/u8, and the integer operators and select
+// over them), whose + - * wrap; / and % truncate (by 0 they give 0), shift
+// counts are taken modulo 32.
 type Expr struct {
 	Op       Op
 	Bool     bool

@@ -109,6 +109,11 @@ func (c *formulaChecker) declare() {
 			sym.typ = expr.Int // i32 and u32 params are integers (u32 read as i32, wrapping)
 		}
 	}
+	for _, in := range c.s.Inputs {
+		if sym := c.symbols[in.Name.Name]; sym != nil && sym.kind == RefInput && in.DType.Type.IsInt() {
+			sym.typ = expr.Int // i8 sign-extends, u8 zero-extends, u32 wraps
+		}
+	}
 	for _, n := range IndexNames[c.k.Kind] {
 		if _, taken := c.symbols[n]; !taken && c.outputs[n].Line == 0 {
 			c.symbols[n] = &symbol{kind: RefIndex, what: "index", typ: expr.Int}
@@ -118,7 +123,7 @@ func (c *formulaChecker) declare() {
 
 // add declares one name; false if it clashes (and was reported).
 func (c *formulaChecker) add(n spec.Name, kind RefKind, index int, what string) bool {
-	if n.Name == "" || n.Name == "pi" { // pi is built in; spec reports it as reserved
+	if n.Name == "" || n.Name == "pi" || n.Name == expr.Inf { // built in; spec reports them as reserved
 		return false
 	}
 	if _, isFunc := funcs.Lookup(n.Name); isFunc {
@@ -146,15 +151,8 @@ func (c *formulaChecker) step(i int, f spec.Formula) Step {
 		Report:  func(off int, msg string) { c.diags.Addf(f.Map.At(off), "%s", msg) },
 	}
 	t := ck.Check(c.trees[i])
-	if isOutput && t == expr.Bool {
-		c.diags.Addf(f.Name.Pos, "output %s is a boolean; outputs are numbers (try select(cond, 1, 0))", f.Name.Name)
-	}
-	if t == expr.Int {
-		if isOutput {
-			c.diags.Addf(f.Name.Pos, "output %s is an integer; outputs are numbers: convert it with f32(…)", f.Name.Name)
-		} else {
-			c.diags.Addf(f.Name.Pos, "let %s is an integer; lets hold numbers or booleans (integer lets are not supported yet): convert it with f32(…), or write the integer expression where it is used", f.Name.Name)
-		}
+	if isOutput {
+		c.checkOutputType(f, t)
 	}
 	if !isOutput {
 		if sym := c.symbols[f.Name.Name]; sym != nil && sym.kind == RefLet && t != expr.Unknown {
@@ -165,9 +163,28 @@ func (c *formulaChecker) step(i int, f spec.Formula) Step {
 	return Step{Name: f.Name.Name, Output: isOutput, Source: oneLine(f.Text), Expr: c.convert(c.trees[i])}
 }
 
+// checkOutputType matches an output's formula to its storage: a number for
+// a float dtype, an integer for an integer dtype (stores keep the low bits:
+// saturate with i8(…) or u8(…)); never a boolean.
+func (c *formulaChecker) checkOutputType(f spec.Formula, t expr.Type) {
+	isInt := f.DType.Type.IsInt()
+	switch {
+	case t == expr.Bool:
+		c.diags.Addf(f.Name.Pos, "output %s is a boolean; outputs are numbers or integers (try select(cond, 1, 0))", f.Name.Name)
+	case t == expr.Int && !isInt:
+		c.diags.Addf(f.Name.Pos, "output %s is an integer stored in a float dtype: convert it with f32(…), or pin an integer dtype ({name: %s, dtype: i32, formula: …})", f.Name.Name, f.Name.Name)
+	case t == expr.Num && isInt:
+		conv := "i32"
+		if d := f.DType.Type; d == dtype.I8 || d == dtype.U8 {
+			conv = d.String()
+		}
+		c.diags.Addf(f.Name.Pos, "output %s is stored as %s but its formula is a number: convert it explicitly, e.g. %s(rint(…)) (halves to even, saturating)", f.Name.Name, f.DType.Type, conv)
+	}
+}
+
 // resolve types a name used by formula i, or says why it cannot be used.
 func (c *formulaChecker) resolve(name string, i int) (expr.Type, string) {
-	if name == "pi" {
+	if name == "pi" || name == expr.Inf {
 		return expr.Num, ""
 	}
 	if sym, ok := c.symbols[name]; ok {
@@ -239,7 +256,7 @@ func (c *formulaChecker) cycle(from, target int, seen map[int]bool) []string {
 
 // names lists what formula i could have meant, for suggestions.
 func (c *formulaChecker) names(i int) []string {
-	out := []string{"pi"}
+	out := []string{"pi", expr.Inf}
 	for n, sym := range c.symbols {
 		if sym.kind != RefLet || sym.index < i {
 			out = append(out, n)

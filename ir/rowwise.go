@@ -126,7 +126,7 @@ func rowBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 	}
 	for si, pre := range prefixes {
 		for _, o := range s.Outputs {
-			out = append(out, Binding{Index: len(out), Name: pre + o.Name.Name, Role: Output, Shape: Shape{pre + "rows", "cols"}, Segment: si})
+			out = append(out, Binding{Index: len(out), Name: pre + o.Name.Name, Role: Output, DType: o.DType.Type, Shape: Shape{pre + "rows", "cols"}, Segment: si})
 		}
 	}
 	if !hasRowTensor && len(s.Inputs) > 0 {

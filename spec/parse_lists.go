@@ -39,7 +39,7 @@ func (p *parser) longInput(n ast.Node) Input {
 		case "name":
 			in.Name, hasName = p.name(f.Value, "input name"), true
 		case "dtype":
-			in.DType = p.dtype(f.Value, "input dtype", dtype.Floats)
+			in.DType = p.dtype(f.Value, "input dtype", dtype.Storage)
 		case "shape":
 			in.DimsPos = p.doc.Pos(f.Value)
 			if _, isSeq := f.Value.(*ast.SequenceNode); isSeq {
@@ -148,6 +148,12 @@ func (p *parser) formulas(n ast.Node, what string) []Formula {
 		if !ok {
 			continue
 		}
+		if what == "outputs" && isLongOutput(fields) {
+			if form, ok := p.longOutput(it, fields); ok {
+				out = append(out, form)
+			}
+			continue
+		}
 		if len(fields) != 1 {
 			p.diags.Addf(p.doc.Pos(it), "each %s entry is a one-key map (name: formula); this one has %d keys", what, len(fields))
 			continue
@@ -241,4 +247,46 @@ func (p *parser) tolerances(n ast.Node) []Tolerance {
 
 func (p *parser) unknownKey(f yamlnode.Field, what string, known []string) {
 	p.diags.Addf(f.KeyPos, "unknown %s %q: want one of %v%s", what, f.Key, known, diag.Suggest(f.Key, known))
+}
+
+var outputFields = []string{"name", "dtype", "formula"}
+
+// isLongOutput reports whether an outputs entry is the long form
+// {name, dtype, formula} rather than the one-key map name: formula.
+func isLongOutput(fields []yamlnode.Field) bool {
+	for _, f := range fields {
+		if f.Key == "formula" {
+			return true
+		}
+	}
+	return false
+}
+
+// longOutput reads {name: q, dtype: i8, formula: …}: an output stored in a
+// pinned dtype, independent of the variant (an integer dtype takes an
+// integer formula).
+func (p *parser) longOutput(n ast.Node, fields []yamlnode.Field) (Formula, bool) {
+	form := Formula{Name: Name{Pos: p.doc.Pos(n)}}
+	hasName, hasFormula := false, false
+	for _, f := range fields {
+		switch f.Key {
+		case "name":
+			form.Name, hasName = p.name(f.Value, "output name"), true
+		case "dtype":
+			form.DType = p.dtype(f.Value, "output dtype", dtype.Storage)
+		case "formula":
+			text, isScalar := yamlnode.Scalar(f.Value)
+			if !isScalar || text == "" {
+				p.diags.Addf(p.doc.Pos(f.Value), "output formula needs a formula, not %s", yamlnode.Describe(f.Value))
+				continue
+			}
+			form.Text, form.Map, hasFormula = text, p.doc.MapScalar(f.Value), true
+		default:
+			p.unknownKey(f, "output field", outputFields)
+		}
+	}
+	if !hasName {
+		p.diags.Addf(p.doc.Pos(n), "an output needs a name")
+	}
+	return form, hasName && hasFormula
 }

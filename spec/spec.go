@@ -103,7 +103,10 @@ type Constant struct {
 // Formula is one `let` binding or output.
 type Formula struct {
 	Name
-	Text string
+	// DType pins an output's storage dtype (the long form {name, dtype,
+	// formula}); Invalid = the variant's storage type.
+	DType TypeRef
+	Text  string
 	Map  yamlnode.ScalarMap // offsets in Text → file positions
 }
 

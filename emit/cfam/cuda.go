@@ -81,15 +81,15 @@ var scalarPath = rowPath{
 	note:    "// Fill the cache first: independent guarded loads, all in flight at once.",
 	strided: "for (unsigned int kgen_j = kgen_lane; kgen_j < kgen_cols; kgen_j += kgen_width)",
 	fill: func(rw *rowWriter, n string) {
-		rw.P("kgen_c_", n, "[kgen_i] = kgen_cvt<C>(", n, "[kgen_base + kgen_j]);")
+		rw.P("kgen_c_", n, "[kgen_i] = ", rw.loadCvt(rw.inputIndex(n), n+"[kgen_base + kgen_j]"), ";")
 	},
 	elems: func(rw *rowWriter, p int, fromCache bool, body elemBody) {
 		for _, i := range rw.r.Reads[p-1] {
 			n := rw.inputName(i)
 			if fromCache && rw.r.IsCached(i) {
-				rw.P("const C kgen_v_", n, " = kgen_c_", n, "[kgen_i];")
+				rw.P("const ", rw.valType(i), " kgen_v_", n, " = kgen_c_", n, "[kgen_i];")
 			} else {
-				rw.P("const C kgen_v_", n, " = ", rw.deviceLoad(i), ";")
+				rw.P("const ", rw.valType(i), " kgen_v_", n, " = ", rw.deviceLoad(i), ";")
 			}
 		}
 		body(false)

@@ -147,7 +147,7 @@ func (rw *rowWriter) rowGeometry(rows, group string) {
 		rw.P("constexpr ", u, " kCache = ", rw.r.CachePerLane, "; // cached values per lane and input")
 		rw.P("const bool kgen_cached = args.cols <= kCache * kgen_width;")
 		for _, i := range rw.r.Cached {
-			rw.P("C kgen_c_", rw.inputName(i), "[kCache];")
+			rw.P(rw.valType(i), " kgen_c_", rw.inputName(i), "[kCache];")
 		}
 	}
 	for _, p := range rw.k.Params() {
@@ -162,7 +162,11 @@ func (rw *rowWriter) rowGeometry(rows, group string) {
 	for i, b := range rw.k.SegmentBindings(0, ir.Input) {
 		if b.IsPerRow() {
 			n := rw.inputName(i)
-			rw.P("const C kgen_v_", n, " = kgen_row < ", rows, " ? ", d.Cvt("C", d.ReadOnly(n+"[kgen_row]")), " : ", d.Cvt("C", "0.0f"), ";")
+			zero := d.Cvt("C", "0.0f")
+			if b.DType.IsInt() {
+				zero = "0"
+			}
+			rw.P("const ", rw.valType(i), " kgen_v_", n, " = kgen_row < ", rows, " ? ", rw.loadCvt(i, d.ReadOnly(n+"[kgen_row]")), " : ", zero, ";")
 		}
 	}
 }
@@ -209,6 +213,9 @@ func (rw *rowWriter) rowStage() {
 		if t.Bool {
 			ty = "bool"
 		}
+		if t.Int {
+			ty = "int"
+		}
 		if t.RowOutput {
 			n = "kgen_o_" + n // the output's pointer has its name
 		}
@@ -221,7 +228,7 @@ func (rw *rowWriter) rowStage() {
 		if t.RowOutput {
 			o := rw.k.SegmentBindings(0, ir.Output)[t.OutIndex]
 			rw.Block("if (kgen_lane == 0 && kgen_row < "+rw.rows+")", func() {
-				rw.P(rw.k.FormulaName(o), "[kgen_row] = ", rw.d.Cvt(rw.d.TypeName(o.DType), outs[i]), ";")
+				rw.P(rw.k.FormulaName(o), "[kgen_row] = ", storeCvt(rw.d, o, outs[i]), ";")
 			})
 		}
 	}
@@ -284,13 +291,19 @@ func (rw *rowWriter) writePass() {
 		outs = append(outs, "kgen_o_"+t.Name)
 	}
 	rw.d.RowLoops(rw, rw.r.Passes+1, func(vec bool) {
-		rw.P("C ", strings.Join(outs, ", "), ";")
+		for i, t := range st.Targets {
+			ty := "C"
+			if t.Int {
+				ty = "int"
+			}
+			rw.P(ty, " ", outs[i], ";")
+		}
 		rw.P(rw.stageCallAt(st, outs, vec))
 		for i, o := range elemOutputs(rw.k) {
 			if vec {
 				rw.P("kgen_y_", rw.k.FormulaName(o), "[kgen_e] = ", rw.d.Cvt("T", outs[i]), ";")
 			} else {
-				rw.P(rw.k.FormulaName(o), "[kgen_base + kgen_j] = ", rw.d.Cvt(rw.d.TypeName(o.DType), outs[i]), ";")
+				rw.P(rw.k.FormulaName(o), "[kgen_base + kgen_j] = ", storeCvt(rw.d, o, outs[i]), ";")
 			}
 		}
 	})
@@ -325,9 +338,45 @@ func (rw *rowWriter) reductions(p int) []int {
 func (rw *rowWriter) deviceLoad(i int) string {
 	n := rw.inputName(i)
 	if rw.k.SegmentBindings(0, ir.Input)[i].IsRowVector() {
-		return rw.d.Cvt("C", rw.d.ReadOnly(n+"[kgen_j]"))
+		return rw.loadCvt(i, rw.d.ReadOnly(n+"[kgen_j]"))
 	}
-	return rw.d.Cvt("C", n+"[kgen_base + kgen_j]")
+	return rw.loadCvt(i, n+"[kgen_base + kgen_j]")
+}
+
+// valType is the type input i's values take in the kernel: int for an
+// integer tensor (i8 sign-extends, u8 zero-extends, u32 wraps), else C.
+func (rw *rowWriter) valType(i int) string {
+	if rw.k.SegmentBindings(0, ir.Input)[i].DType.IsInt() {
+		return "int"
+	}
+	return "C"
+}
+
+// loadCvt converts an element of input i, read by src, to its valType.
+func (rw *rowWriter) loadCvt(i int, src string) string {
+	if rw.k.SegmentBindings(0, ir.Input)[i].DType.IsInt() {
+		return "(int)" + src
+	}
+	return rw.d.Cvt("C", src)
+}
+
+// inputIndex is the index of the input whose formula name is n.
+func (rw *rowWriter) inputIndex(n string) int {
+	for i := range rw.k.SegmentBindings(0, ir.Input) {
+		if rw.inputName(i) == n {
+			return i
+		}
+	}
+	return -1
+}
+
+// storeCvt converts a stage result v to output o's storage type: an
+// integer output keeps the low bits (the formula saturates explicitly).
+func storeCvt(d *Dialect, o ir.Binding, v string) string {
+	if o.DType.IsInt() {
+		return "(" + d.Types[o.DType] + ")" + v
+	}
+	return d.Cvt(d.TypeName(o.DType), v)
 }
 
 // inputName is the formula name of input i.

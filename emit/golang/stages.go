@@ -33,6 +33,10 @@ func stageFunc(f *jen.File, k *ir.Kernel, n *names, st ir.Stage, c dtype.DType) 
 		params = append(params, param{n.local(a.Name), t, key})
 	}
 	for _, t := range st.Targets {
+		if t.Int {
+			results = append(results, param{n.local(t.Name), jen.Int32(), "int32"})
+			continue
+		}
 		results = append(results, param{n.local(t.Name), typeOf(t.Bool), fmt.Sprint(t.Bool)})
 	}
 	body, err := stageBody(k, n, st, w)

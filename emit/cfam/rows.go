@@ -291,12 +291,19 @@ func (rw *rowWriter) writePass() {
 		outs = append(outs, "kgen_o_"+t.Name)
 	}
 	rw.d.RowLoops(rw, rw.r.Passes+1, func(vec bool) {
+		var floats, ints []string // integer outputs are int until their store
 		for i, t := range st.Targets {
-			ty := "C"
 			if t.Int {
-				ty = "int"
+				ints = append(ints, outs[i])
+			} else {
+				floats = append(floats, outs[i])
 			}
-			rw.P(ty, " ", outs[i], ";")
+		}
+		if len(floats) > 0 {
+			rw.P("C ", strings.Join(floats, ", "), ";")
+		}
+		if len(ints) > 0 {
+			rw.P("int ", strings.Join(ints, ", "), ";")
 		}
 		rw.P(rw.stageCallAt(st, outs, vec))
 		for i, o := range elemOutputs(rw.k) {

@@ -50,6 +50,12 @@ var IntConversions = map[string][2]int64{
 // operations and shifts (the count taken modulo 32).
 var IntOnly = map[string]bool{"%": true, "&": true, "|": true, "^": true, "<<": true, ">>": true}
 
+// PairFuncs read, in a rowwise kernel, the element paired with the current
+// one in a [rows, cols] input (rotary embeddings), by layout: interleaved
+// pairs (2k, 2k+1), or split halves (k, k + cols/2). Their argument is the
+// input's name; cols must be even.
+var PairFuncs = map[string]string{"pair_interleaved": "interleaved", "pair_half": "half"}
+
 // Inf is the name of +∞ in formulas (-inf is its negation), for masks.
 const Inf = "inf"
 

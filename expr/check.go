@@ -157,6 +157,9 @@ func (c *Checker) call(v *Call) Type {
 	if _, ok := IntConversions[v.Fn]; ok {
 		return c.toInt(v)
 	}
+	if _, ok := PairFuncs[v.Fn]; ok {
+		return c.pair(v)
+	}
 	if v.Fn == "select" && len(v.Args) == 3 {
 		t, _ := c.intSelect(v)
 		return t
@@ -208,6 +211,30 @@ func (c *Checker) toFloat(v *Call) Type {
 		c.Report(v.Args[0].Offset(), "f32 converts an integer (an index, a size, an i32 or u32 param); this is already a number")
 	case Bool:
 		c.Report(v.Args[0].Offset(), "f32 converts an integer, not a boolean (try select(cond, 1, 0))")
+	}
+	return Num
+}
+
+// pair checks pair_interleaved(x), pair_half(x): rowwise only, one
+// argument naming an input (which one may be paired the caller checks).
+func (c *Checker) pair(v *Call) Type {
+	if !c.Rowwise {
+		c.Report(v.Off, fmt.Sprintf("%s reads the element paired with this one in a row: it is only available in rowwise kernels", v.Fn))
+	}
+	if len(v.Args) != 1 {
+		c.Report(v.Off, fmt.Sprintf("%s takes 1 argument, got %d", v.Fn, len(v.Args)))
+		for _, a := range v.Args {
+			c.Check(a)
+		}
+		return Num
+	}
+	id, ok := v.Args[0].(*Ident)
+	if !ok {
+		c.Report(v.Args[0].Offset(), fmt.Sprintf("%s takes the name of a [rows, cols] input, not an expression", v.Fn))
+		return Num
+	}
+	if t := c.Check(id); t != Num && t != Unknown {
+		c.Report(id.Off, fmt.Sprintf("%s takes a float [rows, cols] input; %s is %s", v.Fn, id.Name, a(t)))
 	}
 	return Num
 }

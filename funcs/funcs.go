@@ -93,6 +93,11 @@ type Bound struct {
 	// Deriv is ∂f/∂a[i] at a, given v = f(a); Library and Rounded only.
 	// Only its magnitude matters.
 	Deriv func(a []float64, v float64, i int) float64
+	// Curv, when set, bounds |f''| everywhere (1 for sin and cos): the
+	// operand error e then adds at most Curv·e²/2 beyond first order, which
+	// keeps the bound honest when e is not small (sin of a large angle
+	// computed in f32).
+	Curv float64
 }
 
 // Spelling is how a C-family backend calls a function in one math mode.

@@ -55,9 +55,9 @@ var Table = []Func{
 		mslPrelude("sigmoid"), Modes{prelude("kgen_sigmoid"), prelude("kgen_sigmoid_fast")}, goRuntime("Sigmoid")),
 	unary("erf", math.Erf, library1(func(x, _ float64) float64 { return 2 / math.SqrtPi * math.Exp(-x*x) }),
 		mslPrelude("erf"), cuda("erff"), goMath("Erf")),
-	unary("sin", math.Sin, library1(func(x, _ float64) float64 { return math.Cos(x) }),
+	unary("sin", math.Sin, curved(library1(func(x, _ float64) float64 { return math.Cos(x) }), 1),
 		kgenMath("sin"), cudaFast("sinf", "__sinf"), goMath("Sin")),
-	unary("cos", math.Cos, library1(func(x, _ float64) float64 { return math.Sin(x) }), // −sin: the sign does not matter
+	unary("cos", math.Cos, curved(library1(func(x, _ float64) float64 { return math.Sin(x) }), 1), // −sin: the sign does not matter
 		kgenMath("cos"), cudaFast("cosf", "__cosf"), goMath("Cos")),
 	{
 		Name: "pow", Args: nums(2), Result: Num,
@@ -148,6 +148,12 @@ var exact = Bound{Rule: Exact}
 // from x and v = f(x).
 func library1(d func(x, v float64) float64) Bound {
 	return Bound{Rule: Library, Deriv: func(a []float64, v float64, _ int) float64 { return d(a[0], v) }}
+}
+
+// curved adds a global bound on |f''| to a one-argument Library rule.
+func curved(b Bound, c float64) Bound {
+	b.Curv = c
+	return b
 }
 
 func powDeriv(a []float64, v float64, i int) float64 {

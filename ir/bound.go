@@ -121,6 +121,7 @@ type boundEnv struct {
 	lets           []dual
 	reds           []dual // rowwise: the row reductions' values
 	accs           []dual // matmul: the accumulators at the element
+	pairs          []float64 // rowwise: each input at the paired element (RefPair)
 	r              Rounding
 	ints           map[string]int32 // the indices and sizes (IndexNames) at this element
 }
@@ -129,6 +130,8 @@ type boundEnv struct {
 func (b boundEnv) round(v, e float64) dual {
 	v, e = b.r.fit(v, e)
 	switch {
+	case math.IsInf(v, 0) && math.IsInf(e, 1):
+		return dual{v, e} // an infinity whose sign an operand's unbounded error leaves undecided
 	case math.IsInf(v, 0):
 		return dual{v, 0} // an infinite operand or a certain overflow: the type's result is the same infinity
 	case e == 0 && b.r.representable(v):
@@ -171,8 +174,11 @@ func (b boundEnv) eval(x *Expr) dual {
 		return b.round(v, 0)
 	case OpRef:
 		switch x.Ref {
-		case RefInput:
+		case RefInput, RefPair:
 			v := b.inputs[x.Index]
+			if x.Ref == RefPair {
+				v = b.pairs[x.Index]
+			}
 			if x.Index < len(b.r.InputUnits) && b.r.InputUnits[x.Index] != 0 && b.r.Round != nil {
 				return dual{b.r.Round(v), 0}
 			}
@@ -292,6 +298,9 @@ func (b boundEnv) call(fn string, a []dual) dual {
 // function's partial derivatives at args (v = f(args)), to first order.
 func propagate(f *funcs.Func, args []float64, a []dual, v float64) float64 {
 	ep := scale(f.Bound.Deriv(args, v, 0), a[0].e)
+	if f.Bound.Curv > 0 && len(a) == 1 {
+		ep += f.Bound.Curv * a[0].e * a[0].e / 2
+	}
 	for i := 1; i < len(a); i++ {
 		ep += scale(f.Bound.Deriv(args, v, i), a[i].e)
 	}

@@ -35,6 +35,10 @@ func (c *formulaChecker) convert(n expr.Node) *Expr {
 		}
 		return e
 	case *expr.Call:
+		if layout, ok := expr.PairFuncs[v.Fn]; ok {
+			name := v.Args[0].(*expr.Ident).Name // checked: an input's name
+			return &Expr{Op: OpRef, Ref: RefPair, Index: c.symbols[name].index, Name: "kgen_pair_" + name, Text: layout}
+		}
 		e := &Expr{Op: OpCall, Func: v.Fn, Off: v.Off}
 		for _, a := range v.Args {
 			e.Args = append(e.Args, c.convert(a))

@@ -40,6 +40,10 @@ type formulaChecker struct {
 	// suggested the names their "did you mean" offered, whose being unused
 	// is the same typo seen from the other side.
 	undefined, suggested map[string]bool
+	// pairLayout is the pair layout the kernel's formulas use, pairAt where
+	// it was first used (one layout per kernel).
+	pairLayout string
+	pairAt     diag.Pos
 }
 
 func newFormulaChecker(s *spec.Spec, k *Kernel, diags *diag.List) *formulaChecker {
@@ -160,6 +164,9 @@ func (c *formulaChecker) step(i int, f spec.Formula) Step {
 		}
 	}
 	c.checkNumbers(f, c.trees[i])
+	if !c.checkPairs(f, c.trees[i]) {
+		return Step{Name: f.Name.Name, Output: isOutput, Source: oneLine(f.Text), Expr: &Expr{Op: OpLiteral, Text: "0"}}
+	}
 	return Step{Name: f.Name.Name, Output: isOutput, Source: oneLine(f.Text), Expr: c.convert(c.trees[i])}
 }
 
@@ -286,6 +293,63 @@ func (c *formulaChecker) checkNumbers(f spec.Formula, tree expr.Node) {
 			}
 		}
 	})
+}
+
+// checkPairs accepts pair_interleaved(x) and pair_half(x) only on a float
+// [rows, cols] input of a rowwise kernel, one layout per kernel; false
+// when one was refused (reported), so the formula is not converted.
+func (c *formulaChecker) checkPairs(f spec.Formula, tree expr.Node) bool {
+	ok := true
+	expr.Walk(tree, func(n expr.Node) {
+		call, isCall := n.(*expr.Call)
+		layout, isPair := expr.PairFuncs[fnName(call, isCall)]
+		if !isPair {
+			return
+		}
+		id, isIdent := (*expr.Ident)(nil), false
+		if len(call.Args) == 1 {
+			id, isIdent = call.Args[0].(*expr.Ident)
+		}
+		if !isIdent || c.k.Kind != Rowwise {
+			ok = false // reported by the checker
+			return
+		}
+		sym := c.symbols[id.Name]
+		if sym == nil || sym.kind != RefInput {
+			if sym != nil {
+				c.diags.Addf(f.Map.At(id.Off), "%s takes a [rows, cols] input; %s is a %s", call.Fn, id.Name, sym.what)
+			}
+			ok = false
+			return
+		}
+		if in := c.s.Inputs[sym.index]; len(in.Dims) == 1 || in.DType.Type.IsInt() {
+			c.diags.Addf(f.Map.At(id.Off), "%s takes a float [rows, cols] input; %s is %s", call.Fn, id.Name, describeInput(in))
+			ok = false
+			return
+		}
+		if c.pairLayout == "" {
+			c.pairLayout, c.pairAt = layout, f.Map.At(call.Off)
+		} else if c.pairLayout != layout {
+			c.diags.Addf(f.Map.At(call.Off), "%s mixes pair layouts: this kernel already pairs %s (%s)", call.Fn, c.pairLayout, c.pairAt)
+			ok = false
+		}
+	})
+	return ok
+}
+
+func fnName(call *expr.Call, isCall bool) string {
+	if !isCall {
+		return ""
+	}
+	return call.Fn
+}
+
+// describeInput says what an input that cannot be paired is.
+func describeInput(in spec.Input) string {
+	if in.DType.Type.IsInt() {
+		return "an integer tensor (" + in.DType.Type.String() + ")"
+	}
+	return "a [" + strings.Join(in.Dims, ", ") + "] tensor"
 }
 
 // checkUnused reports inputs, params, constants and lets no output depends

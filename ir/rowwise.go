@@ -39,6 +39,11 @@ type Rows struct {
 	// once per row.
 	Cached       []int
 	CachePerLane int
+	// Pair is the layout of the kernel's pair reads (expr.PairFuncs), ""
+	// without any; PairReads[p-1] lists the inputs pass p reads at the
+	// paired element. Paired inputs' bindings are marked Paired.
+	Pair      string
+	PairReads [][]int
 	// ThreadgroupBytes is the kernel's threadgroup memory: one float per
 	// simdgroup, for combining the simdgroups that share a row.
 	ThreadgroupBytes int
@@ -276,6 +281,12 @@ func (sc *scheduler) classify(e *Expr) valueInfo {
 			return valueInfo{elem: true, tensor: true}
 		case RefAcc:
 			return valueInfo{elem: true, tensor: true}
+		case RefPair:
+			sc.rows.Pair = e.Text
+			for s := range sc.k.NumSegments() {
+				sc.k.Bindings[sc.k.SegmentBindings(s, Input)[e.Index].Index].Paired = true
+			}
+			return valueInfo{elem: true, tensor: true}
 		case RefLet:
 			return sc.info[e.Index]
 		case RefReduce:
@@ -320,6 +331,7 @@ func (sc *scheduler) classify(e *Expr) valueInfo {
 func (sc *scheduler) reads() {
 	r := sc.rows
 	r.Reads = make([][]int, r.Passes+1)
+	r.PairReads = make([][]int, r.Passes+1)
 	count := make([]int, len(sc.s.Inputs))
 	ins := sc.k.SegmentBindings(0, Input)
 	for p := 1; p <= r.Passes+1; p++ {
@@ -339,9 +351,14 @@ func (sc *scheduler) reads() {
 		}
 		d := sc.k.ElementDeps(targets)
 		for i := range sc.s.Inputs {
-			if d.Inputs[i] && !ins[i].IsPerRow() { // per-row inputs are read once per row, not per pass
+			// A pass that reads an input's pairs reads the input: the
+			// partner of an interleaved pair sits in the same vector.
+			if (d.Inputs[i] || d.Pairs[i]) && !ins[i].IsPerRow() { // per-row inputs are read once per row, not per pass
 				r.Reads[p-1] = append(r.Reads[p-1], i)
 				count[i]++
+			}
+			if d.Pairs[i] {
+				r.PairReads[p-1] = append(r.PairReads[p-1], i)
 			}
 		}
 	}
@@ -358,6 +375,7 @@ func (sc *scheduler) reads() {
 type Deps struct {
 	ElemLets   []int // step indices, in order
 	Inputs     map[int]bool
+	Pairs      map[int]bool // inputs read at the paired element (RefPair)
 	Params     map[int]bool
 	Constants  map[int]bool
 	Indices    map[string]bool // the index and size names used (IndexNames)
@@ -376,7 +394,7 @@ func (k *Kernel) ElementDeps(targets []*Expr) Deps {
 // lets computed once per row (passed as arguments) from the per-element
 // ones (computed in place).
 func (k *Kernel) elementDeps(targets []*Expr, perRow func(step int) bool) Deps {
-	d := Deps{Inputs: map[int]bool{}, Params: map[int]bool{}, Constants: map[int]bool{}, Indices: map[string]bool{}}
+	d := Deps{Inputs: map[int]bool{}, Pairs: map[int]bool{}, Params: map[int]bool{}, Constants: map[int]bool{}, Indices: map[string]bool{}}
 	lets, rowLets, reds := map[int]bool{}, map[int]bool{}, map[int]bool{}
 	var walk func(e *Expr)
 	walk = func(e *Expr) {
@@ -386,6 +404,8 @@ func (k *Kernel) elementDeps(targets []*Expr, perRow func(step int) bool) Deps {
 				d.Indices[e.Name] = true
 			case RefInput:
 				d.Inputs[e.Index] = true
+			case RefPair:
+				d.Pairs[e.Index] = true
 			case RefParam:
 				d.Params[e.Index] = true
 			case RefConstant:

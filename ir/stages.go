@@ -59,6 +59,7 @@ const (
 	ArgReduction                // a reduction's value (Index: into Rows.Reductions)
 	ArgAcc                      // a matmul accumulator at the element (Index: into Matmul.B)
 	ArgIndex                    // an index or size (Name: one of IndexNames), an integer
+	ArgPair                     // an input at the paired element (Index: among the spec's inputs; see RefPair)
 )
 
 // StageArg is one value parameter of a stage function.
@@ -79,6 +80,11 @@ func (k *Kernel) finishStage(st Stage) Stage {
 	for i, b := range k.ElementInputs(0) {
 		if st.Deps.Inputs[i] {
 			st.Args = append(st.Args, StageArg{Kind: ArgInput, Index: i, Name: k.FormulaName(b), Int: b.DType.IsInt()})
+		}
+	}
+	for i, b := range k.ElementInputs(0) {
+		if st.Deps.Pairs[i] {
+			st.Args = append(st.Args, StageArg{Kind: ArgPair, Index: i, Name: "kgen_pair_" + k.FormulaName(b)})
 		}
 	}
 	for i, p := range k.Params() {

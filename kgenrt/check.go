@@ -45,6 +45,9 @@ func (k *Kernel) Check(tensors ...*Tensor) (*Variant, Sizes, error) {
 	if err := k.checkOverlap(bs, tensors); err != nil {
 		return nil, nil, err
 	}
+	if err := k.checkPaired(bs, sh.sizes); err != nil {
+		return nil, nil, err
+	}
 	return v, sh.sizes, nil
 }
 
@@ -208,9 +211,23 @@ func (k *Kernel) checkOverlap(bs []Binding, tensors []*Tensor) error {
 				continue
 			}
 			inPlace := bs[j].Role == Input && lo == tlo && hi == thi && t.dtype == tensors[i].dtype
+			if inPlace && bs[j].Paired {
+				return k.tensorErr(b, fmt.Sprintf("shares memory with %s, which the kernel reads at paired elements (another thread reads each element's partner): write it out of place", bs[j].Name))
+			}
 			if !inPlace {
 				return k.tensorErr(b, fmt.Sprintf("overlaps %s %s; an output may share memory only with an identical input (in place)", bs[j].Role, bs[j].Name))
 			}
+		}
+	}
+	return nil
+}
+
+// checkPaired refuses an odd row length for a kernel that reads paired
+// elements (rotary embeddings pair every element with another).
+func (k *Kernel) checkPaired(bs []Binding, sizes Sizes) error {
+	for _, b := range bs {
+		if b.Paired && len(b.Shape) == 2 && sizes[b.Shape[1]]%2 != 0 {
+			return k.tensorErr(b, fmt.Sprintf("has %s = %d; kernel %s pairs the elements of each row, so %s must be even", b.Shape[1], sizes[b.Shape[1]], k.Name, b.Shape[1]))
 		}
 	}
 	return nil

@@ -64,3 +64,12 @@ func WrapInt(d DType, v int32) int32 {
 // Int32Of is an integer tensor's element held in a float64 (Reference64's
 // inputs) as the int32 a formula sees; u32 values past 2^31 wrap.
 func Int32Of(v float64) int32 { return int32(uint32(int64(v))) }
+
+// PairInterleaved is the column paired with col in a row of cols values
+// laid out in interleaved pairs (2k, 2k+1): col ^ 1, kept inside the row
+// when cols is odd (which launchers refuse).
+func PairInterleaved(col, cols int) int { return min(col^1, cols-1) }
+
+// PairHalf is the column paired with col when a row of cols (even) values
+// is split in halves (k, k + cols/2).
+func PairHalf(col, cols int) int { return (col + cols/2) % cols }

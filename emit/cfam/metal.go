@@ -20,6 +20,7 @@ func metalRowLoops(rw *rowWriter, p int, body elemBody) {
 				rw.P("const ", rw.valType(i), " kgen_v_", n, " = ", rw.deviceLoad(i), ";")
 			}
 		}
+		rw.pairLoads(p, "kgen_j")
 		body(false)
 	})
 }

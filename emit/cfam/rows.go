@@ -194,6 +194,10 @@ func (rw *rowWriter) stageCallAt(st ir.Stage, extra []string, vec bool) string {
 			names = append(names, "kgen_v_"+a.Name)
 			continue
 		}
+		if a.Kind == ir.ArgPair {
+			names = append(names, "kgen_p_"+rw.inputName(a.Index))
+			continue
+		}
 		names = append(names, a.Name)
 	}
 	return st.Name + "(" + strings.Join(append(names, extra...), ", ") + ");"
@@ -348,6 +352,25 @@ func (rw *rowWriter) deviceLoad(i int) string {
 		return rw.loadCvt(i, rw.d.ReadOnly(n+"[kgen_j]"))
 	}
 	return rw.loadCvt(i, n+"[kgen_base + kgen_j]")
+}
+
+// pairLoads declares kgen_p_<x>, input x at the element paired with
+// column col, for the inputs pass p reads in pairs: a device load (the
+// partner belongs to another lane in the strided scalar loops).
+func (rw *rowWriter) pairLoads(p int, col string) {
+	for _, i := range rw.r.PairReads[p-1] {
+		n := rw.inputName(i)
+		rw.P("const C kgen_p_", n, " = ", rw.loadCvt(i, n+"[kgen_base + "+rw.pairCol(col)+"]"), ";")
+	}
+}
+
+// pairCol is the column paired with col (ir.PairCol): col ^ 1 (kept inside
+// the row when cols is odd, which launchers refuse), or the other half.
+func (rw *rowWriter) pairCol(col string) string {
+	if rw.r.Pair == "half" {
+		return "(" + col + " < args.cols / 2u ? " + col + " + args.cols / 2u : " + col + " - args.cols / 2u)"
+	}
+	return "min(" + col + " ^ 1u, args.cols - 1u)"
 }
 
 // valType is the type input i's values take in the kernel: int for an

@@ -121,6 +121,9 @@ func rowShapes(k *ir.Kernel, opts Options) []shape {
 	}
 	var out []shape
 	for _, c := range cols {
+		if c%2 != 0 && k.Rows().Pair != "" {
+			c++ // a kernel that pairs a row's elements takes even rows only (kgenrt refuses odd ones)
+		}
 		for _, r := range rows {
 			sizes, seg := map[string]int{"cols": c}, 0
 			for _, f := range k.ArgsBinding().Fields {

@@ -188,7 +188,7 @@ func bindings(s *spec.Spec, _ *Kernel, diags *diag.List) []Binding {
 	}
 	fields := []Field{{Name: "n", Type: dtype.U32, Offset: 0, Size: true}}
 	for _, p := range s.Params {
-		fields = append(fields, Field{Name: p.Name.Name, Type: p.Type.Type, Offset: 4 * len(fields)})
+		fields = append(fields, Field{Name: p.Name.Name, Type: p.Type.Type, Example: p.ExampleText, Offset: 4 * len(fields)})
 	}
 	return append(out, Binding{Index: len(out), Name: "args", Role: Args, Fields: fields})
 }

@@ -115,6 +115,9 @@ type Field struct {
 	// (rowwise: rows_per_group): the Metal rule in words, for the inventory
 	// (Launch(b).Derived holds each backend's evaluable rule).
 	Derived string
+	// Example is a param's typical value as written in the spec ("" when
+	// absent): parity passes it instead of its generic pick.
+	Example string
 }
 
 // Constant is a baked number.

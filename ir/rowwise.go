@@ -148,7 +148,7 @@ func rowBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 		Field{Name: "rows_per_group", Type: dtype.U32, Size: true,
 			Derived: rowsPerGroupDoc(s.Threadgroup, "4 * lanes")})
 	for _, p := range s.Params {
-		fields = append(fields, Field{Name: p.Name.Name, Type: p.Type.Type})
+		fields = append(fields, Field{Name: p.Name.Name, Type: p.Type.Type, Example: p.ExampleText})
 	}
 	for i := range fields {
 		fields[i].Offset = 4 * i

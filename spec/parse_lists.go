@@ -62,7 +62,7 @@ func (p *parser) longInput(n ast.Node) Input {
 	return in
 }
 
-var paramFields = []string{"name", "type"}
+var paramFields = []string{"name", "type", "example"}
 
 func (p *parser) params(n ast.Node) []Param {
 	if yamlnode.IsNull(n) {
@@ -91,9 +91,16 @@ func (p *parser) params(n ast.Node) []Param {
 				par.Name, hasName = p.name(f.Value, "param name"), true
 			case "type":
 				par.Type, hasType = p.dtype(f.Value, "param type", dtype.Scalars), true
+			case "example":
+				if v, text, ok := p.number(f.Value, "param example"); ok {
+					par.Example, par.ExampleText = v, text
+				}
 			default:
 				p.unknownKey(f, "param field", paramFields)
 			}
+		}
+		if par.ExampleText != "" && par.Type.Type != dtype.F32 && par.Example != float64(int64(par.Example)) {
+			p.diags.Addf(itemPos, "param %s: example %s is not an integer, but the param is %s", par.Name.Name, par.ExampleText, par.Type.Type)
 		}
 		switch {
 		case !hasName && !hasType:

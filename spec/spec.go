@@ -91,6 +91,11 @@ type Tile struct {
 type Param struct {
 	Name
 	Type TypeRef
+	// Example is a typical value (RoPE's theta: 10000), which parity and
+	// benchmarks pass instead of their generic pick; ExampleText is as
+	// written, "" when absent.
+	Example     float64
+	ExampleText string
 }
 
 // Constant is a number baked into the generated source.

@@ -36,6 +36,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+	"strconv"
 
 	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/ir"
@@ -281,6 +282,13 @@ func (c *check) buffers() ([][]byte, error) {
 func paramValues(k *ir.Kernel, f32Param func(i int) float64) []float64 {
 	var out []float64
 	for i, p := range k.Params() {
+		if v, err := strconv.ParseFloat(p.Example, 64); p.Example != "" && err == nil {
+			if p.Type == dtype.F32 {
+				v = float64(float32(v))
+			}
+			out = append(out, v)
+			continue
+		}
 		switch p.Type {
 		case dtype.F32:
 			out = append(out, f32Param(i))

@@ -233,9 +233,7 @@ func (c *Checker) pair(v *Call) Type {
 		c.Report(v.Args[0].Offset(), fmt.Sprintf("%s takes the name of a [rows, cols] input, not an expression", v.Fn))
 		return Num
 	}
-	if t := c.Check(id); t != Num && t != Unknown {
-		c.Report(id.Off, fmt.Sprintf("%s takes a float [rows, cols] input; %s is %s", v.Fn, id.Name, a(t)))
-	}
+	c.Check(id) // which inputs may be paired is the IR's to say
 	return Num
 }
 

@@ -296,7 +296,7 @@ func (c *formulaChecker) checkNumbers(f spec.Formula, tree expr.Node) {
 }
 
 // checkPairs accepts pair_interleaved(x) and pair_half(x) only on a float
-// [rows, cols] input of a rowwise kernel, one layout per kernel; false
+// [rows, cols] or [cols] input of a rowwise kernel, one layout per kernel; false
 // when one was refused (reported), so the formula is not converted.
 func (c *formulaChecker) checkPairs(f spec.Formula, tree expr.Node) bool {
 	ok := true
@@ -317,13 +317,13 @@ func (c *formulaChecker) checkPairs(f spec.Formula, tree expr.Node) bool {
 		sym := c.symbols[id.Name]
 		if sym == nil || sym.kind != RefInput {
 			if sym != nil {
-				c.diags.Addf(f.Map.At(id.Off), "%s takes a [rows, cols] input; %s is a %s", call.Fn, id.Name, sym.what)
+				c.diags.Addf(f.Map.At(id.Off), "%s takes a float [rows, cols] or [cols] input; %s is a %s", call.Fn, id.Name, sym.what)
 			}
 			ok = false
 			return
 		}
-		if in := c.s.Inputs[sym.index]; len(in.Dims) == 1 || in.DType.Type.IsInt() {
-			c.diags.Addf(f.Map.At(id.Off), "%s takes a float [rows, cols] input; %s is %s", call.Fn, id.Name, describeInput(in))
+		if in := c.s.Inputs[sym.index]; len(in.Dims) == 1 && in.Dims[0] != "cols" || in.DType.Type.IsInt() {
+			c.diags.Addf(f.Map.At(id.Off), "%s takes a float [rows, cols] or [cols] input; %s is %s", call.Fn, id.Name, describeInput(in))
 			ok = false
 			return
 		}

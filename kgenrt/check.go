@@ -226,8 +226,11 @@ func (k *Kernel) checkOverlap(bs []Binding, tensors []*Tensor) error {
 // elements (rotary embeddings pair every element with another).
 func (k *Kernel) checkPaired(bs []Binding, sizes Sizes) error {
 	for _, b := range bs {
-		if b.Paired && len(b.Shape) == 2 && sizes[b.Shape[1]]%2 != 0 {
-			return k.tensorErr(b, fmt.Sprintf("has %s = %d; kernel %s pairs the elements of each row, so %s must be even", b.Shape[1], sizes[b.Shape[1]], k.Name, b.Shape[1]))
+		if !b.Paired || len(b.Shape) == 0 {
+			continue
+		}
+		if last := b.Shape[len(b.Shape)-1]; sizes[last]%2 != 0 {
+			return k.tensorErr(b, fmt.Sprintf("has %s = %d; kernel %s pairs the elements of each row, so %s must be even", last, sizes[last], k.Name, last))
 		}
 	}
 	return nil

@@ -360,7 +360,11 @@ func (rw *rowWriter) deviceLoad(i int) string {
 func (rw *rowWriter) pairLoads(p int, col string) {
 	for _, i := range rw.r.PairReads[p-1] {
 		n := rw.inputName(i)
-		rw.P("const C kgen_p_", n, " = ", rw.loadCvt(i, n+"[kgen_base + "+rw.pairCol(col)+"]"), ";")
+		src := n + "[kgen_base + " + rw.pairCol(col) + "]"
+		if rw.k.SegmentBindings(0, ir.Input)[i].IsRowVector() {
+			src = rw.d.ReadOnly(n + "[" + rw.pairCol(col) + "]")
+		}
+		rw.P("const C kgen_p_", n, " = ", rw.loadCvt(i, src), ";")
 	}
 }
 

@@ -167,7 +167,10 @@ func (g *evalGen) call(st ir.Stage, seg int, idx func(ir.Binding) jen.Code) *jen
 			args = append(args, g.io.load(ins[a.Index], idx(ins[a.Index])))
 		case ir.ArgPair: // rowwise: the paired element of the row (ir.PairCol)
 			fn := map[string]string{"interleaved": "PairInterleaved", "half": "PairHalf"}[g.k.Rows().Pair]
-			at := jen.Id("kgenBase").Op("+").Add(rt(fn).Call(jen.Id("kgenJ"), jen.Id("cols")))
+			at := rt(fn).Call(jen.Id("kgenJ"), jen.Id("cols"))
+			if !ins[a.Index].IsRowVector() {
+				at = jen.Id("kgenBase").Op("+").Add(at)
+			}
 			args = append(args, g.io.load(ins[a.Index], at))
 		case ir.ArgParam:
 			if a.Int { // an i32 or u32 param: the kernel's int (u32 wraps)

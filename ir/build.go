@@ -94,21 +94,21 @@ func elementwiseSchedule(_ *spec.Spec, k *Kernel, _ *diag.List) Schedule {
 }
 
 // checkIntTensors rejects what integer tensors do not reach yet: an
-// integer input or a pinned output dtype outside rowwise kernels.
+// integer input or a pinned output dtype in matmul kernels.
 func checkIntTensors(s *spec.Spec, k *Kernel, diags *diag.List) {
-	if k.Kind == Rowwise {
+	if k.Kind != KindMatmul {
 		return
 	}
 	for _, in := range s.Inputs {
 		if in.DType.Type.IsInt() {
-			diags.Addf(in.DType.Pos, "input %s: integer tensors (%s) are supported in rowwise kernels only, for now", in.Name.Name, in.DType.Type)
+			diags.Addf(in.DType.Pos, "input %s: integer tensors (%s) are supported in elementwise and rowwise kernels, not matmul epilogues yet", in.Name.Name, in.DType.Type)
 		}
 	}
 	for _, o := range s.Outputs {
 		switch {
 		case o.DType.Type.IsInt():
-			diags.Addf(o.DType.Pos, "output %s: integer tensors (%s) are supported in rowwise kernels only, for now", o.Name.Name, o.DType.Type)
-		case o.DType.Type != dtype.Invalid && k.Kind == KindMatmul:
+			diags.Addf(o.DType.Pos, "output %s: integer tensors (%s) are supported in elementwise and rowwise kernels, not matmul outputs", o.Name.Name, o.DType.Type)
+		case o.DType.Type != dtype.Invalid:
 			diags.Addf(o.DType.Pos, "output %s: a matmul output is stored in the variant's dtype; a pinned output dtype is for elementwise and rowwise kernels", o.Name.Name)
 		}
 	}

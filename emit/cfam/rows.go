@@ -408,7 +408,7 @@ func (rw *rowWriter) inputIndex(n string) int {
 // integer output keeps the low bits (the formula saturates explicitly).
 func storeCvt(d *Dialect, o ir.Binding, v string) string {
 	if o.DType.IsInt() {
-		return "(" + d.Types[o.DType] + ")" + v
+		return "(" + d.Types[o.DType] + ")(" + v + ")"
 	}
 	return d.Cvt(d.TypeName(o.DType), v)
 }

@@ -119,8 +119,8 @@ type boundEnv struct {
 	k              *Kernel
 	inputs, params []float64
 	lets           []dual
-	reds           []dual // rowwise: the row reductions' values
-	accs           []dual // matmul: the accumulators at the element
+	reds           []dual    // rowwise: the row reductions' values
+	accs           []dual    // matmul: the accumulators at the element
 	pairs          []float64 // rowwise: each input at the paired element (RefPair)
 	r              Rounding
 	ints           map[string]int32 // the indices and sizes (IndexNames) at this element

@@ -112,7 +112,7 @@ type Formula struct {
 	// formula}); Invalid = the variant's storage type.
 	DType TypeRef
 	Text  string
-	Map  yamlnode.ScalarMap // offsets in Text → file positions
+	Map   yamlnode.ScalarMap // offsets in Text → file positions
 }
 
 // Tolerance bounds the parity check of one storage dtype:

@@ -150,7 +150,8 @@ func library1(d func(x, v float64) float64) Bound {
 	return Bound{Rule: Library, Deriv: func(a []float64, v float64, _ int) float64 { return d(a[0], v) }}
 }
 
-// curved adds a global bound on |f”| to a one-argument Library rule.
+// curved adds a global bound on the second derivative to a one-argument
+// Library rule.
 func curved(b Bound, c float64) Bound {
 	b.Curv = c
 	return b

@@ -98,6 +98,9 @@ type Bound struct {
 	// keeps the bound honest when e is not small (sin of a large angle
 	// computed in f32).
 	Curv float64
+	// Step marks a monotone step function (floor, ceil, round, rint,
+	// trunc): the Exact rule maps the operand's error interval through it.
+	Step bool
 }
 
 // Spelling is how a C-family backend calls a function in one math mode.

@@ -23,14 +23,14 @@ import "math"
 // fmax): a NaN operand yields the other operand.
 var Table = []Func{
 	unary("abs", math.Abs, exact, metal("metal::fabs"), cuda("fabsf"), goMath("Abs")),
-	unary("floor", math.Floor, exact, metal("metal::floor"), cuda("floorf"), goMath("Floor")),
-	unary("ceil", math.Ceil, exact, metal("metal::ceil"), cuda("ceilf"), goMath("Ceil")),
+	unary("floor", math.Floor, step, metal("metal::floor"), cuda("floorf"), goMath("Floor")),
+	unary("ceil", math.Ceil, step, metal("metal::ceil"), cuda("ceilf"), goMath("Ceil")),
 	// The roundings to an integral value, still a number: round (halves
 	// away from zero), rint (halves to even), trunc (toward zero). i8(…),
 	// i32(…) then convert to an integer (expr.IntConversions).
-	unary("round", math.Round, exact, metal("metal::round"), cuda("roundf"), goMath("Round")),
-	unary("rint", math.RoundToEven, exact, metal("metal::rint"), cuda("rintf"), goMath("RoundToEven")),
-	unary("trunc", math.Trunc, exact, metal("metal::trunc"), cuda("truncf"), goMath("Trunc")),
+	unary("round", math.Round, step, metal("metal::round"), cuda("roundf"), goMath("Round")),
+	unary("rint", math.RoundToEven, step, metal("metal::rint"), cuda("rintf"), goMath("RoundToEven")),
+	unary("trunc", math.Trunc, step, metal("metal::trunc"), cuda("truncf"), goMath("Trunc")),
 	unary("exp", math.Exp, library1(func(x, _ float64) float64 { return math.Exp(x) }),
 		kgenMath("exp"), cudaFast("expf", "__expf"), goMath("Exp")),
 	unary("exp2", math.Exp2, library1(func(_, v float64) float64 { return math.Ln2 * v }),
@@ -143,6 +143,11 @@ func reduction(name string) Func {
 }
 
 var exact = Bound{Rule: Exact}
+
+// step is Exact for the roundings to an integral value: monotone step
+// functions, so an operand known within [x-e, x+e] gives a result within
+// [f(x-e), f(x+e)] (rint(126.99999…) is 127, not 127 minus the error).
+var step = Bound{Rule: Exact, Step: true}
 
 // library1 is the Library rule of a one-argument function, given f'(x)
 // from x and v = f(x).

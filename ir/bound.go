@@ -276,6 +276,10 @@ func (b boundEnv) call(fn string, a []dual) dual {
 	x, e := args[0], a[0].e
 	switch f.Bound.Rule {
 	case funcs.Exact:
+		if f.Bound.Step && e > 0 && !math.IsInf(e, 0) {
+			lo, hi := f.Eval([]float64{x - e}), f.Eval([]float64{x + e})
+			return dual{v, math.Max(math.Abs(lo-v), math.Abs(hi-v))}
+		}
 		return dual{v, e}
 	case funcs.Choice:
 		return dual{v, maxOf(a)}

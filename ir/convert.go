@@ -12,7 +12,7 @@ func (c *formulaChecker) convert(n expr.Node) *Expr {
 		if v.Name == "pi" {
 			return &Expr{Op: OpRef, Ref: RefPi, Name: "pi"}
 		}
-		if v.Name == expr.Inf {
+		if _, declared := c.symbols[v.Name]; v.Name == expr.Inf && !declared {
 			return &Expr{Op: OpRef, Ref: RefInf, Name: expr.Inf}
 		}
 		e := &Expr{Op: OpRef, Name: v.Name}

@@ -127,7 +127,7 @@ func (c *formulaChecker) declare() {
 
 // add declares one name; false if it clashes (and was reported).
 func (c *formulaChecker) add(n spec.Name, kind RefKind, index int, what string) bool {
-	if n.Name == "" || n.Name == "pi" || n.Name == expr.Inf { // built in; spec reports them as reserved
+	if n.Name == "" || n.Name == "pi" { // pi is built in; spec reports it as reserved
 		return false
 	}
 	if _, isFunc := funcs.Lookup(n.Name); isFunc {
@@ -191,8 +191,11 @@ func (c *formulaChecker) checkOutputType(f spec.Formula, t expr.Type) {
 
 // resolve types a name used by formula i, or says why it cannot be used.
 func (c *formulaChecker) resolve(name string, i int) (expr.Type, string) {
-	if name == "pi" || name == expr.Inf {
+	if name == "pi" {
 		return expr.Num, ""
+	}
+	if _, declared := c.symbols[name]; name == expr.Inf && !declared {
+		return expr.Num, "" // +∞; a value named inf (specs older than it) shadows it
 	}
 	if sym, ok := c.symbols[name]; ok {
 		if sym.kind == refOperand {

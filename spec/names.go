@@ -36,7 +36,7 @@ var reserved = func() map[string]bool {
 		"range", "select", "type", "var", "error", "string", "len", "nil", "any", "append",
 		"copy", "make", "panic", "byte", "float32", "float64", "uint16", "uint32", "int32",
 		// Names the generated kernels and launchers use.
-		"args", "gid", "base", "count", "n", "rows", "cols", "pi", "inf", "main",
+		"args", "gid", "base", "count", "n", "rows", "cols", "pi", "main",
 		// The indices rowwise formulas read (the generated code declares
 		// them beside user names).
 		"row", "col",

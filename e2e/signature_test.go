@@ -37,7 +37,7 @@ var (
 	hostRE     = regexp.MustCompile(`template \[\[host_name\("(\w+)"\)\]\] \[\[kernel\]\] decltype\(\w+<(\w+)>\)`)
 )
 
-var mslTypes = map[string]string{"T": "T", "float": "f32", "half": "f16", "bfloat": "bf16", "uint": "u32", "int": "i32"}
+var mslTypes = map[string]string{"T": "T", "float": "f32", "half": "f16", "bfloat": "bf16", "uint": "u32", "int": "i32", "char": "i8", "uchar": "u8"}
 
 // mslSignature parses a .metal file's kernel parameters, args struct fields
 // and host-name instantiations.

@@ -8,8 +8,8 @@
 //	or      = and { "||" and }
 //	and     = cmp { "&&" cmp }
 //	cmp     = sum { ("<" | "<=" | ">" | ">=" | "==" | "!=") sum }
-//	sum     = product { ("+" | "-") product }
-//	product = unary { ("*" | "/") unary }
+//	sum     = product { ("+" | "-" | "|" | "^") product }
+//	product = unary { ("*" | "/" | "%" | "<<" | ">>" | "&") unary }
 //	unary   = ("-" | "!") unary | primary
 //	primary = number | name | name "(" [ expr { "," expr } ] ")" | "(" expr ")"
 //	number  = digits [ "." digits ] [ ("e" | "E") [ "+" | "-" ] digits ] | "." digits [exponent]
@@ -36,6 +36,28 @@ const (
 // compute type (exact below 2^24 in f32; rounded to nearest even in f16
 // and bf16).
 const ToFloat = "f32"
+
+// IntConversions are the conversions to an integer, each with the range it
+// saturates to: of a number, toward zero (round first with rint or round),
+// NaN giving 0; of an integer, clamped. The result is an integer (i32).
+var IntConversions = map[string][2]int64{
+	"i32": {-1 << 31, 1<<31 - 1},
+	"i8":  {-128, 127},
+	"u8":  {0, 255},
+}
+
+// IntOnly are the operators defined on integers alone: remainder, bit
+// operations and shifts (the count taken modulo 32).
+var IntOnly = map[string]bool{"%": true, "&": true, "|": true, "^": true, "<<": true, ">>": true}
+
+// PairFuncs read, in a rowwise kernel, the element paired with the current
+// one in a [rows, cols] input (rotary embeddings), by layout: interleaved
+// pairs (2k, 2k+1), or split halves (k, k + cols/2). Their argument is the
+// input's name; cols must be even.
+var PairFuncs = map[string]string{"pair_interleaved": "interleaved", "pair_half": "half"}
+
+// Inf is the name of +∞ in formulas (-inf is its negation), for masks.
+const Inf = "inf"
 
 // Node is a formula tree node.
 type Node interface {

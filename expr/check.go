@@ -108,9 +108,14 @@ func (c *Checker) binary(v *Binary) Type {
 		operand, result = Bool, Bool
 	case "<", "<=", ">", ">=", "==", "!=":
 		result = Bool
-	case "/":
-		if operand == Int {
-			c.Report(v.OpOff, "integer division is not supported yet: convert with f32(…) and divide numbers")
+	}
+	if IntOnly[v.Op] && operand != Int {
+		c.Report(v.OpOff, intOnlyMessage(v.Op, x, y))
+		return Unknown
+	}
+	if (v.Op == "/" || v.Op == "%") && operand == Int {
+		if num, lit := intLiteral(v.Y); lit && strings.Trim(num.Text, "0") == "" {
+			c.Report(v.Y.Offset(), fmt.Sprintf("integer %s by zero", map[string]string{"/": "division", "%": "remainder"}[v.Op]))
 			return Unknown
 		}
 	}
@@ -123,15 +128,37 @@ func (c *Checker) binary(v *Binary) Type {
 		name string
 	}{{x, "left"}, {y, "right"}} {
 		if side.t != Unknown && side.t != operand {
-			c.Report(v.OpOff, fmt.Sprintf("the %s operand of %s must be a %s, not a %s", side.name, v.Op, operand, side.t))
+			c.Report(v.OpOff, fmt.Sprintf("the %s operand of %s must be %s, not %s", side.name, v.Op, a(operand), a(side.t)))
 		}
 	}
 	return result
 }
 
+// intOnlyMessage explains an integer operator applied to something else.
+func intOnlyMessage(op string, x, y Type) string {
+	msg := fmt.Sprintf("operator %s takes integers (indices, sizes, int params and inputs, i32(…)), not numbers", op)
+	switch {
+	case x == Bool || y == Bool:
+		msg = fmt.Sprintf("operator %s takes integers, not booleans", op)
+	case op == "^":
+		msg += " (for a power use pow(a, b))"
+	case op == "&" || op == "|":
+		msg += fmt.Sprintf(" (for logic use %s%s)", op, op)
+	case op == "%":
+		msg += " (for numbers write x - floor(x / y) * y)"
+	}
+	return msg
+}
+
 func (c *Checker) call(v *Call) Type {
 	if v.Fn == ToFloat {
 		return c.toFloat(v)
+	}
+	if _, ok := IntConversions[v.Fn]; ok {
+		return c.toInt(v)
+	}
+	if _, ok := PairFuncs[v.Fn]; ok {
+		return c.pair(v)
 	}
 	if v.Fn == "select" && len(v.Args) == 3 {
 		t, _ := c.intSelect(v)
@@ -188,6 +215,44 @@ func (c *Checker) toFloat(v *Call) Type {
 	return Num
 }
 
+// pair checks pair_interleaved(x), pair_half(x): rowwise only, one
+// argument naming an input (which one may be paired the caller checks).
+func (c *Checker) pair(v *Call) Type {
+	if !c.Rowwise {
+		c.Report(v.Off, fmt.Sprintf("%s reads the element paired with this one in a row: it is only available in rowwise kernels", v.Fn))
+	}
+	if len(v.Args) != 1 {
+		c.Report(v.Off, fmt.Sprintf("%s takes 1 argument, got %d", v.Fn, len(v.Args)))
+		for _, a := range v.Args {
+			c.Check(a)
+		}
+		return Num
+	}
+	id, ok := v.Args[0].(*Ident)
+	if !ok {
+		c.Report(v.Args[0].Offset(), fmt.Sprintf("%s takes the name of a [rows, cols] input, not an expression", v.Fn))
+		return Num
+	}
+	c.Check(id) // which inputs may be paired is the IR's to say
+	return Num
+}
+
+// toInt checks i32(x), i8(x), u8(x): one number or integer argument, an
+// integer result.
+func (c *Checker) toInt(v *Call) Type {
+	if len(v.Args) != 1 {
+		c.Report(v.Off, fmt.Sprintf("%s takes 1 argument, got %d", v.Fn, len(v.Args)))
+		for _, a := range v.Args {
+			c.Check(a)
+		}
+		return Int
+	}
+	if t := c.Check(v.Args[0]); t == Bool {
+		c.Report(v.Args[0].Offset(), fmt.Sprintf("%s converts a number or an integer, not a boolean (try select(cond, 1, 0))", v.Fn))
+	}
+	return Int
+}
+
 // intSelect checks select(cond, a, b) whose branches are integers: an
 // integer. ok is false when neither branch is an integer (the table's
 // numeric select applies); the arguments are checked either way.
@@ -214,6 +279,14 @@ func (c *Checker) intSelect(v *Call) (Type, bool) {
 		return Unknown, true
 	}
 	return Num, true
+}
+
+// a is a type with its article ("an integer").
+func a(t Type) string {
+	if t == Int {
+		return "an integer"
+	}
+	return "a " + t.String()
 }
 
 func plural(n int) string {

@@ -36,8 +36,8 @@ func (t token) describe() string {
 	return "`" + t.text + "`"
 }
 
-// operators, longest first so that "<=" wins over "<".
-var operators = []string{"<=", ">=", "==", "!=", "&&", "||", "+", "-", "*", "/", "<", ">", "!"}
+// operators, longest first so that "<=" wins over "<" and "<<" over both.
+var operators = []string{"<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "+", "-", "*", "/", "%", "&", "|", "^", "<", ">", "!"}
 
 // lex splits a formula into tokens; the last is always tokEOF.
 func lex(src string) ([]token, *Error) {
@@ -100,15 +100,8 @@ func matchOperator(s string) string {
 func unexpectedChar(src string, i int) *Error {
 	r, _ := utf8.DecodeRuneInString(src[i:])
 	msg := fmt.Sprintf("unexpected character %q", r)
-	switch r {
-	case '&', '|':
-		msg += fmt.Sprintf(" (did you mean %q?)", string([]rune{r, r}))
-	case '=':
+	if r == '=' {
 		msg += " (did you mean \"==\"?)"
-	case '^':
-		msg += " (use pow(a, b))"
-	case '%':
-		msg += " (there is no remainder operator)"
 	}
 	return &Error{Off: i, Msg: msg}
 }

@@ -71,7 +71,8 @@ func (p *parser) fail(off int, format string, args ...any) {
 	}
 }
 
-// precedence follows Go: || 1, && 2, comparisons 3, + - 4, * / 5.
+// precedence follows Go: || 1, && 2, comparisons 3, + - | ^ 4,
+// * / % << >> & 5.
 func precedence(op string) int {
 	switch op {
 	case "||":
@@ -80,9 +81,9 @@ func precedence(op string) int {
 		return 2
 	case "<", "<=", ">", ">=", "==", "!=":
 		return 3
-	case "+", "-":
+	case "+", "-", "|", "^":
 		return 4
-	case "*", "/":
+	case "*", "/", "%", "<<", ">>", "&":
 		return 5
 	}
 	return 0

@@ -93,6 +93,14 @@ type Bound struct {
 	// Deriv is ∂f/∂a[i] at a, given v = f(a); Library and Rounded only.
 	// Only its magnitude matters.
 	Deriv func(a []float64, v float64, i int) float64
+	// Curv, when set, bounds |f''| everywhere (1 for sin and cos): the
+	// operand error e then adds at most Curv·e²/2 beyond first order, which
+	// keeps the bound honest when e is not small (sin of a large angle
+	// computed in f32).
+	Curv float64
+	// Step marks a monotone step function (floor, ceil, round, rint,
+	// trunc): the Exact rule maps the operand's error interval through it.
+	Step bool
 }
 
 // Spelling is how a C-family backend calls a function in one math mode.
@@ -170,4 +178,58 @@ func Names() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// The integer semantics of the formula language, one definition shared by
+// the IR's evaluation and the CPU reference (kgenrt calls these) and
+// mirrored by the kernels' prelude helpers (kgen_f2i, kgen_idiv, kgen_irem):
+// + - * wrap; / truncates and % takes the dividend's sign, both giving 0 for
+// a zero divisor (and / of the most negative value by -1 wraps); & | ^ are
+// bitwise; << and >> (arithmetic) shift by the count modulo 32.
+
+// IntOp applies an integer operator of the formula language.
+func IntOp(op string, p, q int32) int32 {
+	switch op {
+	case "+":
+		return p + q
+	case "-":
+		return p - q
+	case "*":
+		return p * q
+	case "/":
+		if q == 0 {
+			return 0
+		}
+		return p / q // Go defines MinInt32 / -1 as MinInt32
+	case "%":
+		if q == 0 {
+			return 0
+		}
+		return p % q
+	case "&":
+		return p & q
+	case "|":
+		return p | q
+	case "^":
+		return p ^ q
+	case "<<":
+		return p << (uint32(q) & 31)
+	case ">>":
+		return p >> (uint32(q) & 31)
+	}
+	return 0
+}
+
+// FloatToInt converts a number to an integer in [lo, hi]: toward zero,
+// saturating at the bounds, NaN giving 0 (i32(x), i8(x), u8(x)).
+func FloatToInt(v float64, lo, hi int32) int32 {
+	switch {
+	case v != v:
+		return 0
+	case v <= float64(lo):
+		return lo
+	case v >= float64(hi):
+		return hi
+	}
+	return int32(v)
 }

@@ -23,8 +23,14 @@ import "math"
 // fmax): a NaN operand yields the other operand.
 var Table = []Func{
 	unary("abs", math.Abs, exact, metal("metal::fabs"), cuda("fabsf"), goMath("Abs")),
-	unary("floor", math.Floor, exact, metal("metal::floor"), cuda("floorf"), goMath("Floor")),
-	unary("ceil", math.Ceil, exact, metal("metal::ceil"), cuda("ceilf"), goMath("Ceil")),
+	unary("floor", math.Floor, step, metal("metal::floor"), cuda("floorf"), goMath("Floor")),
+	unary("ceil", math.Ceil, step, metal("metal::ceil"), cuda("ceilf"), goMath("Ceil")),
+	// The roundings to an integral value, still a number: round (halves
+	// away from zero), rint (halves to even), trunc (toward zero). i8(…),
+	// i32(…) then convert to an integer (expr.IntConversions).
+	unary("round", math.Round, step, metal("metal::round"), cuda("roundf"), goMath("Round")),
+	unary("rint", math.RoundToEven, step, metal("metal::rint"), cuda("rintf"), goMath("RoundToEven")),
+	unary("trunc", math.Trunc, step, metal("metal::trunc"), cuda("truncf"), goMath("Trunc")),
 	unary("exp", math.Exp, library1(func(x, _ float64) float64 { return math.Exp(x) }),
 		kgenMath("exp"), cudaFast("expf", "__expf"), goMath("Exp")),
 	unary("exp2", math.Exp2, library1(func(_, v float64) float64 { return math.Ln2 * v }),
@@ -49,9 +55,9 @@ var Table = []Func{
 		mslPrelude("sigmoid"), Modes{prelude("kgen_sigmoid"), prelude("kgen_sigmoid_fast")}, goRuntime("Sigmoid")),
 	unary("erf", math.Erf, library1(func(x, _ float64) float64 { return 2 / math.SqrtPi * math.Exp(-x*x) }),
 		mslPrelude("erf"), cuda("erff"), goMath("Erf")),
-	unary("sin", math.Sin, library1(func(x, _ float64) float64 { return math.Cos(x) }),
+	unary("sin", math.Sin, curved(library1(func(x, _ float64) float64 { return math.Cos(x) }), 1),
 		kgenMath("sin"), cudaFast("sinf", "__sinf"), goMath("Sin")),
-	unary("cos", math.Cos, library1(func(x, _ float64) float64 { return math.Sin(x) }), // −sin: the sign does not matter
+	unary("cos", math.Cos, curved(library1(func(x, _ float64) float64 { return math.Sin(x) }), 1), // −sin: the sign does not matter
 		kgenMath("cos"), cudaFast("cosf", "__cosf"), goMath("Cos")),
 	{
 		Name: "pow", Args: nums(2), Result: Num,
@@ -138,10 +144,22 @@ func reduction(name string) Func {
 
 var exact = Bound{Rule: Exact}
 
+// step is Exact for the roundings to an integral value: monotone step
+// functions, so an operand known within [x-e, x+e] gives a result within
+// [f(x-e), f(x+e)] (rint(126.99999…) is 127, not 127 minus the error).
+var step = Bound{Rule: Exact, Step: true}
+
 // library1 is the Library rule of a one-argument function, given f'(x)
 // from x and v = f(x).
 func library1(d func(x, v float64) float64) Bound {
 	return Bound{Rule: Library, Deriv: func(a []float64, v float64, _ int) float64 { return d(a[0], v) }}
+}
+
+// curved adds a global bound on the second derivative to a one-argument
+// Library rule.
+func curved(b Bound, c float64) Bound {
+	b.Curv = c
+	return b
 }
 
 func powDeriv(a []float64, v float64, i int) float64 {

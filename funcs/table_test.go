@@ -96,7 +96,7 @@ func TestPreludeBlocksExist(t *testing.T) {
 // TestArities pins the function set of the contract.
 func TestArities(t *testing.T) {
 	want := map[int][]string{
-		1: {"abs", "ceil", "cos", "erf", "exp", "exp2", "expm1", "floor", "log", "log1p", "log2", "row_max", "row_mean", "row_min", "row_sum", "rsqrt", "sigmoid", "sin", "sqrt", "tanh"},
+		1: {"abs", "ceil", "cos", "erf", "exp", "exp2", "expm1", "floor", "log", "log1p", "log2", "rint", "round", "row_max", "row_mean", "row_min", "row_sum", "rsqrt", "sigmoid", "sin", "sqrt", "tanh", "trunc"},
 		2: {"max", "min", "pow"},
 		3: {"clamp", "fma", "select"},
 	}

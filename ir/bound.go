@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/kgen-dev/kgen/expr"
 	"github.com/kgen-dev/kgen/funcs"
 )
 
@@ -118,8 +119,9 @@ type boundEnv struct {
 	k              *Kernel
 	inputs, params []float64
 	lets           []dual
-	reds           []dual // rowwise: the row reductions' values
-	accs           []dual // matmul: the accumulators at the element
+	reds           []dual    // rowwise: the row reductions' values
+	accs           []dual    // matmul: the accumulators at the element
+	pairs          []float64 // rowwise: each input at the paired element (RefPair)
 	r              Rounding
 	ints           map[string]int32 // the indices and sizes (IndexNames) at this element
 }
@@ -128,6 +130,8 @@ type boundEnv struct {
 func (b boundEnv) round(v, e float64) dual {
 	v, e = b.r.fit(v, e)
 	switch {
+	case math.IsInf(v, 0) && math.IsInf(e, 1):
+		return dual{v, e} // an infinity whose sign an operand's unbounded error leaves undecided
 	case math.IsInf(v, 0):
 		return dual{v, 0} // an infinite operand or a certain overflow: the type's result is the same infinity
 	case e == 0 && b.r.representable(v):
@@ -153,11 +157,13 @@ func (r Rounding) representable(v float64) bool {
 }
 
 func (b boundEnv) eval(x *Expr) dual {
-	if x.Int { // integers are exact: float64 holds every int32
-		return dual{float64(b.evalInt(x)), 0}
+	if x.Int { // float64 holds every int32
+		v, e := b.evalInt(x)
+		return dual{float64(v), e}
 	}
 	if x.Op == OpCall && x.Func == "f32" { // an integer in the compute type
-		return b.round(float64(b.evalInt(x.Args[0])), 0)
+		v, e := b.evalInt(x.Args[0])
+		return b.round(float64(v), e)
 	}
 	switch x.Op {
 	case OpLiteral:
@@ -168,8 +174,11 @@ func (b boundEnv) eval(x *Expr) dual {
 		return b.round(v, 0)
 	case OpRef:
 		switch x.Ref {
-		case RefInput:
+		case RefInput, RefPair:
 			v := b.inputs[x.Index]
+			if x.Ref == RefPair {
+				v = b.pairs[x.Index]
+			}
 			if x.Index < len(b.r.InputUnits) && b.r.InputUnits[x.Index] != 0 && b.r.Round != nil {
 				return dual{b.r.Round(v), 0}
 			}
@@ -267,6 +276,10 @@ func (b boundEnv) call(fn string, a []dual) dual {
 	x, e := args[0], a[0].e
 	switch f.Bound.Rule {
 	case funcs.Exact:
+		if f.Bound.Step && e > 0 && !math.IsInf(e, 0) {
+			lo, hi := f.Eval([]float64{x - e}), f.Eval([]float64{x + e})
+			return dual{v, math.Max(math.Abs(lo-v), math.Abs(hi-v))}
+		}
 		return dual{v, e}
 	case funcs.Choice:
 		return dual{v, maxOf(a)}
@@ -289,6 +302,9 @@ func (b boundEnv) call(fn string, a []dual) dual {
 // function's partial derivatives at args (v = f(args)), to first order.
 func propagate(f *funcs.Func, args []float64, a []dual, v float64) float64 {
 	ep := scale(f.Bound.Deriv(args, v, 0), a[0].e)
+	if f.Bound.Curv > 0 && len(a) == 1 {
+		ep += f.Bound.Curv * a[0].e * a[0].e / 2
+	}
 	for i := 1; i < len(a); i++ {
 		ep += scale(f.Bound.Deriv(args, v, i), a[i].e)
 	}
@@ -318,34 +334,76 @@ func maxOf(a []dual) float64 {
 }
 
 // evalInt evaluates an integer expression as the kernels do: 32-bit two's
-// complement, wrapping on overflow (Go's int32 arithmetic is defined to).
-func (b boundEnv) evalInt(x *Expr) int32 {
+// complement, wrapping on overflow (Go's int32 arithmetic is defined to),
+// with the integer semantics of kgenrt (IDiv32, Rem32, Shl32, Shr32, the
+// saturating conversions). Beside the value it bounds how far the kernel's
+// may be off: zero unless a conversion of a number is involved, whose
+// operand's error may move it across an integer boundary.
+func (b boundEnv) evalInt(x *Expr) (int32, float64) {
 	switch x.Op {
 	case OpLiteral:
 		v, _ := strconv.ParseInt(x.Text, 10, 64)
-		return int32(v)
+		return int32(v), 0
 	case OpRef:
-		if x.Ref == RefParam { // an i32 param, or a u32 one read as i32
-			return int32(uint32(int64(b.params[x.Index])))
+		switch x.Ref {
+		case RefParam: // an i32 param, or a u32 one read as i32
+			return int32(uint32(int64(b.params[x.Index]))), 0
+		case RefInput: // an integer tensor's element, held exactly
+			return int32(uint32(int64(b.inputs[x.Index]))), 0
+		case RefLet:
+			d := b.lets[x.Index]
+			return int32(d.v), d.e
 		}
-		return b.ints[x.Name]
+		return b.ints[x.Name], 0
 	case OpUnary:
-		return -b.evalInt(x.Args[0])
+		v, e := b.evalInt(x.Args[0])
+		return -v, e
 	case OpBinary:
-		p, q := b.evalInt(x.Args[0]), b.evalInt(x.Args[1])
-		switch x.Operator {
-		case "+":
-			return p + q
-		case "-":
-			return p - q
-		case "*":
-			return p * q
+		return b.intBinary(x)
+	case OpCall:
+		if lim, ok := expr.IntConversions[x.Func]; ok {
+			return b.intConversion(x.Args[0], lim)
 		}
-	case OpCall: // select
-		if b.eval(x.Args[0]).v != 0 {
+		if b.eval(x.Args[0]).v != 0 { // select
 			return b.evalInt(x.Args[1])
 		}
 		return b.evalInt(x.Args[2])
 	}
-	return 0
+	return 0, 0
+}
+
+func (b boundEnv) intBinary(x *Expr) (int32, float64) {
+	p, ep := b.evalInt(x.Args[0])
+	q, eq := b.evalInt(x.Args[1])
+	v := funcs.IntOp(x.Operator, p, q)
+	switch {
+	case ep == 0 && eq == 0:
+		return v, 0
+	case x.Operator == "+" || x.Operator == "-":
+		return v, ep + eq
+	case x.Operator == "*":
+		return v, math.Abs(float64(p))*eq + math.Abs(float64(q))*ep + ep*eq
+	}
+	return v, math.Inf(1) // / % and bit operations of an uncertain operand: no bound
+}
+
+// intConversion is i32/i8/u8 of a number (toward zero, saturating, NaN 0)
+// or of an integer (clamped), lim its range. A number's error bound
+// becomes the integers its interval reaches.
+func (b boundEnv) intConversion(arg *Expr, lim [2]int64) (int32, float64) {
+	lo, hi := int32(lim[0]), int32(lim[1])
+	if arg.Int {
+		v, e := b.evalInt(arg)
+		return min(max(v, lo), hi), e
+	}
+	d := b.eval(arg)
+	v := funcs.FloatToInt(d.v, lo, hi)
+	if d.e == 0 {
+		return v, 0
+	}
+	if math.IsNaN(d.v) || math.IsInf(d.e, 0) {
+		return v, math.Inf(1)
+	}
+	a, c := funcs.FloatToInt(d.v-d.e, lo, hi), funcs.FloatToInt(d.v+d.e, lo, hi)
+	return v, math.Max(math.Abs(float64(a)-float64(v)), math.Abs(float64(c)-float64(v)))
 }

@@ -68,6 +68,7 @@ func buildKernel(s *spec.Spec, diags *diag.List) *Kernel {
 	}
 	k.Bindings = kb.bindings(s, k, diags)
 	checkLimits(s, k, diags)
+	checkIntTensors(s, k, diags)
 	for _, c := range s.Constants {
 		k.Constants = append(k.Constants, Constant{Name: c.Name.Name, Text: c.Text})
 	}
@@ -90,6 +91,27 @@ func buildKernel(s *spec.Spec, diags *diag.List) *Kernel {
 
 func elementwiseSchedule(_ *spec.Spec, k *Kernel, _ *diag.List) Schedule {
 	return &Elems{PerThread: elemsPerThread(k), CUDAPerThread: cudaPerThread(k)}
+}
+
+// checkIntTensors rejects what integer tensors do not reach yet: an
+// integer input or a pinned output dtype in matmul kernels.
+func checkIntTensors(s *spec.Spec, k *Kernel, diags *diag.List) {
+	if k.Kind != KindMatmul {
+		return
+	}
+	for _, in := range s.Inputs {
+		if in.DType.Type.IsInt() {
+			diags.Addf(in.DType.Pos, "input %s: integer tensors (%s) are supported in elementwise and rowwise kernels, not matmul epilogues yet", in.Name.Name, in.DType.Type)
+		}
+	}
+	for _, o := range s.Outputs {
+		switch {
+		case o.DType.Type.IsInt():
+			diags.Addf(o.DType.Pos, "output %s: integer tensors (%s) are supported in elementwise and rowwise kernels, not matmul outputs", o.Name.Name, o.DType.Type)
+		case o.DType.Type != dtype.Invalid:
+			diags.Addf(o.DType.Pos, "output %s: a matmul output is stored in the variant's dtype; a pinned output dtype is for elementwise and rowwise kernels", o.Name.Name)
+		}
+	}
 }
 
 // checkLimits rejects a kernel with more buffers than a backend it has a
@@ -162,11 +184,11 @@ func bindings(s *spec.Spec, _ *Kernel, diags *diag.List) []Binding {
 		out = append(out, Binding{Index: len(out), Name: in.Name.Name, Role: Input, DType: in.DType.Type, Shape: Shape{"n"}})
 	}
 	for _, o := range s.Outputs {
-		out = append(out, Binding{Index: len(out), Name: o.Name.Name, Role: Output, Shape: Shape{"n"}})
+		out = append(out, Binding{Index: len(out), Name: o.Name.Name, Role: Output, DType: o.DType.Type, Shape: Shape{"n"}})
 	}
 	fields := []Field{{Name: "n", Type: dtype.U32, Offset: 0, Size: true}}
 	for _, p := range s.Params {
-		fields = append(fields, Field{Name: p.Name.Name, Type: p.Type.Type, Offset: 4 * len(fields)})
+		fields = append(fields, Field{Name: p.Name.Name, Type: p.Type.Type, Example: p.ExampleText, Offset: 4 * len(fields)})
 	}
 	return append(out, Binding{Index: len(out), Name: "args", Role: Args, Fields: fields})
 }

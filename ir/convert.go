@@ -12,6 +12,9 @@ func (c *formulaChecker) convert(n expr.Node) *Expr {
 		if v.Name == "pi" {
 			return &Expr{Op: OpRef, Ref: RefPi, Name: "pi"}
 		}
+		if _, declared := c.symbols[v.Name]; v.Name == expr.Inf && !declared {
+			return &Expr{Op: OpRef, Ref: RefInf, Name: expr.Inf}
+		}
 		e := &Expr{Op: OpRef, Name: v.Name}
 		if sym, ok := c.symbols[v.Name]; ok {
 			e.Ref, e.Index, e.Bool, e.Int = sym.kind, sym.index, sym.typ == expr.Bool, sym.typ == expr.Int
@@ -32,11 +35,16 @@ func (c *formulaChecker) convert(n expr.Node) *Expr {
 		}
 		return e
 	case *expr.Call:
+		if layout, ok := expr.PairFuncs[v.Fn]; ok {
+			name := v.Args[0].(*expr.Ident).Name // checked: an input's name
+			return &Expr{Op: OpRef, Ref: RefPair, Index: c.symbols[name].index, Name: "kgen_pair_" + name, Text: layout}
+		}
 		e := &Expr{Op: OpCall, Func: v.Fn, Off: v.Off}
 		for _, a := range v.Args {
 			e.Args = append(e.Args, c.convert(a))
 		}
-		e.Int = v.Fn == "select" && len(e.Args) == 3 && e.Args[1].Int
+		_, conv := expr.IntConversions[v.Fn]
+		e.Int = conv || v.Fn == "select" && len(e.Args) == 3 && e.Args[1].Int
 		return e
 	}
 	return nil

@@ -76,6 +76,8 @@ func (e evalEnv) ref(x *Expr) float64 {
 		return v
 	case RefLet:
 		return e.lets[x.Index]
+	case RefInf:
+		return math.Inf(1)
 	}
 	return math.Pi
 }

@@ -25,7 +25,24 @@ const (
 	RefReduce                  // a row reduction's result (rowwise): Index into Rows.Reductions
 	RefAcc                     // a matmul accumulator (f32, at the element's i, j): Index into Matmul.B
 	RefIndex                   // an index or size (i, n; row, col, rows, cols): an integer, by Name
+	RefInf                     // +∞ (inf; -inf is its negation)
+	// RefPair is the element paired with this one in input Index (rowwise,
+	// [rows, cols]): at column PairCol(Text, col, cols), Text the layout
+	// ("interleaved" or "half", expr.PairFuncs); Name is the stage
+	// parameter that carries it.
+	RefPair
 )
+
+// PairCol is the column paired with col in a row of cols (even) values:
+// col ^ 1 interleaved, (col + cols/2) mod cols for split halves. An odd
+// cols (refused by the launchers) keeps the last interleaved column paired
+// with itself, never past the row.
+func PairCol(layout string, col, cols int) int {
+	if layout == "half" {
+		return (col + cols/2) % cols
+	}
+	return min(col^1, cols-1)
+}
 
 // IndexNames are the integer names each kind's formulas see: the element's
 // position and the sizes. A user name (input, param, …) of the same
@@ -37,8 +54,10 @@ var IndexNames = map[Kind][]string{
 
 // Expr is a checked expression. Numbers are in the compute type; Bool marks
 // boolean values (comparisons, &&, ||, !); Int marks 32-bit integer values
-// (indices, sizes, int params, integer literals beside them, and + - * and
-// select over them), whose arithmetic wraps.
+// (indices, sizes, int params and inputs, integer lets, integer literals
+// beside them, conversions i32/i8/u8, and the integer operators and select
+// over them), whose + - * wrap; / and % truncate (by 0 they give 0), shift
+// counts are taken modulo 32.
 type Expr struct {
 	Op       Op
 	Bool     bool

@@ -40,6 +40,10 @@ type formulaChecker struct {
 	// suggested the names their "did you mean" offered, whose being unused
 	// is the same typo seen from the other side.
 	undefined, suggested map[string]bool
+	// pairLayout is the pair layout the kernel's formulas use, pairAt where
+	// it was first used (one layout per kernel).
+	pairLayout string
+	pairAt     diag.Pos
 }
 
 func newFormulaChecker(s *spec.Spec, k *Kernel, diags *diag.List) *formulaChecker {
@@ -109,6 +113,11 @@ func (c *formulaChecker) declare() {
 			sym.typ = expr.Int // i32 and u32 params are integers (u32 read as i32, wrapping)
 		}
 	}
+	for _, in := range c.s.Inputs {
+		if sym := c.symbols[in.Name.Name]; sym != nil && sym.kind == RefInput && in.DType.Type.IsInt() {
+			sym.typ = expr.Int // i8 sign-extends, u8 zero-extends, u32 wraps
+		}
+	}
 	for _, n := range IndexNames[c.k.Kind] {
 		if _, taken := c.symbols[n]; !taken && c.outputs[n].Line == 0 {
 			c.symbols[n] = &symbol{kind: RefIndex, what: "index", typ: expr.Int}
@@ -146,15 +155,8 @@ func (c *formulaChecker) step(i int, f spec.Formula) Step {
 		Report:  func(off int, msg string) { c.diags.Addf(f.Map.At(off), "%s", msg) },
 	}
 	t := ck.Check(c.trees[i])
-	if isOutput && t == expr.Bool {
-		c.diags.Addf(f.Name.Pos, "output %s is a boolean; outputs are numbers (try select(cond, 1, 0))", f.Name.Name)
-	}
-	if t == expr.Int {
-		if isOutput {
-			c.diags.Addf(f.Name.Pos, "output %s is an integer; outputs are numbers: convert it with f32(…)", f.Name.Name)
-		} else {
-			c.diags.Addf(f.Name.Pos, "let %s is an integer; lets hold numbers or booleans (integer lets are not supported yet): convert it with f32(…), or write the integer expression where it is used", f.Name.Name)
-		}
+	if isOutput {
+		c.checkOutputType(f, t)
 	}
 	if !isOutput {
 		if sym := c.symbols[f.Name.Name]; sym != nil && sym.kind == RefLet && t != expr.Unknown {
@@ -162,13 +164,38 @@ func (c *formulaChecker) step(i int, f spec.Formula) Step {
 		}
 	}
 	c.checkNumbers(f, c.trees[i])
+	if !c.checkPairs(f, c.trees[i]) {
+		return Step{Name: f.Name.Name, Output: isOutput, Source: oneLine(f.Text), Expr: &Expr{Op: OpLiteral, Text: "0"}}
+	}
 	return Step{Name: f.Name.Name, Output: isOutput, Source: oneLine(f.Text), Expr: c.convert(c.trees[i])}
+}
+
+// checkOutputType matches an output's formula to its storage: a number for
+// a float dtype, an integer for an integer dtype (stores keep the low bits:
+// saturate with i8(…) or u8(…)); never a boolean.
+func (c *formulaChecker) checkOutputType(f spec.Formula, t expr.Type) {
+	isInt := f.DType.Type.IsInt()
+	switch {
+	case t == expr.Bool:
+		c.diags.Addf(f.Name.Pos, "output %s is a boolean; outputs are numbers or integers (try select(cond, 1, 0))", f.Name.Name)
+	case t == expr.Int && !isInt:
+		c.diags.Addf(f.Name.Pos, "output %s is an integer stored in a float dtype: convert it with f32(…), or pin an integer dtype ({name: %s, dtype: i32, formula: …})", f.Name.Name, f.Name.Name)
+	case t == expr.Num && isInt:
+		conv := "i32"
+		if d := f.DType.Type; d == dtype.I8 || d == dtype.U8 {
+			conv = d.String()
+		}
+		c.diags.Addf(f.Name.Pos, "output %s is stored as %s but its formula is a number: convert it explicitly, e.g. %s(rint(…)) (halves to even, saturating)", f.Name.Name, f.DType.Type, conv)
+	}
 }
 
 // resolve types a name used by formula i, or says why it cannot be used.
 func (c *formulaChecker) resolve(name string, i int) (expr.Type, string) {
 	if name == "pi" {
 		return expr.Num, ""
+	}
+	if _, declared := c.symbols[name]; name == expr.Inf && !declared {
+		return expr.Num, "" // +∞; a value named inf (specs older than it) shadows it
 	}
 	if sym, ok := c.symbols[name]; ok {
 		if sym.kind == refOperand {
@@ -239,7 +266,7 @@ func (c *formulaChecker) cycle(from, target int, seen map[int]bool) []string {
 
 // names lists what formula i could have meant, for suggestions.
 func (c *formulaChecker) names(i int) []string {
-	out := []string{"pi"}
+	out := []string{"pi", expr.Inf}
 	for n, sym := range c.symbols {
 		if sym.kind != RefLet || sym.index < i {
 			out = append(out, n)
@@ -269,6 +296,63 @@ func (c *formulaChecker) checkNumbers(f spec.Formula, tree expr.Node) {
 			}
 		}
 	})
+}
+
+// checkPairs accepts pair_interleaved(x) and pair_half(x) only on a float
+// [rows, cols] or [cols] input of a rowwise kernel, one layout per kernel; false
+// when one was refused (reported), so the formula is not converted.
+func (c *formulaChecker) checkPairs(f spec.Formula, tree expr.Node) bool {
+	ok := true
+	expr.Walk(tree, func(n expr.Node) {
+		call, isCall := n.(*expr.Call)
+		layout, isPair := expr.PairFuncs[fnName(call, isCall)]
+		if !isPair {
+			return
+		}
+		id, isIdent := (*expr.Ident)(nil), false
+		if len(call.Args) == 1 {
+			id, isIdent = call.Args[0].(*expr.Ident)
+		}
+		if !isIdent || c.k.Kind != Rowwise {
+			ok = false // reported by the checker
+			return
+		}
+		sym := c.symbols[id.Name]
+		if sym == nil || sym.kind != RefInput {
+			if sym != nil {
+				c.diags.Addf(f.Map.At(id.Off), "%s takes a float [rows, cols] or [cols] input; %s is a %s", call.Fn, id.Name, sym.what)
+			}
+			ok = false
+			return
+		}
+		if in := c.s.Inputs[sym.index]; len(in.Dims) == 1 && in.Dims[0] != "cols" || in.DType.Type.IsInt() {
+			c.diags.Addf(f.Map.At(id.Off), "%s takes a float [rows, cols] or [cols] input; %s is %s", call.Fn, id.Name, describeInput(in))
+			ok = false
+			return
+		}
+		if c.pairLayout == "" {
+			c.pairLayout, c.pairAt = layout, f.Map.At(call.Off)
+		} else if c.pairLayout != layout {
+			c.diags.Addf(f.Map.At(call.Off), "%s mixes pair layouts: this kernel already pairs %s (%s)", call.Fn, c.pairLayout, c.pairAt)
+			ok = false
+		}
+	})
+	return ok
+}
+
+func fnName(call *expr.Call, isCall bool) string {
+	if !isCall {
+		return ""
+	}
+	return call.Fn
+}
+
+// describeInput says what an input that cannot be paired is.
+func describeInput(in spec.Input) string {
+	if in.DType.Type.IsInt() {
+		return "an integer tensor (" + in.DType.Type.String() + ")"
+	}
+	return "a [" + strings.Join(in.Dims, ", ") + "] tensor"
 }
 
 // checkUnused reports inputs, params, constants and lets no output depends

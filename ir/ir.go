@@ -86,7 +86,11 @@ type Binding struct {
 	// Operand marks a matmul's A or B: an input read as a whole matrix, not
 	// an element value of the formulas (see Kernel.ElementInputs).
 	Operand bool
-	Fields  []Field // the scalar struct, for Args
+	// Paired marks an input read at the paired element (rowwise pair
+	// reads): its cols must be even, and no output may alias it, since
+	// another thread reads each element's partner.
+	Paired bool
+	Fields []Field // the scalar struct, for Args
 }
 
 // Shape names a tensor's dimensions by size fields: [n] (elementwise),
@@ -113,6 +117,9 @@ type Field struct {
 	// (rowwise: rows_per_group): the Metal rule in words, for the inventory
 	// (Launch(b).Derived holds each backend's evaluable rule).
 	Derived string
+	// Example is a param's typical value as written in the spec ("" when
+	// absent): parity passes it instead of its generic pick.
+	Example string
 }
 
 // Constant is a baked number.

@@ -108,7 +108,7 @@ func (k *Kernel) outputStage(suffix, comment string) Stage {
 	var exprs []*Expr
 	for _, s := range k.Steps {
 		if s.Output {
-			st.Targets = append(st.Targets, Target{Name: s.Name, Expr: s.Expr})
+			st.Targets = append(st.Targets, Target{Name: s.Name, Expr: s.Expr, Int: s.Expr.Int})
 			exprs = append(exprs, s.Expr)
 		}
 	}

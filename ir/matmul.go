@@ -135,7 +135,7 @@ func matmulBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 	}
 	fields := []Field{{Name: "m", Type: dtype.U32, Size: true}, {Name: "n", Type: dtype.U32, Size: true}, {Name: "k", Type: dtype.U32, Size: true}}
 	for _, p := range s.Params {
-		fields = append(fields, Field{Name: p.Name.Name, Type: p.Type.Type})
+		fields = append(fields, Field{Name: p.Name.Name, Type: p.Type.Type, Example: p.ExampleText})
 	}
 	for i := range fields {
 		fields[i].Offset = 4 * i

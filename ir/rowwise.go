@@ -47,6 +47,11 @@ type Rows struct {
 	// (H200, rms_norm bf16 at 1K columns: 4 vectors per lane 97% of copy,
 	// 2 vectors 92.5%): less reduction per element.
 	CUDAVectors int
+	// Pair is the layout of the kernel's pair reads (expr.PairFuncs), ""
+	// without any; PairReads[p-1] lists the inputs pass p reads at the
+	// paired element. Paired inputs' bindings are marked Paired.
+	Pair      string
+	PairReads [][]int
 	// ThreadgroupBytes is the kernel's threadgroup memory: one float per
 	// simdgroup, for combining the simdgroups that share a row.
 	ThreadgroupBytes int
@@ -139,7 +144,7 @@ func rowBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 	}
 	for si, pre := range prefixes {
 		for _, o := range s.Outputs {
-			out = append(out, Binding{Index: len(out), Name: pre + o.Name.Name, Role: Output, Shape: Shape{pre + "rows", "cols"}, Segment: si})
+			out = append(out, Binding{Index: len(out), Name: pre + o.Name.Name, Role: Output, DType: o.DType.Type, Shape: Shape{pre + "rows", "cols"}, Segment: si})
 		}
 	}
 	if !hasRowTensor && len(s.Inputs) > 0 {
@@ -156,7 +161,7 @@ func rowBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 		Field{Name: "rows_per_group", Type: dtype.U32, Size: true,
 			Derived: rowsPerGroupDoc(s.Threadgroup, 32, "4 * lanes")})
 	for _, p := range s.Params {
-		fields = append(fields, Field{Name: p.Name.Name, Type: p.Type.Type})
+		fields = append(fields, Field{Name: p.Name.Name, Type: p.Type.Type, Example: p.ExampleText})
 	}
 	for i := range fields {
 		fields[i].Offset = 4 * i
@@ -298,6 +303,12 @@ func (sc *scheduler) classify(e *Expr) valueInfo {
 			return valueInfo{elem: true, tensor: true}
 		case RefAcc:
 			return valueInfo{elem: true, tensor: true}
+		case RefPair:
+			sc.rows.Pair = e.Text
+			for s := range sc.k.NumSegments() {
+				sc.k.Bindings[sc.k.SegmentBindings(s, Input)[e.Index].Index].Paired = true
+			}
+			return valueInfo{elem: true, tensor: true}
 		case RefLet:
 			return sc.info[e.Index]
 		case RefReduce:
@@ -342,6 +353,7 @@ func (sc *scheduler) classify(e *Expr) valueInfo {
 func (sc *scheduler) reads() {
 	r := sc.rows
 	r.Reads = make([][]int, r.Passes+1)
+	r.PairReads = make([][]int, r.Passes+1)
 	count := make([]int, len(sc.s.Inputs))
 	ins := sc.k.SegmentBindings(0, Input)
 	for p := 1; p <= r.Passes+1; p++ {
@@ -361,9 +373,14 @@ func (sc *scheduler) reads() {
 		}
 		d := sc.k.ElementDeps(targets)
 		for i := range sc.s.Inputs {
-			if d.Inputs[i] && !ins[i].IsPerRow() { // per-row inputs are read once per row, not per pass
+			// A pass that reads an input's pairs reads the input: the
+			// partner of an interleaved pair sits in the same vector.
+			if (d.Inputs[i] || d.Pairs[i]) && !ins[i].IsPerRow() { // per-row inputs are read once per row, not per pass
 				r.Reads[p-1] = append(r.Reads[p-1], i)
 				count[i]++
+			}
+			if d.Pairs[i] {
+				r.PairReads[p-1] = append(r.PairReads[p-1], i)
 			}
 		}
 	}
@@ -380,6 +397,7 @@ func (sc *scheduler) reads() {
 type Deps struct {
 	ElemLets   []int // step indices, in order
 	Inputs     map[int]bool
+	Pairs      map[int]bool // inputs read at the paired element (RefPair)
 	Params     map[int]bool
 	Constants  map[int]bool
 	Indices    map[string]bool // the index and size names used (IndexNames)
@@ -398,7 +416,7 @@ func (k *Kernel) ElementDeps(targets []*Expr) Deps {
 // lets computed once per row (passed as arguments) from the per-element
 // ones (computed in place).
 func (k *Kernel) elementDeps(targets []*Expr, perRow func(step int) bool) Deps {
-	d := Deps{Inputs: map[int]bool{}, Params: map[int]bool{}, Constants: map[int]bool{}, Indices: map[string]bool{}}
+	d := Deps{Inputs: map[int]bool{}, Pairs: map[int]bool{}, Params: map[int]bool{}, Constants: map[int]bool{}, Indices: map[string]bool{}}
 	lets, rowLets, reds := map[int]bool{}, map[int]bool{}, map[int]bool{}
 	var walk func(e *Expr)
 	walk = func(e *Expr) {
@@ -408,6 +426,8 @@ func (k *Kernel) elementDeps(targets []*Expr, perRow func(step int) bool) Deps {
 				d.Indices[e.Name] = true
 			case RefInput:
 				d.Inputs[e.Index] = true
+			case RefPair:
+				d.Pairs[e.Index] = true
 			case RefParam:
 				d.Params[e.Index] = true
 			case RefConstant:

@@ -33,7 +33,7 @@ func (k *Kernel) EvalRowsBoundAt(row, rows int, in [][]float64, params []float64
 	lanes := LanesPerRow(cols, k.Threadgroup)
 	e := &rowEval{
 		k: k, rows: sched, in: in, cols: cols, elem: make([]float64, len(in)),
-		env: boundEnv{k: k, params: params, r: r,
+		env: boundEnv{k: k, params: params, r: r, pairs: make([]float64, len(in)),
 			lets: make([]dual, len(k.Steps)), reds: make([]dual, len(sched.Reductions)),
 			ints: map[string]int32{"row": int32(row), "rows": int32(rows), "cols": int32(cols)}},
 		depth: float64((cols+lanes-1)/lanes + SimdWidth + lanes/SimdWidth),
@@ -111,11 +111,28 @@ func (e *rowEval) setElem(j int) {
 			e.elem[i] = e.in[i][j]
 		}
 	}
+	for _, i := range e.pairInputs() {
+		e.env.pairs[i] = e.in[i][PairCol(e.rows.Pair, j, e.cols)]
+	}
 	e.env.ints["col"] = int32(j)
 	e.env.inputs = e.elem
 	for b := range e.accIn {
 		e.env.accs[b] = dual{e.accIn[b][j], e.accErr[b][j]}
 	}
+}
+
+// pairInputs lists the inputs read at the paired element (Binding.Paired).
+func (e *rowEval) pairInputs() []int {
+	var out []int
+	if e.rows == nil || e.rows.Pair == "" {
+		return nil
+	}
+	for i, b := range e.k.SegmentBindings(0, Input) {
+		if b.Paired {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // elemLets evaluates the per-element lets available by pass p.

@@ -41,6 +41,7 @@ type Target struct {
 	Name string // the output parameter
 	Expr *Expr
 	Bool bool
+	Int  bool // an integer let or output (an integer output's dtype is an integer type)
 	// RowOutput marks a per-row stage's [rows] output, OutIndex its index
 	// among the segment's outputs: emitters store it once per row.
 	RowOutput bool
@@ -58,6 +59,7 @@ const (
 	ArgReduction                // a reduction's value (Index: into Rows.Reductions)
 	ArgAcc                      // a matmul accumulator at the element (Index: into Matmul.B)
 	ArgIndex                    // an index or size (Name: one of IndexNames), an integer
+	ArgPair                     // an input at the paired element (Index: among the spec's inputs; see RefPair)
 )
 
 // StageArg is one value parameter of a stage function.
@@ -66,7 +68,7 @@ type StageArg struct {
 	Index int
 	Name  string // the parameter's name: the name the formulas use
 	Bool  bool
-	Int   bool // a 32-bit integer (an index, a size, an i32/u32 param)
+	Int   bool // a 32-bit integer (an index, a size, an i32/u32 param, an integer input or let)
 }
 
 // Stages lists the kernel's stage functions (see Schedule.Stages).
@@ -77,7 +79,12 @@ func (k *Kernel) finishStage(st Stage) Stage {
 	st.Name = "kgen_" + k.Name + "_" + st.Suffix
 	for i, b := range k.ElementInputs(0) {
 		if st.Deps.Inputs[i] {
-			st.Args = append(st.Args, StageArg{Kind: ArgInput, Index: i, Name: k.FormulaName(b)})
+			st.Args = append(st.Args, StageArg{Kind: ArgInput, Index: i, Name: k.FormulaName(b), Int: b.DType.IsInt()})
+		}
+	}
+	for i, b := range k.ElementInputs(0) {
+		if st.Deps.Pairs[i] {
+			st.Args = append(st.Args, StageArg{Kind: ArgPair, Index: i, Name: "kgen_pair_" + k.FormulaName(b)})
 		}
 	}
 	for i, p := range k.Params() {
@@ -91,7 +98,7 @@ func (k *Kernel) finishStage(st Stage) Stage {
 		}
 	}
 	for _, i := range st.Deps.RowLets {
-		st.Args = append(st.Args, StageArg{Kind: ArgRowLet, Index: i, Name: k.Steps[i].Name, Bool: k.Steps[i].Expr.Bool})
+		st.Args = append(st.Args, StageArg{Kind: ArgRowLet, Index: i, Name: k.Steps[i].Name, Bool: k.Steps[i].Expr.Bool, Int: k.Steps[i].Expr.Int})
 	}
 	for i := range st.Deps.Accs {
 		if st.Deps.Accs[i] {
@@ -118,7 +125,7 @@ func (r *Rows) Stages(k *Kernel) []Stage {
 			}
 			for _, i := range steps {
 				s := k.Steps[i]
-				t := Target{Name: s.Name, Expr: s.Expr, Bool: s.Expr.Bool, RowOutput: s.Output}
+				t := Target{Name: s.Name, Expr: s.Expr, Bool: s.Expr.Bool, Int: s.Expr.Int, RowOutput: s.Output}
 				if s.Output {
 					t.OutIndex = k.OutputIndex(i)
 				}
@@ -146,7 +153,7 @@ func (r *Rows) Stages(k *Kernel) []Stage {
 	var exprs []*Expr
 	for i, s := range k.Steps {
 		if s.Output && !r.Info[i].PerRow { // [rows] outputs come from the per-row stages
-			st.Targets = append(st.Targets, Target{Name: s.Name, Expr: s.Expr})
+			st.Targets = append(st.Targets, Target{Name: s.Name, Expr: s.Expr, Int: s.Expr.Int})
 			exprs = append(exprs, s.Expr)
 		}
 	}

@@ -135,6 +135,9 @@ func (k *Kernel) check(tensors []*Tensor, entries []sizeEntry) (*Variant, []size
 	if err := k.checkOverlap(bs, tensors); err != nil {
 		return nil, nil, err
 	}
+	if err := k.checkPaired(bs, entries); err != nil {
+		return nil, nil, err
+	}
 	return v, entries, nil
 }
 
@@ -315,9 +318,28 @@ func (k *Kernel) checkOverlap(bs []int, tensors []*Tensor) error {
 			}
 			o := &k.Bindings[bs[j]]
 			inPlace := o.Role == Input && sameBytes(tensors[i], t) && t.dtype == tensors[i].dtype
+			if inPlace && o.Paired {
+				return k.tensorErr(*b, fmt.Sprintf("shares memory with %s, which the kernel reads at paired elements (another thread reads each element's partner): write it out of place", o.Name))
+			}
 			if !inPlace {
 				return k.tensorErr(*b, fmt.Sprintf("overlaps %s %s; an output may share memory only with an identical input (in place)", o.Role, o.Name))
 			}
+		}
+	}
+	return nil
+}
+
+// checkPaired refuses an odd row length for a kernel that reads paired
+// elements (rotary embeddings pair every element with another).
+func (k *Kernel) checkPaired(bs []int, entries []sizeEntry) error {
+	for _, bi := range bs {
+		b := &k.Bindings[bi]
+		if !b.Paired || len(b.Shape) == 0 {
+			continue
+		}
+		last := b.Shape[len(b.Shape)-1]
+		if e := lookup(entries, last); e >= 0 && entries[e].val%2 != 0 {
+			return k.tensorErr(*b, fmt.Sprintf("has %s = %d; kernel %s pairs the elements of each row, so %s must be even", last, entries[e].val, k.Name, last))
 		}
 	}
 	return nil

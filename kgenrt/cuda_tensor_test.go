@@ -30,7 +30,7 @@ func TestWrapCUDA(t *testing.T) {
 	}{
 		{0, F32, "null or not 16-byte aligned"},
 		{1<<20 + 8, F32, "null or not 16-byte aligned"},
-		{1 << 20, U32, "not a tensor storage dtype"},
+		{1 << 20, T, "not a tensor storage dtype"},
 	} {
 		if _, err := WrapCUDA(c.ptr, c.dt, 4); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("WrapCUDA(%#x, %v) = %v, want %q", uintptr(c.ptr), c.dt, err, c.want)
@@ -167,7 +167,7 @@ func TestNewCUDAWithoutADriver(t *testing.T) {
 	if _, err := NewCUDA(F32, 4); !errors.Is(err, ErrNoPort) || !strings.Contains(err.Error(), "no CUDA here") {
 		t.Errorf("NewCUDA = %v", err)
 	}
-	if _, err := NewCUDA(U32, 4); err == nil || errors.Is(err, ErrNoPort) {
+	if _, err := NewCUDA(T, 4); err == nil || errors.Is(err, ErrNoPort) {
 		t.Errorf("a bad dtype is not a missing driver: %v", err)
 	}
 }

@@ -20,11 +20,13 @@ const (
 	F32        // IEEE binary32, MSL float
 	F16        // IEEE binary16, MSL half
 	BF16       // bfloat16 (the top half of a binary32), MSL bfloat
-	I32        // int32, args fields only
-	U32        // uint32, args fields only
+	I32        // int32: args fields and pinned integer tensors
+	U32        // uint32: args fields and pinned integer tensors
+	I8         // int8, pinned integer tensors (quantized values)
+	U8         // uint8, pinned integer tensors
 )
 
-var dtypeNames = [...]string{T: "T", F32: "f32", F16: "f16", BF16: "bf16", I32: "i32", U32: "u32"}
+var dtypeNames = [...]string{T: "T", F32: "f32", F16: "f16", BF16: "bf16", I32: "i32", U32: "u32", I8: "i8", U8: "u8"}
 
 // String is the spelling used in specs ("bf16").
 func (d DType) String() string {
@@ -41,12 +43,18 @@ func (d DType) Size() int {
 		return 2
 	case F32, I32, U32:
 		return 4
+	case I8, U8:
+		return 1
 	}
 	return 0
 }
 
 // IsFloat reports whether d is a tensor storage type.
 func (d DType) IsFloat() bool { return d == F32 || d == F16 || d == BF16 }
+
+// IsInt reports whether d is an integer type: formulas see such a tensor's
+// elements as integers, and Int32At/SetInt32 read and write them.
+func (d DType) IsInt() bool { return d == I8 || d == U8 || d == I32 || d == U32 }
 
 // F16Bits converts f to binary16 with round-to-nearest-even (overflow goes
 // to ±Inf, NaN stays NaN).
@@ -79,3 +87,14 @@ func RoundF16(f float32) float32 { return F16Value(F16Bits(f)) }
 // RoundBF16 rounds f to the nearest bfloat16 value (ties to even) and
 // returns it as a float32; see RoundF16.
 func RoundBF16(f float32) float32 { return BF16Value(BF16Bits(f)) }
+
+// ParseDType returns the dtype spelled s ("bf16", "i8"), or T when s
+// names none.
+func ParseDType(s string) DType {
+	for d, n := range dtypeNames {
+		if n == s && DType(d) != T {
+			return DType(d)
+		}
+	}
+	return T
+}

@@ -86,6 +86,10 @@ type Binding struct {
 	// is another shape's later dim (cols): then it takes exactly one dim.
 	// Unused for Args.
 	Shape []string
+	// Paired marks an input the kernel reads at paired elements (rotary
+	// embeddings): Check wants its last dim even and no output in place
+	// over it.
+	Paired bool
 }
 
 // Field is a 4-byte member of the args struct, little-endian at Offset.

@@ -26,7 +26,8 @@ type Tensor struct {
 // ErrShape is wrapped by constructor errors about shapes and lengths.
 var ErrShape = errors.New("kgenrt: bad tensor shape")
 
-// New returns a zeroed host tensor of storage dtype dt (f32, f16 or bf16).
+// New returns a zeroed host tensor of storage dtype dt (f32, f16, bf16, or
+// an integer type i8, u8, i32, u32 for pinned integer tensors).
 // With no dims it is a vector of length 0.
 func New(dt DType, shape ...int) (*Tensor, error) {
 	n, err := count(dt, shape)
@@ -85,8 +86,8 @@ func newFor(dt DType, n int, shape []int) (*Tensor, error) {
 
 // count checks dt and shape and returns the number of elements.
 func count(dt DType, shape []int) (int, error) {
-	if !dt.IsFloat() {
-		return 0, fmt.Errorf("kgenrt: %v is not a tensor storage dtype (f32, f16, bf16)", dt)
+	if !dt.IsFloat() && !dt.IsInt() {
+		return 0, fmt.Errorf("kgenrt: %v is not a tensor storage dtype (f32, f16, bf16, i8, u8, i32, u32)", dt)
 	}
 	n := 1
 	if len(shape) == 0 {
@@ -143,10 +144,14 @@ func (t *Tensor) Bytes() []byte { return t.data }
 // OnDevice reports whether t lives in a Metal buffer (made by NewMetal).
 func (t *Tensor) OnDevice() bool { return t.dev != nil }
 
-// Float32At returns element i as a float32, exactly (every storage dtype
-// fits in float32).
+// Float32At returns element i as a float32: exactly for the float dtypes,
+// i8 and u8; i32 and u32 elements round to nearest even past 2^24.
 func (t *Tensor) Float32At(i int) float32 {
 	switch t.dtype {
+	case I8, U8, I32:
+		return float32(t.Int32At(i))
+	case U32:
+		return float32(binary.LittleEndian.Uint32(t.data[4*i:]))
 	case F16:
 		return F16Value(binary.LittleEndian.Uint16(t.data[2*i:]))
 	case BF16:
@@ -155,10 +160,42 @@ func (t *Tensor) Float32At(i int) float32 {
 	return math.Float32frombits(binary.LittleEndian.Uint32(t.data[4*i:]))
 }
 
+// Int32At returns element i of an integer tensor as the int32 a formula
+// sees: i8 sign-extended, u8 zero-extended, u32 reinterpreted (wrapping, as
+// u32 params are). On a float tensor it is the float32 value truncated.
+func (t *Tensor) Int32At(i int) int32 {
+	switch t.dtype {
+	case I8:
+		return int32(int8(t.data[i]))
+	case U8:
+		return int32(t.data[i])
+	case I32, U32:
+		return int32(binary.LittleEndian.Uint32(t.data[4*i:]))
+	}
+	return ConvI32(t.Float32At(i))
+}
+
+// SetInt32 stores v into element i of an integer tensor, keeping its low
+// bits (i8 and u8 wrap, as the kernels' stores do: saturate in the formula
+// with i8(…) or u8(…)). On a float tensor it stores float32(v).
+func (t *Tensor) SetInt32(i int, v int32) {
+	switch t.dtype {
+	case I8, U8:
+		t.data[i] = byte(v)
+	case I32, U32:
+		binary.LittleEndian.PutUint32(t.data[4*i:], uint32(v))
+	default:
+		t.SetFloat32(i, float32(v))
+	}
+}
+
 // SetFloat32 stores v into element i, rounded to nearest even in the
-// tensor's dtype: the store rule of every kgen kernel.
+// tensor's dtype: the store rule of every kgen kernel. On an integer tensor
+// it stores the integer conversion of v (toward zero, saturating, NaN 0).
 func (t *Tensor) SetFloat32(i int, v float32) {
 	switch t.dtype {
+	case I8, U8, I32, U32:
+		t.SetInt32(i, ConvI32(v))
 	case F16:
 		binary.LittleEndian.PutUint16(t.data[2*i:], F16Bits(v))
 	case BF16:
@@ -187,9 +224,10 @@ func (t *Tensor) Float64s() []float64 {
 	return out
 }
 
-// Bits16 returns the raw bit patterns of an f16 or bf16 tensor (nil for f32).
+// Bits16 returns the raw bit patterns of an f16 or bf16 tensor (nil for
+// every other dtype).
 func (t *Tensor) Bits16() []uint16 {
-	if t.dtype.Size() != 2 {
+	if t.dtype != F16 && t.dtype != BF16 {
 		return nil
 	}
 	out := make([]uint16, t.Len())
@@ -236,4 +274,19 @@ func sameShape(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+// FromBytes returns a host tensor of dtype dt holding a copy of b, its
+// elements' little-endian bytes (len(b) must be a whole number of them).
+// Without dims it is a vector.
+func FromBytes(dt DType, b []byte, shape ...int) (*Tensor, error) {
+	if dt.Size() == 0 || len(b)%dt.Size() != 0 {
+		return nil, fmt.Errorf("%w: %d bytes are not whole %v elements", ErrShape, len(b), dt)
+	}
+	t, err := newFor(dt, len(b)/dt.Size(), shape)
+	if err != nil {
+		return nil, err
+	}
+	copy(t.data, b)
+	return t, nil
 }

@@ -44,10 +44,46 @@ func TestTensorConstructorErrors(t *testing.T) {
 	if _, err := New(F32, 2, -1); !errors.Is(err, ErrShape) {
 		t.Errorf("negative dim: %v", err)
 	}
-	if _, err := New(I32, 2); err == nil {
-		t.Error("i32 tensor accepted")
+	if _, err := New(T, 2); err == nil {
+		t.Error("a T tensor accepted")
 	}
 	if _, err := New(F32, math.MaxInt/2, 4); !errors.Is(err, ErrShape) {
 		t.Errorf("overflow: %v", err)
+	}
+}
+
+// TestIntegerTensors: integer tensors hold what a formula sees (i8
+// sign-extends, u8 zero-extends, u32 wraps), stores keep the low bits, and
+// float stores into them convert toward zero, saturating, NaN to 0.
+func TestIntegerTensors(t *testing.T) {
+	q, err := FromBytes(I8, []byte{0x80, 0x7f, 0xff, 0x00})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []int32{-128, 127, -1, 0} {
+		if got := q.Int32At(i); got != want {
+			t.Errorf("i8[%d] = %d, want %d", i, got, want)
+		}
+	}
+	u, _ := FromBytes(U8, []byte{0x80, 0xff})
+	if u.Int32At(0) != 128 || u.Int32At(1) != 255 || u.Float32At(1) != 255 {
+		t.Errorf("u8 = %d %d", u.Int32At(0), u.Int32At(1))
+	}
+	q.SetInt32(0, 300) // low byte: 44
+	q.SetFloat32(1, float32(math.NaN()))
+	q.SetFloat32(2, -1e9) // saturates to int32 min, low byte 0
+	q.SetFloat32(3, -2.7)
+	for i, want := range []int32{44, 0, 0, -2} {
+		if got := q.Int32At(i); got != want {
+			t.Errorf("after stores i8[%d] = %d, want %d", i, got, want)
+		}
+	}
+	w, _ := New(U32, 1)
+	w.SetInt32(0, -1)
+	if w.Int32At(0) != -1 || w.Float32At(0) != 4294967296 {
+		t.Errorf("u32 = %d / %g", w.Int32At(0), w.Float32At(0))
+	}
+	if _, err := FromBytes(I32, []byte{1, 2, 3}); !errors.Is(err, ErrShape) {
+		t.Errorf("3 bytes of i32: %v", err)
 	}
 }

@@ -39,7 +39,7 @@ func (p *parser) longInput(n ast.Node) Input {
 		case "name":
 			in.Name, hasName = p.name(f.Value, "input name"), true
 		case "dtype":
-			in.DType = p.dtype(f.Value, "input dtype", dtype.Floats)
+			in.DType = p.dtype(f.Value, "input dtype", dtype.Storage)
 		case "shape":
 			in.DimsPos = p.doc.Pos(f.Value)
 			if _, isSeq := f.Value.(*ast.SequenceNode); isSeq {
@@ -62,7 +62,7 @@ func (p *parser) longInput(n ast.Node) Input {
 	return in
 }
 
-var paramFields = []string{"name", "type"}
+var paramFields = []string{"name", "type", "example"}
 
 func (p *parser) params(n ast.Node) []Param {
 	if yamlnode.IsNull(n) {
@@ -91,9 +91,16 @@ func (p *parser) params(n ast.Node) []Param {
 				par.Name, hasName = p.name(f.Value, "param name"), true
 			case "type":
 				par.Type, hasType = p.dtype(f.Value, "param type", dtype.Scalars), true
+			case "example":
+				if v, text, ok := p.number(f.Value, "param example"); ok {
+					par.Example, par.ExampleText = v, text
+				}
 			default:
 				p.unknownKey(f, "param field", paramFields)
 			}
+		}
+		if par.ExampleText != "" && par.Type.Type != dtype.F32 && par.Example != float64(int64(par.Example)) {
+			p.diags.Addf(itemPos, "param %s: example %s is not an integer, but the param is %s", par.Name.Name, par.ExampleText, par.Type.Type)
 		}
 		switch {
 		case !hasName && !hasType:
@@ -146,6 +153,12 @@ func (p *parser) formulas(n ast.Node, what string) []Formula {
 	for _, it := range items {
 		fields, ok := p.doc.Fields(it, what+" entries", p.diags)
 		if !ok {
+			continue
+		}
+		if what == "outputs" && isLongOutput(fields) {
+			if form, ok := p.longOutput(it, fields); ok {
+				out = append(out, form)
+			}
 			continue
 		}
 		if len(fields) != 1 {
@@ -241,4 +254,46 @@ func (p *parser) tolerances(n ast.Node) []Tolerance {
 
 func (p *parser) unknownKey(f yamlnode.Field, what string, known []string) {
 	p.diags.Addf(f.KeyPos, "unknown %s %q: want one of %v%s", what, f.Key, known, diag.Suggest(f.Key, known))
+}
+
+var outputFields = []string{"name", "dtype", "formula"}
+
+// isLongOutput reports whether an outputs entry is the long form
+// {name, dtype, formula} rather than the one-key map name: formula.
+func isLongOutput(fields []yamlnode.Field) bool {
+	for _, f := range fields {
+		if f.Key == "formula" {
+			return true
+		}
+	}
+	return false
+}
+
+// longOutput reads {name: q, dtype: i8, formula: …}: an output stored in a
+// pinned dtype, independent of the variant (an integer dtype takes an
+// integer formula).
+func (p *parser) longOutput(n ast.Node, fields []yamlnode.Field) (Formula, bool) {
+	form := Formula{Name: Name{Pos: p.doc.Pos(n)}}
+	hasName, hasFormula := false, false
+	for _, f := range fields {
+		switch f.Key {
+		case "name":
+			form.Name, hasName = p.name(f.Value, "output name"), true
+		case "dtype":
+			form.DType = p.dtype(f.Value, "output dtype", dtype.Storage)
+		case "formula":
+			text, isScalar := yamlnode.Scalar(f.Value)
+			if !isScalar || text == "" {
+				p.diags.Addf(p.doc.Pos(f.Value), "output formula needs a formula, not %s", yamlnode.Describe(f.Value))
+				continue
+			}
+			form.Text, form.Map, hasFormula = text, p.doc.MapScalar(f.Value), true
+		default:
+			p.unknownKey(f, "output field", outputFields)
+		}
+	}
+	if !hasName {
+		p.diags.Addf(p.doc.Pos(n), "an output needs a name")
+	}
+	return form, hasName && hasFormula
 }

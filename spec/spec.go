@@ -91,6 +91,11 @@ type Tile struct {
 type Param struct {
 	Name
 	Type TypeRef
+	// Example is a typical value (RoPE's theta: 10000), which parity and
+	// benchmarks pass instead of their generic pick; ExampleText is as
+	// written, "" when absent.
+	Example     float64
+	ExampleText string
 }
 
 // Constant is a number baked into the generated source.
@@ -103,8 +108,11 @@ type Constant struct {
 // Formula is one `let` binding or output.
 type Formula struct {
 	Name
-	Text string
-	Map  yamlnode.ScalarMap // offsets in Text → file positions
+	// DType pins an output's storage dtype (the long form {name, dtype,
+	// formula}); Invalid = the variant's storage type.
+	DType TypeRef
+	Text  string
+	Map   yamlnode.ScalarMap // offsets in Text → file positions
 }
 
 // Tolerance bounds the parity check of one storage dtype:

@@ -173,7 +173,7 @@ func TestGoldenCoversLanguage(t *testing.T) {
 			t.Errorf("no golden spec calls %s", name)
 		}
 	}
-	for _, op := range []string{" + ", " - ", " * ", " / ", " < ", " <= ", " > ", " >= ", " == ", " != ", " && ", " || ", "!", "-("} {
+	for _, op := range []string{" + ", " - ", " * ", " / ", " < ", " <= ", " > ", " >= ", " == ", " != ", " && ", " || ", "!", "-(", " % ", " & ", " | ", " ^ ", " << ", " >> "} {
 		if !strings.Contains(all, op) {
 			t.Errorf("no golden spec uses %q", strings.TrimSpace(op))
 		}

@@ -198,10 +198,8 @@ func (r *tableReader) genDecl(f goFile, d *ast.GenDecl) {
 			continue
 		}
 		name := vs.Names[0].Name
-		if lit, ok := vs.Values[0].(*ast.BasicLit); ok && d.Tok == token.CONST && lit.Kind == token.STRING {
-			if v, err := strconv.Unquote(lit.Value); err == nil {
-				r.pkg.Consts[name] = diskConst{Value: v, Pos: r.pos(lit.Pos())}
-			}
+		if v, ok := stringConst(vs.Values[0]); ok && d.Tok == token.CONST {
+			r.pkg.Consts[name] = diskConst{Value: v, Pos: r.pos(vs.Values[0].Pos())}
 			continue
 		}
 		lit, ok := vs.Values[0].(*ast.CompositeLit)
@@ -356,4 +354,28 @@ func (r *tableReader) launcher(k *diskKernel, m *ast.FuncDecl) *diskLauncher {
 		return true
 	})
 	return l
+}
+
+// stringConst is the value of a string constant expression: a literal, or
+// literals joined with + (the emitter splits a raw string around each
+// backquote of user text, as in a doc that quotes code).
+func stringConst(e ast.Expr) (string, bool) {
+	switch v := e.(type) {
+	case *ast.BasicLit:
+		if v.Kind != token.STRING {
+			return "", false
+		}
+		s, err := strconv.Unquote(v.Value)
+		return s, err == nil
+	case *ast.BinaryExpr:
+		if v.Op != token.ADD {
+			return "", false
+		}
+		x, okx := stringConst(v.X)
+		y, oky := stringConst(v.Y)
+		return x + y, okx && oky
+	case *ast.ParenExpr:
+		return stringConst(v.X)
+	}
+	return "", false
 }

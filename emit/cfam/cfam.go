@@ -197,7 +197,11 @@ func stageFunc(w *Writer, k *ir.Kernel, d *Dialect, st ir.Stage, c dtype.DType) 
 		params = append(params, t+" "+a.Name)
 	}
 	for _, t := range st.Targets {
-		params = append(params, d.RefQual+typ(t.Bool)+"& "+t.Name)
+		tt := typ(t.Bool)
+		if t.Int {
+			tt = "int"
+		}
+		params = append(params, d.RefQual+tt+"& "+t.Name)
 	}
 	if st.Kind != ir.StageElement {
 		w.P("// ", st.Comment)
@@ -211,7 +215,11 @@ func stageFunc(w *Writer, k *ir.Kernel, d *Dialect, st ir.Stage, c dtype.DType) 
 		}
 		for _, i := range st.Deps.ElemLets {
 			s := k.Steps[i]
-			w.P("const ", typ(s.Expr.Bool), " ", s.Name, " = ", r.expr(s.Expr), ";")
+			lt := typ(s.Expr.Bool)
+			if s.Expr.Int {
+				lt = "int"
+			}
+			w.P("const ", lt, " ", s.Name, " = ", r.expr(s.Expr), ";")
 		}
 		for _, t := range st.Targets {
 			w.P(t.Name, " = ", r.expr(t.Expr), ";")
@@ -246,6 +254,9 @@ func preludeBlocks(k *ir.Kernel, d *Dialect) []string {
 	used := map[string]bool{}
 	var walk func(e *ir.Expr)
 	walk = func(e *ir.Expr) {
+		if needsIntHelpers(e) {
+			used[intPrelude] = true
+		}
 		if f, ok := funcs.Lookup(e.Func); ok && e.Op == ir.OpCall {
 			if sp := d.Spell(f, k.Math); sp.Prelude != "" {
 				used[sp.Prelude] = true

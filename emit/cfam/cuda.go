@@ -31,11 +31,12 @@ import (
 // columns at 256 lanes, wider rows re-read through L2.
 func vectorSlots(r *ir.Rows) int { return r.CUDAVectors }
 
-// vectorPaths reports whether every tensor is stored in T, the condition
-// for the 16-byte vector paths.
+// vectorPaths reports whether every tensor a pass walks is stored in T,
+// the condition for the 16-byte vector paths ([rows] tensors are read and
+// written once per row, never as vectors).
 func vectorPaths(k *ir.Kernel) bool {
 	for _, bd := range k.Bindings {
-		if bd.Role != ir.Args && bd.DType != dtype.Invalid {
+		if bd.Role != ir.Args && bd.DType != dtype.Invalid && !bd.IsPerRow() {
 			return false
 		}
 	}
@@ -84,8 +85,9 @@ func scalarLoop(rw *rowWriter, p int, body elemBody) {
 	rw.P("#pragma unroll 4")
 	rw.Block("for (unsigned int kgen_j = kgen_lane; kgen_j < kgen_cols; kgen_j += kgen_width)", func() {
 		for _, i := range rw.r.Reads[p-1] {
-			rw.P("const C kgen_v_", rw.inputName(i), " = ", rw.deviceLoad(i), ";")
+			rw.P("const ", rw.valType(i), " kgen_v_", rw.inputName(i), " = ", rw.deviceLoad(i), ";")
 		}
+		rw.pairLoads(p, "kgen_j")
 		body(false)
 	})
 }
@@ -182,12 +184,32 @@ func vecElems(rw *rowWriter, p int, fromCache bool, body elemBody) {
 				rw.P("const C kgen_v_", n, " = kgen_cvt<C>(kgen_w_", n, "[kgen_e]);")
 			}
 		}
+		vecPairLoads(rw, p, fromCache)
 		body(true)
 	})
 	if write {
 		for _, o := range elemOutputs(k) {
 			n := k.FormulaName(o)
 			rw.P("*reinterpret_cast<uint4*>(", n, " + kgen_base + kgen_j0) = *reinterpret_cast<const uint4*>(kgen_y_", n, ");")
+		}
+	}
+}
+
+// vecPairLoads declares the paired elements of pass p's pair reads on the
+// vector path: an interleaved partner sits in the same 16-byte vector (kV
+// is even), read from the vector or the cache slot next door; a split-half
+// partner is a device load.
+func vecPairLoads(rw *rowWriter, p int, fromCache bool) {
+	if rw.r.Pair == "half" {
+		rw.pairLoads(p, "(kgen_j0 + kgen_e)")
+		return
+	}
+	for _, i := range rw.r.PairReads[p-1] {
+		n := rw.inputName(i)
+		if fromCache && !rw.k.SegmentBindings(0, ir.Input)[i].IsRowVector() && rw.r.IsCached(i) {
+			rw.P("const C kgen_p_", n, " = kgen_cvt<C>(kgen_vc_", n, "[kgen_s * kV + (kgen_e ^ 1u)]);")
+		} else {
+			rw.P("const C kgen_p_", n, " = kgen_cvt<C>(kgen_w_", n, "[kgen_e ^ 1u]);")
 		}
 	}
 }

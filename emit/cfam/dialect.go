@@ -113,7 +113,7 @@ func (d *Dialect) TypeName(t dtype.DType) string {
 var Metal = &Dialect{
 	Name: "msl", Backend: ir.Metal,
 	Types: map[dtype.DType]string{dtype.F32: "float", dtype.F16: "half", dtype.BF16: "bfloat",
-		dtype.I32: "int", dtype.U32: "uint"},
+		dtype.I32: "int", dtype.U32: "uint", dtype.I8: "char", dtype.U8: "uchar"},
 	Uint: "uint", Offset: "uint",
 	FuncQual: "inline void", RefQual: "thread ",
 	In:        func(t string) string { return "device const " + t + "*" },
@@ -150,7 +150,7 @@ var Metal = &Dialect{
 var CUDA = &Dialect{
 	Name: "cuda", Backend: ir.CUDA,
 	Types: map[dtype.DType]string{dtype.F32: "float", dtype.F16: "__half", dtype.BF16: "__nv_bfloat16",
-		dtype.I32: "int", dtype.U32: "unsigned int"},
+		dtype.I32: "int", dtype.U32: "unsigned int", dtype.I8: "signed char", dtype.U8: "unsigned char"},
 	Uint: "unsigned int", Offset: "unsigned long long",
 	FuncQual: "__device__ __forceinline__ void", RefQual: "",
 	In:        func(t string) string { return "const " + t + "* __restrict__" },

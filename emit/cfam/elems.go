@@ -37,7 +37,7 @@ func (elems) helpers(k *ir.Kernel, d *Dialect) []helper {
 		}
 	}
 	var out []string
-	for _, t := range dtype.Floats {
+	for _, t := range dtype.Storage {
 		if seen[t] {
 			out = append(out, d.Types[t])
 		}
@@ -77,6 +77,10 @@ func (elems) body(w *Writer, k *ir.Kernel, d *Dialect) {
 		for _, a := range st.Args {
 			switch a.Kind {
 			case ir.ArgInput:
+				if a.Int { // an integer tensor's element, as an int
+					args = append(args, "(int)kgen_v_"+a.Name+"[i]")
+					continue
+				}
 				args = append(args, d.Cvt("C", "kgen_v_"+a.Name+"[i]"))
 			case ir.ArgParam:
 				args = append(args, paramArg(d, a))
@@ -85,12 +89,16 @@ func (elems) body(w *Writer, k *ir.Kernel, d *Dialect) {
 			}
 		}
 		for _, b := range outs {
-			w.P("C kgen_c_", b.Name, ";")
+			ty := "C"
+			if b.DType.IsInt() {
+				ty = "int"
+			}
+			w.P(ty, " kgen_c_", b.Name, ";")
 			args = append(args, "kgen_c_"+b.Name)
 		}
 		w.P(st.Name, "(", strings.Join(args, ", "), ");")
 		for _, b := range outs {
-			w.P("kgen_v_", b.Name, "[i] = ", d.Cvt(d.TypeName(b.DType), "kgen_c_"+b.Name), ";")
+			w.P("kgen_v_", b.Name, "[i] = ", storeCvt(d, b, "kgen_c_"+b.Name), ";")
 		}
 	})
 	for _, b := range outs {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/expr"
 	"github.com/kgen-dev/kgen/funcs"
 	"github.com/kgen-dev/kgen/ir"
 )
@@ -61,8 +62,11 @@ func (r renderer) expr(e *ir.Expr) string {
 		v, _ := dtype.Literal(e.Text, r.compute)
 		return r.number(v)
 	case ir.OpRef:
-		if e.Ref == ir.RefPi {
+		switch e.Ref {
+		case ir.RefPi:
 			return r.number(dtype.Round(math.Pi, r.compute))
+		case ir.RefInf:
+			return r.number(math.Inf(1))
 		}
 		return e.Name
 	case ir.OpUnary:
@@ -111,6 +115,8 @@ func (r renderer) asFloat(e *ir.Expr) string {
 		return r.floatLiteral(float32(v))
 	case e.Op == ir.OpRef && e.Ref == ir.RefPi:
 		return r.floatLiteral(float32(dtype.Round(math.Pi, r.compute)))
+	case e.Op == ir.OpRef && e.Ref == ir.RefInf:
+		return r.floatLiteral(float32(math.Inf(1)))
 	case e.Op == ir.OpUnary && e.Operator == "-":
 		return prefix("-", r.asFloat(e.Args[0]))
 	}
@@ -211,7 +217,10 @@ func (r renderer) floatLiteral(f float32) string {
 // intExpr renders a 32-bit integer expression. + - * and negation are done
 // on unsigned values and converted back, so overflow wraps (two's
 // complement) as Go's int32 does, where signed overflow in C would be
-// undefined.
+// undefined; / and % go through the prelude's kgen_idiv and kgen_irem
+// (0 for a zero divisor, no trap on INT_MIN / -1); shifts take the count
+// modulo 32 (a left shift on unsigned). The conversions saturate
+// (kgen_f2i, kgen_sati): funcs.IntOp and funcs.FloatToInt are the same rules.
 func (r renderer) intExpr(e *ir.Expr) string {
 	u := r.d.Uint
 	switch e.Op {
@@ -222,11 +231,68 @@ func (r renderer) intExpr(e *ir.Expr) string {
 	case ir.OpUnary:
 		return "(int)(0u - (" + u + ")(" + r.intExpr(e.Args[0]) + "))"
 	case ir.OpBinary:
-		return "(int)((" + u + ")(" + r.intExpr(e.Args[0]) + ") " + e.Operator + " (" + u + ")(" + r.intExpr(e.Args[1]) + "))"
-	case ir.OpCall: // select
+		x, y := r.intExpr(e.Args[0]), r.intExpr(e.Args[1])
+		switch e.Operator {
+		case "/":
+			return "kgen_idiv(" + x + ", " + y + ")"
+		case "%":
+			return "kgen_irem(" + x + ", " + y + ")"
+		case "&", "|", "^":
+			return "(" + x + " " + e.Operator + " " + y + ")"
+		case "<<":
+			return "(int)((" + u + ")(" + x + ") << ((" + y + ") & 31))"
+		case ">>":
+			return "((" + x + ") >> ((" + y + ") & 31))"
+		}
+		return "(int)((" + u + ")(" + x + ") " + e.Operator + " (" + u + ")(" + y + "))"
+	case ir.OpCall:
+		if lim, ok := expr.IntConversions[e.Func]; ok {
+			return r.intConversion(e.Args[0], lim)
+		}
+		// select
 		return "(" + r.expr(e.Args[0]) + " ? " + r.intExpr(e.Args[1]) + " : " + r.intExpr(e.Args[2]) + ")"
 	}
 	return "/* unknown */"
+}
+
+// intConversion renders i32/i8/u8 of a number (kgen_f2i on its float
+// value) or of an integer (kgen_sati; i32 of an integer is itself).
+func (r renderer) intConversion(arg *ir.Expr, lim [2]int64) string {
+	lo, hi := intLit(lim[0]), intLit(lim[1])
+	if arg.Int {
+		if lim == expr.IntConversions["i32"] {
+			return r.intExpr(arg)
+		}
+		return "kgen_sati(" + r.intExpr(arg) + ", " + lo + ", " + hi + ")"
+	}
+	f := r.expr(arg)
+	if r.compute != dtype.F32 {
+		f = r.asFloat(arg)
+	}
+	return "kgen_f2i(" + f + ", " + lo + ", " + hi + ")"
+}
+
+// intLit spells an int constant; INT_MIN has no literal in C.
+func intLit(v int64) string {
+	if v == -1<<31 {
+		return "(-2147483647 - 1)"
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+// intPrelude is the prelude block of the integer helpers.
+const intPrelude = "prelude_kgen_int"
+
+// needsIntHelpers reports whether e itself calls a prelude integer helper.
+func needsIntHelpers(e *ir.Expr) bool {
+	if !e.Int {
+		return false
+	}
+	if e.Op == ir.OpBinary {
+		return e.Operator == "/" || e.Operator == "%"
+	}
+	_, conv := expr.IntConversions[e.Func]
+	return e.Op == ir.OpCall && conv
 }
 
 // intOperand is an integer operand of a comparison, parenthesized unless

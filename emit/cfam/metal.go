@@ -12,14 +12,15 @@ func metalRowLoops(rw *rowWriter, p int, body elemBody) {
 			n := rw.inputName(i)
 			switch {
 			case rw.r.IsCached(i) && rw.r.FirstRead(i, p):
-				rw.P("const C kgen_v_", n, " = ", rw.deviceLoad(i), ";")
+				rw.P("const ", rw.valType(i), " kgen_v_", n, " = ", rw.deviceLoad(i), ";")
 				rw.Block("if (kgen_cached)", func() { rw.P("kgen_c_", n, "[kgen_i] = kgen_v_", n, ";") })
 			case rw.r.IsCached(i):
-				rw.P("const C kgen_v_", n, " = kgen_cached ? kgen_c_", n, "[kgen_i] : ", rw.deviceLoad(i), ";")
+				rw.P("const ", rw.valType(i), " kgen_v_", n, " = kgen_cached ? kgen_c_", n, "[kgen_i] : ", rw.deviceLoad(i), ";")
 			default:
-				rw.P("const C kgen_v_", n, " = ", rw.deviceLoad(i), ";")
+				rw.P("const ", rw.valType(i), " kgen_v_", n, " = ", rw.deviceLoad(i), ";")
 			}
 		}
+		rw.pairLoads(p, "kgen_j")
 		body(false)
 	})
 }

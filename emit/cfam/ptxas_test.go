@@ -1,6 +1,7 @@
 package cfam_test
 
 import (
+	"bytes"
 	"context"
 	"testing"
 
@@ -13,7 +14,9 @@ import (
 // exists (skips otherwise) and asserts that no entry point spills or keeps
 // a stack frame: the rowwise entries' register caches and unrolled passes
 // must fit __launch_bounds__(256, 4)'s 64 registers, the elementwise ones
-// their vectors.
+// their vectors. One frame is allowed: CUDA's sinf/cosf keep the 7 words of
+// their slow argument reduction (|x| > 105615) in a 32-byte local array,
+// so a kernel calling them may have that frame and no spills.
 func TestCUDANoSpills(t *testing.T) {
 	nvcc, err := cuda.NVCC()
 	if err != nil {
@@ -38,9 +41,13 @@ func TestCUDANoSpills(t *testing.T) {
 		if len(use) != len(k.Variants) {
 			t.Errorf("%s: ptxas reported %d entry points, want %d", k.Name, len(use), len(k.Variants))
 		}
+		trigFrame := 0
+		if bytes.Contains(src, []byte("sinf(")) || bytes.Contains(src, []byte("cosf(")) {
+			trigFrame = 32
+		}
 		for _, u := range use {
 			n++
-			if u.SpillStores+u.SpillLoads+u.Stack > 0 || u.Registers > 64 {
+			if u.SpillStores+u.SpillLoads > 0 || u.Stack > trigFrame || u.Registers > 64 {
 				t.Errorf("%s (%s): %d registers, %d-byte stack frame, %d bytes spill stores, %d bytes spill loads; want no spills at <= 64 registers",
 					u.Entry, k.Kind, u.Registers, u.Stack, u.SpillStores, u.SpillLoads)
 			}

@@ -151,7 +151,7 @@ func (rw *rowWriter) rowGeometry(rows, group string) {
 		rw.P("constexpr ", u, " kCache = ", rw.r.CachePerLane, "; // cached values per lane and input")
 		rw.P("const bool kgen_cached = args.cols <= kCache * kgen_width;")
 		for _, i := range rw.r.Cached {
-			rw.P("C kgen_c_", rw.inputName(i), "[kCache];")
+			rw.P(rw.valType(i), " kgen_c_", rw.inputName(i), "[kCache];")
 		}
 	}
 	for _, p := range rw.k.Params() {
@@ -166,7 +166,11 @@ func (rw *rowWriter) rowGeometry(rows, group string) {
 	for i, b := range rw.k.SegmentBindings(0, ir.Input) {
 		if b.IsPerRow() {
 			n := rw.inputName(i)
-			rw.P("const C kgen_v_", n, " = kgen_row < ", rows, " ? ", d.Cvt("C", d.ReadOnly(n+"[kgen_row]")), " : ", d.Cvt("C", "0.0f"), ";")
+			zero := d.Cvt("C", "0.0f")
+			if b.DType.IsInt() {
+				zero = "0"
+			}
+			rw.P("const ", rw.valType(i), " kgen_v_", n, " = kgen_row < ", rows, " ? ", rw.loadCvt(i, d.ReadOnly(n+"[kgen_row]")), " : ", zero, ";")
 		}
 	}
 }
@@ -194,6 +198,10 @@ func (rw *rowWriter) stageCallAt(st ir.Stage, extra []string, vec bool) string {
 			names = append(names, "kgen_v_"+a.Name)
 			continue
 		}
+		if a.Kind == ir.ArgPair {
+			names = append(names, "kgen_p_"+rw.inputName(a.Index))
+			continue
+		}
 		names = append(names, a.Name)
 	}
 	return st.Name + "(" + strings.Join(append(names, extra...), ", ") + ");"
@@ -213,6 +221,9 @@ func (rw *rowWriter) rowStage() {
 		if t.Bool {
 			ty = "bool"
 		}
+		if t.Int {
+			ty = "int"
+		}
 		if t.RowOutput {
 			n = "kgen_o_" + n // the output's pointer has its name
 		}
@@ -225,7 +236,7 @@ func (rw *rowWriter) rowStage() {
 		if t.RowOutput {
 			o := rw.k.SegmentBindings(0, ir.Output)[t.OutIndex]
 			rw.Block("if (kgen_lane == 0 && kgen_row < "+rw.rows+")", func() {
-				rw.P(rw.k.FormulaName(o), "[kgen_row] = ", rw.d.Cvt(rw.d.TypeName(o.DType), outs[i]), ";")
+				rw.P(rw.k.FormulaName(o), "[kgen_row] = ", storeCvt(rw.d, o, outs[i]), ";")
 			})
 		}
 	}
@@ -288,13 +299,26 @@ func (rw *rowWriter) writePass() {
 		outs = append(outs, "kgen_o_"+t.Name)
 	}
 	rw.d.RowLoops(rw, rw.r.Passes+1, func(vec bool) {
-		rw.P("C ", strings.Join(outs, ", "), ";")
+		var floats, ints []string // integer outputs are int until their store
+		for i, t := range st.Targets {
+			if t.Int {
+				ints = append(ints, outs[i])
+			} else {
+				floats = append(floats, outs[i])
+			}
+		}
+		if len(floats) > 0 {
+			rw.P("C ", strings.Join(floats, ", "), ";")
+		}
+		if len(ints) > 0 {
+			rw.P("int ", strings.Join(ints, ", "), ";")
+		}
 		rw.P(rw.stageCallAt(st, outs, vec))
 		for i, o := range elemOutputs(rw.k) {
 			if vec {
 				rw.P("kgen_y_", rw.k.FormulaName(o), "[kgen_e] = ", rw.d.Cvt("T", outs[i]), ";")
 			} else {
-				rw.P(rw.k.FormulaName(o), "[kgen_base + kgen_j] = ", rw.d.Cvt(rw.d.TypeName(o.DType), outs[i]), ";")
+				rw.P(rw.k.FormulaName(o), "[kgen_base + kgen_j] = ", storeCvt(rw.d, o, outs[i]), ";")
 			}
 		}
 	})
@@ -329,9 +353,68 @@ func (rw *rowWriter) reductions(p int) []int {
 func (rw *rowWriter) deviceLoad(i int) string {
 	n := rw.inputName(i)
 	if rw.k.SegmentBindings(0, ir.Input)[i].IsRowVector() {
-		return rw.d.Cvt("C", rw.d.ReadOnly(n+"[kgen_j]"))
+		return rw.loadCvt(i, rw.d.ReadOnly(n+"[kgen_j]"))
 	}
-	return rw.d.Cvt("C", n+"[kgen_base + kgen_j]")
+	return rw.loadCvt(i, n+"[kgen_base + kgen_j]")
+}
+
+// pairLoads declares kgen_p_<x>, input x at the element paired with
+// column col, for the inputs pass p reads in pairs: a device load (the
+// partner belongs to another lane in the strided scalar loops).
+func (rw *rowWriter) pairLoads(p int, col string) {
+	for _, i := range rw.r.PairReads[p-1] {
+		n := rw.inputName(i)
+		src := n + "[kgen_base + " + rw.pairCol(col) + "]"
+		if rw.k.SegmentBindings(0, ir.Input)[i].IsRowVector() {
+			src = rw.d.ReadOnly(n + "[" + rw.pairCol(col) + "]")
+		}
+		rw.P("const C kgen_p_", n, " = ", rw.loadCvt(i, src), ";")
+	}
+}
+
+// pairCol is the column paired with col (ir.PairCol): col ^ 1 (kept inside
+// the row when cols is odd, which launchers refuse), or the other half.
+func (rw *rowWriter) pairCol(col string) string {
+	if rw.r.Pair == "half" {
+		return "(" + col + " < args.cols / 2u ? " + col + " + args.cols / 2u : " + col + " - args.cols / 2u)"
+	}
+	return "min(" + col + " ^ 1u, args.cols - 1u)"
+}
+
+// valType is the type input i's values take in the kernel: int for an
+// integer tensor (i8 sign-extends, u8 zero-extends, u32 wraps), else C.
+func (rw *rowWriter) valType(i int) string {
+	if rw.k.SegmentBindings(0, ir.Input)[i].DType.IsInt() {
+		return "int"
+	}
+	return "C"
+}
+
+// loadCvt converts an element of input i, read by src, to its valType.
+func (rw *rowWriter) loadCvt(i int, src string) string {
+	if rw.k.SegmentBindings(0, ir.Input)[i].DType.IsInt() {
+		return "(int)" + src
+	}
+	return rw.d.Cvt("C", src)
+}
+
+// inputIndex is the index of the input whose formula name is n.
+func (rw *rowWriter) inputIndex(n string) int {
+	for i := range rw.k.SegmentBindings(0, ir.Input) {
+		if rw.inputName(i) == n {
+			return i
+		}
+	}
+	return -1
+}
+
+// storeCvt converts a stage result v to output o's storage type: an
+// integer output keeps the low bits (the formula saturates explicitly).
+func storeCvt(d *Dialect, o ir.Binding, v string) string {
+	if o.DType.IsInt() {
+		return "(" + d.Types[o.DType] + ")(" + v + ")"
+	}
+	return d.Cvt(d.TypeName(o.DType), v)
 }
 
 // inputName is the formula name of input i.

@@ -8,6 +8,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/expr"
 	"github.com/kgen-dev/kgen/ir"
 )
 
@@ -18,7 +19,11 @@ const (
 )
 
 var goPrec = map[string]int{"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 3, "<=": 3, ">": 3, ">=": 3,
-	"+": 4, "-": 4, "*": 5, "/": 5}
+	"+": 4, "-": 4, "|": 4, "^": 4, "*": 5, "/": 5, "%": 5, "&": 5, "<<": 5, ">>": 5}
+
+// intHelpers are the integer operators the reference calls kgenrt for: a
+// zero divisor panics in Go, and Go's shifts do not take the count modulo 32.
+var intHelpers = map[string]string{"/": "IDiv", "%": "IRem", "<<": "Shl", ">>": "Shr"}
 
 // value is a rendered expression.
 type value struct {
@@ -84,6 +89,13 @@ func (w *exprWriter) expr(e *ir.Expr, feedsAdd bool) value {
 	case ir.OpLiteral:
 		return w.literal(e.Text)
 	case ir.OpRef:
+		if e.Ref == ir.RefInf {
+			inf := jen.Qual("math", "Inf").Call(jen.Lit(1))
+			if w.mode == dtype.Invalid {
+				return value{code: inf, prec: precPrimary}
+			}
+			return value{code: jen.Float32().Call(inf), prec: precPrimary}
+		}
 		if e.Ref == ir.RefPi {
 			if w.mode == dtype.Invalid {
 				return value{code: jen.Qual("math", "Pi"), prec: precPrimary, konst: true}
@@ -251,9 +263,17 @@ func (w *exprWriter) intExpr(e *ir.Expr) value {
 	case ir.OpUnary:
 		return value{code: jen.Op("-").Add(paren(w.intExpr(e.Args[0]), precUnary+1)), prec: precUnary}
 	case ir.OpBinary:
+		x, y := w.intExpr(e.Args[0]), w.intExpr(e.Args[1])
+		if fn, ok := intHelpers[e.Operator]; ok { // defined where Go panics or differs
+			return value{code: rt(fn).Call(x.code, y.code), prec: precPrimary}
+		}
 		p := goPrec[e.Operator]
-		return value{code: jen.Add(paren(w.intExpr(e.Args[0]), p)).Op(e.Operator).Add(paren(w.intExpr(e.Args[1]), p+1)), prec: p}
-	case ir.OpCall: // select: Go has no conditional expression
+		return value{code: jen.Add(paren(x, p)).Op(e.Operator).Add(paren(y, p+1)), prec: p}
+	case ir.OpCall:
+		if lim, ok := expr.IntConversions[e.Func]; ok {
+			return w.intConversion(e.Args[0], lim)
+		}
+		// select: Go has no conditional expression
 		return value{code: jen.Func().Params().Int32().Block(
 			jen.If(w.expr(e.Args[0], false).code).Block(jen.Return(w.intExpr(e.Args[1]).code)),
 			jen.Return(w.intExpr(e.Args[2]).code),
@@ -261,4 +281,19 @@ func (w *exprWriter) intExpr(e *ir.Expr) value {
 	}
 	w.fail(fmt.Errorf("unknown integer expression node %v", e.Op))
 	return value{code: jen.Null(), prec: precPrimary}
+}
+
+// intConversion is i32/i8/u8 (lim its range) of a number (kgenrt.F2I: toward
+// zero, saturating, NaN 0) or of an integer (kgenrt.SatI).
+func (w *exprWriter) intConversion(arg *ir.Expr, lim [2]int64) value {
+	lo, hi := jen.Lit(int(lim[0])), jen.Lit(int(lim[1]))
+	if arg.Int {
+		return value{code: rt("SatI").Call(w.intExpr(arg).code, lo, hi), prec: precPrimary}
+	}
+	x := w.expr(arg, false)
+	code := x.code
+	if x.konst {
+		code = jen.Add(w.float()).Call(code)
+	}
+	return value{code: rt("F2I").Call(code, lo, hi), prec: precPrimary}
 }

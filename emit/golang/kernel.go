@@ -233,6 +233,9 @@ func bindingValue(b ir.Binding) jen.Code {
 			dims = append(dims, jen.Lit(s))
 		}
 		d = append(d, field("DType", rtType(b.DType)), field("Shape", jen.Index().String().Values(dims...)))
+		if b.Paired {
+			d = append(d, field("Paired", jen.True()))
+		}
 		return jen.Values(d...)
 	}
 	var fields []jen.Code

@@ -165,6 +165,9 @@ func referenceIO(k *ir.Kernel, n *names, c dtype.DType, storage *dtype.DType) ev
 		mode: c,
 		load: func(b ir.Binding, idx jen.Code) jen.Code { return loadInput(k, n, b, c, storage, idx) },
 		store: func(b ir.Binding, idx, val jen.Code) jen.Code {
+			if b.DType.IsInt() {
+				return jen.Id(n.local(b.Name)).Dot("SetInt32").Call(idx, val)
+			}
 			return jen.Id(n.local(b.Name)).Dot("SetFloat32").Call(idx, val)
 		},
 		acc: func(red ir.Reduction) jen.Code {
@@ -206,6 +209,9 @@ func functionNote(k *ir.Kernel) string {
 // loadInput reads element idx of an input and converts it to compute type
 // c; the conversion is written only where a storage dtype can differ from it.
 func loadInput(k *ir.Kernel, n *names, b ir.Binding, c dtype.DType, storage *dtype.DType, idx jen.Code) jen.Code {
+	if b.DType.IsInt() { // formulas see an integer tensor's elements as int32
+		return jen.Id(n.local(b.Name)).Dot("Int32At").Call(idx)
+	}
 	load := jen.Id(n.local(b.Name)).Dot("Float32At").Call(idx)
 	if c == dtype.F32 {
 		return load
@@ -321,8 +327,16 @@ func product(factors []jen.Code) *jen.Statement {
 func reference64IO(n *names) evalIO {
 	return evalIO{
 		mode: dtype.Invalid,
-		load: func(b ir.Binding, idx jen.Code) jen.Code { return jen.Id(n.local(b.Name)).Index(idx) },
+		load: func(b ir.Binding, idx jen.Code) jen.Code {
+			if b.DType.IsInt() { // an integer tensor's element, held exactly
+				return rt("Int32Of").Call(jen.Id(n.local(b.Name)).Index(idx))
+			}
+			return jen.Id(n.local(b.Name)).Index(idx)
+		},
 		store: func(b ir.Binding, idx, val jen.Code) jen.Code {
+			if b.DType.IsInt() { // stored as the kernel stores it: the low bits
+				val = jen.Float64().Call(rt("WrapInt").Call(rt(strings.ToUpper(b.DType.String())), val))
+			}
 			return jen.Id(n.local(b.Name)).Index(idx).Op("=").Add(val)
 		},
 		acc:   func(red ir.Reduction) jen.Code { return rt("NewRowAcc64").Call(rt(rowOps[red.Op.Func()])) },

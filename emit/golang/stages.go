@@ -33,6 +33,10 @@ func stageFunc(f *jen.File, k *ir.Kernel, n *names, st ir.Stage, c dtype.DType) 
 		params = append(params, param{n.local(a.Name), t, key})
 	}
 	for _, t := range st.Targets {
+		if t.Int {
+			results = append(results, param{n.local(t.Name), jen.Int32(), "int32"})
+			continue
+		}
 		results = append(results, param{n.local(t.Name), typeOf(t.Bool), fmt.Sprint(t.Bool)})
 	}
 	body, err := stageBody(k, n, st, w)
@@ -161,6 +165,13 @@ func (g *evalGen) call(st ir.Stage, seg int, idx func(ir.Binding) jen.Code) *jen
 		switch a.Kind {
 		case ir.ArgInput:
 			args = append(args, g.io.load(ins[a.Index], idx(ins[a.Index])))
+		case ir.ArgPair: // rowwise: the paired element of the row (ir.PairCol)
+			fn := map[string]string{"interleaved": "PairInterleaved", "half": "PairHalf"}[g.k.Rows().Pair]
+			at := rt(fn).Call(jen.Id("kgenJ"), jen.Id("cols"))
+			if !ins[a.Index].IsRowVector() {
+				at = jen.Id("kgenBase").Op("+").Add(at)
+			}
+			args = append(args, g.io.load(ins[a.Index], at))
 		case ir.ArgParam:
 			if a.Int { // an i32 or u32 param: the kernel's int (u32 wraps)
 				args = append(args, jen.Int32().Call(jen.Id(g.n.local(params[a.Index].Name))))

@@ -126,6 +126,8 @@ func agree(g, m float64, t dtype.DType, exact bool, bound float64) bool {
 		return true
 	case exact || math.IsInf(g, 0) || math.IsInf(m, 0):
 		return false
+	case t.IsInt(): // integers: only a conversion's bound lets them differ
+		return !math.IsInf(bound, 0) && math.Abs(g-m) <= 2*bound
 	}
 	if !(bound >= 0) || math.IsInf(bound, 0) {
 		bound = 0

@@ -203,9 +203,7 @@ var driverTmpl = template.Must(template.New("driver").Parse(`// Code generated b
 package main
 
 import (
-	"encoding/binary"
 	"encoding/gob"
-	"math"
 	"os"
 
 	"github.com/kgen-dev/kgen/kgenrt"
@@ -234,25 +232,11 @@ type goResult struct {
 }
 
 func tensor(t goTensor) (*kgenrt.Tensor, error) {
+	dt := kgenrt.ParseDType(t.DType)
 	if t.Data == nil {
-		dt := map[string]kgenrt.DType{"f32": kgenrt.F32, "f16": kgenrt.F16, "bf16": kgenrt.BF16}[t.DType]
 		return kgenrt.New(dt, t.Shape...)
 	}
-	if t.DType == "f32" {
-		v := make([]float32, len(t.Data)/4)
-		for i := range v {
-			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(t.Data[4*i:]))
-		}
-		return kgenrt.FromFloat32(kgenrt.F32, v, t.Shape...)
-	}
-	v := make([]uint16, len(t.Data)/2)
-	for i := range v {
-		v[i] = binary.LittleEndian.Uint16(t.Data[2*i:])
-	}
-	if t.DType == "f16" {
-		return kgenrt.FromF16Bits(v, t.Shape...)
-	}
-	return kgenrt.FromBF16Bits(v, t.Shape...)
+	return kgenrt.FromBytes(dt, t.Data, t.Shape...)
 }
 
 func run(j goJob) goResult {

@@ -106,3 +106,33 @@ func signed(r *rand.Rand, v float64) float64 {
 	}
 	return v
 }
+
+// IntInputs returns n seeded values of integer type t: the type's edges
+// (i8: -128, -127, 127; u8: 0, 255; i32: ±2^31 edges; u32: 0 and 2^32-1),
+// 0 and ±1 once each at the start when n allows, the rest uniform over the
+// type for i8 and u8 and mostly small (|v| < 1000) for i32 and u32, where
+// a conversion to float must stay exact for the comparison to mean much.
+func IntInputs(r *rand.Rand, n int, t dtype.DType) []float64 {
+	var edges []float64
+	lo, hi := -128.0, 127.0
+	switch t {
+	case dtype.I8:
+		edges = []float64{-128, -127, 127, 0, -1, 1}
+	case dtype.U8:
+		edges, lo, hi = []float64{0, 255, 1, 128}, 0, 255
+	case dtype.I32:
+		edges, lo, hi = []float64{-1 << 31, 1<<31 - 1, 0, -1, 1}, -999, 999
+	case dtype.U32:
+		edges, lo, hi = []float64{0, 1<<32 - 1, 1, 1 << 31}, 0, 999
+	}
+	out := make([]float64, n)
+	for i := range out {
+		if i < len(edges) && n >= 2*len(edges) {
+			out[i] = edges[i]
+			continue
+		}
+		out[i] = lo + float64(r.IntN(int(hi-lo)+1))
+	}
+	r.Shuffle(n, func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
+}

@@ -64,6 +64,10 @@ func elemShapes(k *ir.Kernel, opts Options) []shape {
 func elemInputs(r *rand.Rand, k *ir.Kernel, v ir.Variant, sizes map[string]int, opts Options) [][]float64 {
 	vals := make([][]float64, len(k.Bindings))
 	for _, b := range k.BindingsOf(ir.Input) {
+		if t := elemType(b, v); t.IsInt() {
+			vals[b.Index] = IntInputs(r, sizes[b.Shape[0]], t)
+			continue
+		}
 		vals[b.Index] = Inputs(r, sizes[b.Shape[0]], elemType(b, v), opts.Range, !opts.Plain)
 	}
 	return inDomain(r, k, v, vals, opts)
@@ -121,6 +125,9 @@ func rowShapes(k *ir.Kernel, opts Options) []shape {
 	}
 	var out []shape
 	for _, c := range cols {
+		if c%2 != 0 && k.Rows().Pair != "" {
+			c++ // a kernel that pairs a row's elements takes even rows only (kgenrt refuses odd ones)
+		}
 		for _, r := range rows {
 			sizes, seg := map[string]int{"cols": c}, 0
 			for _, f := range k.ArgsBinding().Fields {

@@ -88,8 +88,8 @@ func mutateStores(src []byte, out, in string, operand bool, m Mutation) ([]byte,
 		store string // the replacement's left-hand side
 		input string // the first input at the same index
 	}{
-		{regexp.MustCompile(`\bkgen_v_` + name + `\[(\w+)\](\s*=\s*)(\w+)\(\s*kgen_c_` + name + `\s*\)\s*;`), `kgen_v_` + out + `[$1]`, `kgen_v_` + in + `[$1]`},
-		{regexp.MustCompile(`\b` + name + `\[([^\[\]=;]+)\](\s*=\s*)(\w+)\([^;]*\)\s*;`), out + `[$1]`, in + `[$1]`},
+		{regexp.MustCompile(`\bkgen_v_` + name + `\[(\w+)\](\s*=\s*)(\w+|\([\w ]+\))\(\s*kgen_c_` + name + `\s*\)\s*;`), `kgen_v_` + out + `[$1]`, `kgen_v_` + in + `[$1]`},
+		{regexp.MustCompile(`\b` + name + `\[([^\[\]=;]+)\](\s*=\s*)(\w+|\([\w ]+\))\([^;]*\)\s*;`), out + `[$1]`, in + `[$1]`},
 	}
 	n := 0
 	for _, st := range stores {

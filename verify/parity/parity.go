@@ -36,6 +36,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+	"strconv"
 
 	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/ir"
@@ -281,6 +282,13 @@ func (c *check) buffers() ([][]byte, error) {
 func paramValues(k *ir.Kernel, f32Param func(i int) float64) []float64 {
 	var out []float64
 	for i, p := range k.Params() {
+		if v, err := strconv.ParseFloat(p.Example, 64); p.Example != "" && err == nil {
+			if p.Type == dtype.F32 {
+				v = float64(float32(v))
+			}
+			out = append(out, v)
+			continue
+		}
 		switch p.Type {
 		case dtype.F32:
 			out = append(out, f32Param(i))
@@ -384,6 +392,10 @@ func judge(got, want, bound float64, t dtype.DType, tol ir.Tolerance) (allowed f
 		bound = 0
 	}
 	allowed = tol.Abs + tol.Rel*math.Abs(want) + bound
+	if t.IsInt() { // integers are exact: only a conversion's bound moves them
+		allowed = bound
+		return allowed, math.IsInf(bound, 1) || math.Abs(got-wrapTo(want, t)) <= bound, ""
+	}
 	switch {
 	case math.IsInf(bound, 1):
 		return allowed, true, "" // undecided: see ir.Rounding.Overflow
@@ -408,9 +420,25 @@ func elemType(b ir.Binding, v ir.Variant) dtype.DType {
 	return v.DType
 }
 
+// unwritten is what an integer output is pre-filled with (floats get NaN):
+// a value no kgen store of a small row is likely to produce.
+const unwritten = 0x5a5a5a5a
+
 func encode(vals []float64, t dtype.DType) []byte {
 	buf := make([]byte, len(vals)*t.Size())
 	for i, v := range vals {
+		if t.IsInt() {
+			u := uint32(unwritten)
+			if !math.IsNaN(v) {
+				u = uint32(int64(v))
+			}
+			if t.Size() == 1 {
+				buf[i] = byte(u)
+			} else {
+				binary.LittleEndian.PutUint32(buf[4*i:], u)
+			}
+			continue
+		}
 		switch t {
 		case dtype.F16:
 			binary.LittleEndian.PutUint16(buf[2*i:], dtype.F16Bits(float32(v)))
@@ -425,10 +453,32 @@ func encode(vals []float64, t dtype.DType) []byte {
 
 func decode(buf []byte, t dtype.DType, i int) float64 {
 	switch t {
+	case dtype.I8:
+		return float64(int8(buf[i]))
+	case dtype.U8:
+		return float64(buf[i])
+	case dtype.I32:
+		return float64(int32(binary.LittleEndian.Uint32(buf[4*i:])))
+	case dtype.U32:
+		return float64(binary.LittleEndian.Uint32(buf[4*i:]))
 	case dtype.F16:
 		return float64(dtype.F16Value(binary.LittleEndian.Uint16(buf[2*i:])))
 	case dtype.BF16:
 		return float64(dtype.BF16Value(binary.LittleEndian.Uint16(buf[2*i:])))
 	}
 	return float64(math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:])))
+}
+
+// wrapTo is an integer reference stored in integer type t, as a kernel's
+// store keeps the low bits.
+func wrapTo(v float64, t dtype.DType) float64 {
+	switch t {
+	case dtype.I8:
+		return float64(int8(int64(v)))
+	case dtype.U8:
+		return float64(uint8(int64(v)))
+	case dtype.U32:
+		return float64(uint32(int64(v)))
+	}
+	return float64(int32(int64(v)))
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/kgen-dev/kgen/config"
@@ -108,6 +109,14 @@ func TestRowKernelsShuffled(t *testing.T) {
 // hold a NaN or an infinity (the check would be vacuous there), or when the
 // NaN row of a run with designated rows has no NaN reference (the special
 // values did not reach the kernel).
+// nanHidden are the built-ins whose NaN row rightly gives no NaN
+// reference, and why.
+var nanHidden = map[string]string{
+	"quantize_int8_rows":   "the absmax ignores a NaN, which quantizes to 0 (i8 of NaN)",
+	"dequantize_int8_rows": "its [rows, cols] input is an i8 tensor, which holds no NaN",
+	"causal_softmax":       "the NaN row's NaN sits in a masked column (col > row)",
+}
+
 func checkConfined(t *testing.T, r parity.Result) {
 	t.Helper()
 	sawNaNRow := false
@@ -120,7 +129,8 @@ func checkConfined(t *testing.T, r parity.Result) {
 			t.Errorf("%s rows=%d cols=%d: a NaN reference in row %d (%s)", r.HostName, r.Rows, r.Cols, row, parity.RowKindOf(row, r.Rows))
 		}
 	}
-	if parity.RowKindOf(1, r.Rows) == parity.NaNRow && !sawNaNRow {
+	kernel := r.HostName[:strings.LastIndex(r.HostName, "_")]
+	if parity.RowKindOf(1, r.Rows) == parity.NaNRow && !sawNaNRow && nanHidden[kernel] == "" {
 		t.Errorf("%s rows=%d cols=%d: the NaN row gave no NaN reference", r.HostName, r.Rows, r.Cols)
 	}
 }

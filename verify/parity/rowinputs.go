@@ -76,6 +76,9 @@ func inDomain(r *rand.Rand, k *ir.Kernel, v ir.Variant, vals [][]float64, opts O
 	}
 	for _, b := range k.BindingsOf(ir.Input) {
 		t := elemType(b, v)
+		if t.IsInt() {
+			continue
+		}
 		finite := finiteSpecials(t, opts.Range)
 		for j, x := range vals[b.Index] {
 			if math.IsInf(x, 0) || math.IsNaN(x) {
@@ -170,6 +173,15 @@ func rowInputs(r *rand.Rand, k *ir.Kernel, v ir.Variant, sizes map[string]int, o
 	for _, b := range k.BindingsOf(ir.Input) {
 		t := elemType(b, v)
 		switch {
+		case t.IsInt():
+			n := cols
+			switch {
+			case b.IsPerRow():
+				n = sizes[b.Shape[0]]
+			case !b.IsRowVector():
+				n = sizes[b.Shape[0]] * cols
+			}
+			vals[b.Index] = IntInputs(r, n, t)
 		case opts.Plain:
 			n := cols
 			switch {

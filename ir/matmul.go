@@ -35,8 +35,11 @@ type Matmul struct {
 	// output into a threadgroup-memory strip, then runs the passes over it.
 	Rows *Rows
 	// NMax is the widest n a row-owning kernel takes: its strip must fit
-	// in threadgroup memory. The launcher refuses a wider n.
+	// in threadgroup memory. A wider n takes Split.
 	NMax int
+	// Split is the two-launch form of a row-reducing kernel for n > NMax
+	// (nil without row reductions).
+	Split *Split
 }
 
 // RowTile is the row-owning kernel's tile: 8 rows, the N strip walked 32
@@ -192,6 +195,7 @@ func matmulSchedule(s *spec.Spec, k *Kernel, diags *diag.List) Schedule {
 		mm.NMax = (backend.Table[Metal].ThreadgroupBytes - staging) / (4 * t.BM * len(mm.B)) / t.BN * t.BN
 		mm.ThreadgroupBytes = staging + 4*t.BM*len(mm.B)*mm.NMax
 		k.Threadgroup = t.Threads()
+		mm.Split = splitOf(k, mm)
 		return mm
 	}
 	t := mm.Tile
@@ -265,8 +269,11 @@ func (mm *Matmul) Describe(k *Kernel) []string {
 	if mm.Rows != nil {
 		return []string{
 			fmt.Sprintf("row-owning tile %s: one threadgroup per %d rows of the output, %d threads", t, t.BM, t.Threads()),
-			fmt.Sprintf("n ≤ %d: the rows' accumulators stay in a threadgroup-memory strip (%d bytes in all with staging); the launcher refuses a wider n", mm.NMax, mm.ThreadgroupBytes),
+			fmt.Sprintf("n ≤ %d: the rows' accumulators stay in a threadgroup-memory strip (%d bytes in all with staging)", mm.NMax, mm.ThreadgroupBytes),
 			fmt.Sprintf("%d reduction pass(es) then the write pass over the strip, each simdgroup reducing %d rows with simd_sum/simd_max", mm.Rows.Passes, t.BM/(t.WM*t.WN)),
+			fmt.Sprintf("n > %d: two launches in one call, an f32 [m, n] workspace per accumulator between them (%s, %s)", mm.NMax, mm.Split.Acc.Entry, mm.Split.Rows.Entry),
+			mm.Split.Acc.Comment,
+			mm.Split.Rows.Comment,
 		}
 	}
 	var bs []string

@@ -15,11 +15,14 @@ type MatmulShape struct{ M, N, K int }
 // position (a lone element, a partial fragment, one whole fragment, a
 // partial tile, many tiles with a K tail), tessera's test shapes (M, K, N
 // written as M, N, K here: (16, 24, 32), (64, 96, 48) ragged,
-// (128, 128, 256), (40, 256, 128), (8, 512, 64)), and empty outputs.
+// (128, 128, 256), (40, 256, 128), (8, 512, 64)), empty outputs, and an n
+// of 1000, wider than a row-reducing kernel's strip (928 columns, 416
+// gated), where its launcher takes the split form (ir.Split).
 var DefaultMatmulShapes = []MatmulShape{
 	{1, 1, 1}, {7, 8, 33}, {8, 33, 7}, {33, 7, 8}, {33, 33, 513}, {513, 8, 7}, {7, 513, 1},
 	{8, 8, 8}, {0, 7, 8}, {7, 8, 0},
 	{16, 24, 32}, {64, 96, 48}, {128, 128, 256}, {40, 256, 128}, {8, 512, 64},
+	{9, 1000, 33},
 }
 
 // MatmulRange is the magnitude of matmul operands and epilogue inputs:

@@ -266,7 +266,7 @@ ports: {metal: generated, cuda: null, rocm: null}
 		t.Fatalf("want one row-owning gated matmul with NMax 416, got %d kernels", len(kernels))
 	}
 	k := kernels[0]
-	shapes := []parity.MatmulShape{{1, 1, 1}, {9, 33, 17}, {40, 256, 128}, {33, 416, 7}}
+	shapes := []parity.MatmulShape{{1, 1, 1}, {9, 33, 17}, {40, 256, 128}, {33, 416, 7}, {9, 417, 5}} // 417: the split form
 	for _, lanes := range []mslcpu.MatrixLaneMap{mslcpu.AppleLanes, mslcpu.ScrambledLanes} {
 		for _, r := range checkAll(t, k, src[k.Name], parity.Options{Seed: 7, Matmul: shapes, MatrixLanes: lanes}) {
 			checkConfined(t, r)

@@ -22,7 +22,7 @@ import "math"
 //     ≤ u·(M − s_j + 2Δ), Δ = max sErr. The exps add at most B·c·u
 //     (relative). The scores' own errors scale w_j by e^{±sErr_j}. So
 //     ŵ_j = w_j·e^{−M̂+M}·(1 + η_j), |η_j| ≤ H_j = exp(sErr_j + u(M − s_j + 2Δ)
-//     + B·c·u) − 1; the common factor e^{M−M̂} cancels in the ratio. Each
+//   - B·c·u) − 1; the common factor e^{M−M̂} cancels in the ratio. Each
 //     rescale is one more rounding of every earlier term: that is the B·c·u
 //     of the factors' exps plus the O·f products counted with the sums below.
 //   - Perturbed weights move the ratio by

@@ -65,6 +65,7 @@ const (
 	faithful       mutant = iota
 	missingRescale        // O is not multiplied by exp(mOld − mNew)
 	forgetsMax            // the running max becomes the block's max alone
+	keepsBlockMax         // the new max is used for the block, the block's own max kept for the next
 )
 
 // streamRow is kgenrt.SoftmaxMatMulF32's row order, with a mutation.
@@ -78,9 +79,13 @@ func streamRow(row []float32, v [][]float32, p int, mu mutant) []float32 {
 		if mu == forgetsMax {
 			mNew = float32(math.Inf(-1))
 		}
+		blkMax := float32(math.Inf(-1))
 		for _, x := range blk {
 			if x > mNew || mNew != mNew {
 				mNew = x
+			}
+			if x > blkMax || blkMax != blkMax {
+				blkMax = x
 			}
 		}
 		f := float32(1)
@@ -97,6 +102,9 @@ func streamRow(row []float32, v [][]float32, p int, mu mutant) []float32 {
 		}
 		l = l*f + sum
 		mOld = mNew
+		if mu == keepsBlockMax {
+			mOld = blkMax
+		}
 		for c := range o {
 			var d float32
 			for t := range blk {
@@ -120,7 +128,7 @@ func streamRow(row []float32, v [][]float32, p int, mu mutant) []float32 {
 // widths around the block and far above it, NaN exactly where the
 // reference is NaN; the bound is tight enough to be a test (under 1e-4
 // on uniform rows, |V| ≤ 2), and it fails a kernel that drops the
-// rescale or forgets the running max (mutants of the same loop, which is
+// rescale, forgets the running max or keeps the block's max (mutants of the same loop, which is
 // first shown to give kgenrt's bytes unmutated).
 func TestSoftmaxMatmulBoundHolds(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
@@ -147,7 +155,7 @@ func TestSoftmaxMatmulBoundHolds(t *testing.T) {
 					s[j] = float64(x)
 				}
 				want, bound := ir.SoftmaxMatmulRowBound(s, make([]float64, n), func(j, c int) float64 { return float64(v[j][c]) }, p, kgenrt.SoftmaxBlock, rounding)
-				got := kgenrt.SoftmaxMatMulF32(row, vt, false, 1, n, p)
+				got := normalized(kgenrt.SoftmaxMatMulF32(row, vt, false, 1, n, p))
 				where := fmt.Sprintf("n=%d p=%d %s", n, p, name)
 				if local := streamRow(row, v, p, faithful); fmt.Sprint(local) != fmt.Sprint(got) {
 					t.Fatalf("%s: the test's loop gives %v, kgenrt %v", where, local, got)
@@ -160,7 +168,7 @@ func TestSoftmaxMatmulBoundHolds(t *testing.T) {
 						t.Errorf("%s c=%d: bound %g is loose", where, c, bound[c])
 					}
 				}
-				for _, mu := range []mutant{missingRescale, forgetsMax} {
+				for _, mu := range []mutant{missingRescale, forgetsMax, keepsBlockMax} {
 					bad := streamRow(row, v, p, mu)
 					for c := range p {
 						if judge(float64(bad[c]), want[c], bound[c]) != "" {
@@ -171,11 +179,20 @@ func TestSoftmaxMatmulBoundHolds(t *testing.T) {
 			}
 		}
 	}
-	for mu, name := range map[mutant]string{missingRescale: "a missing rescale", forgetsMax: "a running max that forgets the old max"} {
+	for mu, name := range map[mutant]string{missingRescale: "a missing rescale", forgetsMax: "a running max that forgets the old max",
+		keepsBlockMax: "a running max that keeps the block's max"} {
 		if !caught[mu] {
 			t.Errorf("the bound passes a streaming softmax with %s", name)
 		}
 	}
+}
+
+// normalized is one row's O / l.
+func normalized(o, l []float32) []float32 {
+	for c := range o {
+		o[c] /= l[0]
+	}
+	return o
 }
 
 // judge is parity's rule for one value: NaN meets NaN, otherwise
@@ -216,7 +233,7 @@ func TestSoftmaxMatmulBoundCoversScoreErrors(t *testing.T) {
 			row[j] = float32(s[j] * (1 + rel*(2*r.Float64()-1)))
 		}
 		want, bound := ir.SoftmaxMatmulRowBound(s, serr, func(j, c int) float64 { return float64(vflat[j*p+c]) }, p, kgenrt.SoftmaxBlock, rounding)
-		got := kgenrt.SoftmaxMatMulF32(row, vt, false, 1, n, p)
+		got := normalized(kgenrt.SoftmaxMatMulF32(row, vt, false, 1, n, p))
 		for c := range p {
 			if msg := judge(float64(got[c]), want[c], bound[c]); msg != "" {
 				t.Errorf("trial %d c=%d: %s", trial, c, msg)

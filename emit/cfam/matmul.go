@@ -22,6 +22,9 @@ func (matmul) describe(k *ir.Kernel, d *Dialect, v *view) {
 	for _, b := range mm.B {
 		v.Formulas = append(v.Formulas, fmt.Sprintf("%s = sum over k of %s[i, k] * %s[k, j] (f32)", b.Acc, mm.A.Name, b.Name))
 	}
+	if ch := mm.Chain; ch != nil {
+		v.Formulas = append(v.Formulas, fmt.Sprintf("%s = sum over j of %s[i, j] * %s[j, c] (f32, streamed over j with an online softmax)", ch.Then.Acc, k.Steps[ch.Weight].Name, ch.Then.Name))
+	}
 	for _, c := range k.Constants {
 		v.Formulas = append(v.Formulas, c.Name+" = "+c.Text+" (constant)")
 	}
@@ -48,6 +51,10 @@ type matmulWriter struct {
 
 func (matmul) body(w *Writer, k *ir.Kernel, d *Dialect) {
 	mw := newMatmulWriter(w, k, d)
+	if mw.mm.Chain != nil {
+		mw.chainBody()
+		return
+	}
 	if mw.mm.Rows != nil {
 		mw.rowBody()
 		return

@@ -215,6 +215,13 @@ func callBuilder(f *jen.File, k *ir.Kernel, n *names) error {
 		sizeLocals(k, nil),
 	}
 	body = append(body, derived...)
+	if mm := k.Matmul(); mm != nil && mm.Chain != nil {
+		// The chain keeps p columns of its rows' outputs in threadgroup
+		// memory; a wider p would not fit (the kernel then writes nothing).
+		body = append(body, jen.If(jen.Id("p").Op(">").Lit(mm.Chain.PMax)).Block(jen.Return(jen.Nil(),
+			jen.Qual("fmt", "Errorf").Call(jen.Lit(k.Name+": p = %d is wider than the chain's threadgroup-memory output strip ("+
+				fmt.Sprint(mm.Chain.PMax)+" columns; docs/matmul.md)"), jen.Id("p")))))
+	}
 	body = append(body, jen.Id("args").Op(":=").Make(jen.Index().Byte(), jen.Lit(4*len(args.Fields))))
 	for _, fl := range args.Fields {
 		body = append(body, jen.Qual("encoding/binary", "LittleEndian").Dot("PutUint32").Call(

@@ -55,6 +55,9 @@ type Options struct {
 	// Matmul are the shapes a matmul kernel runs at; default
 	// DefaultMatmulShapes.
 	Matmul []MatmulShape
+	// Chain are the shapes a matmul chain runs at; default
+	// DefaultChainShapes.
+	Chain []ChainShape
 	// MatrixLanes is the simdgroup_matrix lane map of every run
 	// (mslcpu.ScrambledLanes: the kernel must not depend on Apple's).
 	MatrixLanes mslcpu.MatrixLaneMap

@@ -15,8 +15,8 @@ import (
 func chains(t *testing.T) ([]*ir.Kernel, map[string][]byte) {
 	kernels, src := projectKernels(t, filepath.Join(repoRoot(), "kgen.yaml"))
 	var out []*ir.Kernel
-	for _, k := range matmuls(kernels) {
-		if k.Matmul().Chain != nil {
+	for _, k := range kernels {
+		if k.Kind == ir.KindMatmul && k.Matmul().Chain != nil {
 			out = append(out, k)
 		}
 	}

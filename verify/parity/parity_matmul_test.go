@@ -12,11 +12,12 @@ import (
 	"github.com/kgen-dev/kgen/verify/parity"
 )
 
-// matmuls filters the matmul kernels.
+// matmuls filters the matmul kernels other than chains (whose shapes and
+// tests are their own: parity_chain_test.go).
 func matmuls(ks []*ir.Kernel) []*ir.Kernel {
 	var out []*ir.Kernel
 	for _, k := range ks {
-		if k.Kind == ir.KindMatmul {
+		if k.Kind == ir.KindMatmul && k.Matmul().Chain == nil {
 			out = append(out, k)
 		}
 	}

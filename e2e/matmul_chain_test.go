@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -61,10 +62,11 @@ func f64(v []float32) []float64 {
 	return out
 }
 
-// TestChainRefusesWideP: a chain's launcher refuses a p wider than its
+// TestChainLauncherChecks: a chain's launcher refuses a p wider than its
 // output strip (768 columns) before anything launches (the kernel would
-// write nothing); 768 passes that check.
-func TestChainRefusesWideP(t *testing.T) {
+// write nothing), while 768 passes that check; and a V whose n disagrees
+// with B's is a *kgenrt.TensorError, in Run and in Reference alike.
+func TestChainLauncherChecks(t *testing.T) {
 	mk := func(shape ...int) *kgenrt.Tensor {
 		x, err := kgenrt.New(kgenrt.F32, shape...)
 		if err != nil {
@@ -78,5 +80,12 @@ func TestChainRefusesWideP(t *testing.T) {
 	}
 	if err := kernels.MatmulSoftmaxMatmul.Run(kgenrt.Metal, mk(2, 3), mk(3, 5), mk(5, 768), mk(2, 768)); err != nil && strings.Contains(err.Error(), "wider") {
 		t.Errorf("p = 768: %v", err)
+	}
+	var te *kgenrt.TensorError
+	if err := kernels.MatmulSoftmaxMatmul.Run(kgenrt.Metal, mk(2, 3), mk(3, 5), mk(6, 4), mk(2, 4)); !errors.As(err, &te) {
+		t.Errorf("V [6, 4] after B [3, 5]: Run gave %v, want a TensorError", err)
+	}
+	if err := kernels.MatmulSoftmaxMatmul.Reference(mk(2, 3), mk(3, 5), mk(6, 4), mk(2, 4)); !errors.As(err, &te) {
+		t.Errorf("V [6, 4] after B [3, 5]: Reference gave %v, want a TensorError", err)
 	}
 }

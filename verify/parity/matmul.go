@@ -36,10 +36,10 @@ const MatmulRange = 2
 // DefaultChainShapes are a chain's (M, N, K, P): n within one block of 32
 // columns, at a block edge, one past it and many blocks (every block
 // rescales), p a partial fragment, one fragment, a partial column chunk
-// and several chunks, empty rows and an empty n.
+// and several chunks, k = 0 (equal scores), empty rows and an empty n.
 var DefaultChainShapes = []ChainShape{
 	{1, 1, 1, 1}, {7, 8, 33, 7}, {9, 32, 8, 8}, {9, 33, 7, 33}, {16, 100, 16, 40},
-	{8, 513, 20, 9}, {33, 64, 33, 64}, {3, 1000, 9, 70}, {0, 7, 8, 9}, {9, 0, 8, 9},
+	{8, 513, 20, 9}, {33, 64, 33, 64}, {3, 1000, 9, 70}, {5, 40, 0, 9}, {0, 7, 8, 9}, {9, 0, 8, 9},
 }
 
 func matmulShapes(k *ir.Kernel, opts Options) []shape {

@@ -34,45 +34,59 @@ var (
 	structRE   = regexp.MustCompile(`(?s)struct (\w+)_args \{(.*?)\};`)
 	// positionRE matches the thread-position parameters of rowwise kernels.
 	positionRE = regexp.MustCompile(`^uint kgen_\w+ \[\[(thread_index_in_threadgroup|threadgroup_position_in_grid|thread_index_in_simdgroup|simdgroup_index_in_threadgroup)\]\]$`)
-	hostRE     = regexp.MustCompile(`template \[\[host_name\("(\w+)"\)\]\] \[\[kernel\]\] decltype\(\w+<(\w+)>\)`)
+	hostRE     = regexp.MustCompile(`template \[\[host_name\("(\w+)"\)\]\] \[\[kernel\]\] decltype\((\w+)<(\w+)>\)`)
 )
 
 var mslTypes = map[string]string{"T": "T", "float": "f32", "half": "f16", "bfloat": "bf16", "uint": "u32", "int": "i32", "char": "i8", "uchar": "u8"}
 
-// mslSignature parses a .metal file's kernel parameters, args struct fields
-// and host-name instantiations.
-func mslSignature(t *testing.T, src string) (name string, bs []binding, fields []string, hosts map[string]string) {
+// signature is one kernel function of a .metal file: its parameters, its
+// args struct's fields and its host-name instantiations.
+type signature struct {
+	bs     []binding
+	fields []string
+	hosts  map[string]string
+}
+
+// mslSignatures parses every kernel function of a .metal file (a split
+// kernel has its phases' too), by name, in order.
+func mslSignatures(t *testing.T, src string) (names []string, sigs map[string]*signature) {
 	t.Helper()
-	m := kernelRE.FindStringSubmatch(src)
-	if m == nil {
-		t.Fatal("no kernel signature")
-	}
-	name = m[1]
-	for _, p := range strings.Split(m[2], ",") {
-		p = strings.TrimSpace(p)
-		if d := deviceRE.FindStringSubmatch(p); d != nil {
-			role := "output"
-			if d[1] != "" {
-				role = "input"
-			}
-			bs = append(bs, binding{atoi(t, d[4]), d[3], role, mslTypes[d[2]]})
-		} else if c := constantRE.FindStringSubmatch(p); c != nil {
-			bs = append(bs, binding{atoi(t, c[3]), c[2], "args", ""})
-		} else if !strings.HasSuffix(p, "[[thread_position_in_grid]]") && !positionRE.MatchString(p) {
-			t.Fatalf("kernel %s: unparsed parameter %q", name, p)
-		}
-	}
+	var fields []string
 	s := structRE.FindStringSubmatch(src)
 	for _, line := range strings.Split(s[2], ";") {
 		if f := strings.Fields(line); len(f) == 2 {
 			fields = append(fields, f[1]+":"+mslTypes[f[0]])
 		}
 	}
-	hosts = map[string]string{}
-	for _, h := range hostRE.FindAllStringSubmatch(src, -1) {
-		hosts[h[1]] = mslTypes[h[2]]
+	sigs = map[string]*signature{}
+	for _, m := range kernelRE.FindAllStringSubmatch(src, -1) {
+		sig := &signature{fields: fields, hosts: map[string]string{}}
+		for _, p := range strings.Split(m[2], ",") {
+			p = strings.TrimSpace(p)
+			if d := deviceRE.FindStringSubmatch(p); d != nil {
+				role := "output"
+				if d[1] != "" {
+					role = "input"
+				}
+				sig.bs = append(sig.bs, binding{atoi(t, d[4]), d[3], role, mslTypes[d[2]]})
+			} else if c := constantRE.FindStringSubmatch(p); c != nil {
+				sig.bs = append(sig.bs, binding{atoi(t, c[3]), c[2], "args", ""})
+			} else if !strings.HasSuffix(p, "[[thread_position_in_grid]]") && !positionRE.MatchString(p) {
+				t.Fatalf("kernel %s: unparsed parameter %q", m[1], p)
+			}
+		}
+		names = append(names, m[1])
+		sigs[m[1]] = sig
 	}
-	return name, bs, fields, hosts
+	if len(names) == 0 {
+		t.Fatal("no kernel signature")
+	}
+	for _, h := range hostRE.FindAllStringSubmatch(src, -1) {
+		if sig := sigs[h[2]]; sig != nil {
+			sig.hosts[h[1]] = mslTypes[h[3]]
+		}
+	}
+	return names, sigs
 }
 
 func atoi(t *testing.T, s string) int {
@@ -115,21 +129,36 @@ func TestMSLSignaturesMatchGoAndInventory(t *testing.T) {
 			if err := k.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			checkSignature(t, k, string(src), inv[k.Name])
+			names, sigs := mslSignatures(t, string(src))
+			ik := inv[k.Name]
+			if names[0] != k.Name || len(names) != 1+len(k.Phases) {
+				t.Fatalf("MSL kernels %v for %s with %d phases", names, k.Name, len(k.Phases))
+			}
+			checkSignature(t, k, sigs[k.Name], ik.Bindings, ik.Variants, ik.Dispatch)
+			if len(k.Phases) > 0 && (ik.Split == nil || len(ik.Split.Phases) != len(k.Phases)) {
+				t.Fatalf("%d phases, inventory split %+v", len(k.Phases), ik.Split)
+			}
+			for i, p := range k.Phases {
+				ip := ik.Split.Phases[i]
+				if names[1+i] != p.Name || ip.Entry != p.Name || sigs[p.Name] == nil {
+					t.Fatalf("phase %d: MSL %s, Go %s, inventory %s", i, names[1+i], p.Name, ip.Entry)
+				}
+				checkSignature(t, p, sigs[p.Name], ip.Bindings, ip.Variants, ip.Dispatch)
+			}
 			checkLauncher(t, k)
 		})
 	}
 }
 
-func checkSignature(t *testing.T, k *kgenrt.Kernel, src string, ik inventory.Kernel) {
-	name, msl, fields, hosts := mslSignature(t, src)
-	if name != k.Name || len(msl) != len(k.Bindings) || len(msl) != len(ik.Bindings) {
-		t.Fatalf("kernel %s: %d MSL, %d Go, %d inventory bindings", name, len(msl), len(k.Bindings), len(ik.Bindings))
+func checkSignature(t *testing.T, k *kgenrt.Kernel, sig *signature, ikBindings []inventory.Binding, ikVariants []inventory.Variant, ikDispatch inventory.Dispatch) {
+	msl, fields, hosts := sig.bs, sig.fields, sig.hosts
+	if len(msl) != len(k.Bindings) || len(msl) != len(ikBindings) {
+		t.Fatalf("kernel %s: %d MSL, %d Go, %d inventory bindings", k.Name, len(msl), len(k.Bindings), len(ikBindings))
 	}
 	var goFields, invFields []string
 	for i, b := range k.Bindings {
 		g := binding{b.Index, b.Name, b.Role.String(), b.DType.String()}
-		in := binding{ik.Bindings[i].Index, ik.Bindings[i].Name, ik.Bindings[i].Role, ik.Bindings[i].DType}
+		in := binding{ikBindings[i].Index, ikBindings[i].Name, ikBindings[i].Role, ikBindings[i].DType}
 		if b.Role == kgenrt.Args {
 			g.DType = ""
 			for _, f := range b.Fields {
@@ -138,7 +167,7 @@ func checkSignature(t *testing.T, k *kgenrt.Kernel, src string, ik inventory.Ker
 					t.Errorf("Go field %s at offset %d", f.Name, f.Offset)
 				}
 			}
-			for j, f := range ik.Bindings[i].Fields {
+			for j, f := range ikBindings[i].Fields {
 				invFields = append(invFields, f.Name+":"+f.Type)
 				if f.Offset != b.Fields[j].Offset {
 					t.Errorf("inventory field %s at offset %d, Go at %d", f.Name, f.Offset, b.Fields[j].Offset)
@@ -152,17 +181,17 @@ func checkSignature(t *testing.T, k *kgenrt.Kernel, src string, ik inventory.Ker
 	if strings.Join(fields, " ") != strings.Join(goFields, " ") || strings.Join(fields, " ") != strings.Join(invFields, " ") {
 		t.Errorf("args struct: MSL %v, Go %v, inventory %v", fields, goFields, invFields)
 	}
-	if len(hosts) != len(k.Variants) || len(ik.Variants) != len(k.Variants) {
-		t.Fatalf("%d MSL instantiations, %d Go variants, %d inventory variants", len(hosts), len(k.Variants), len(ik.Variants))
+	if len(hosts) != len(k.Variants) || len(ikVariants) != len(k.Variants) {
+		t.Fatalf("%d MSL instantiations, %d Go variants, %d inventory variants", len(hosts), len(k.Variants), len(ikVariants))
 	}
 	for i, v := range k.Variants {
-		iv := ik.Variants[i]
+		iv := ikVariants[i]
 		if hosts[v.HostName] != v.DType.String() || iv.HostName != v.HostName || iv.DType != v.DType.String() || iv.Key != v.Key {
 			t.Errorf("variant %s: MSL instantiates %q; inventory %+v; Go %+v", v.HostName, hosts[v.HostName], iv, v)
 		}
 	}
-	if l := k.Launch[kgenrt.Metal]; ik.Dispatch.Grid != l.GridStrings() || ik.Dispatch.Threadgroup != l.Threadgroup {
-		t.Errorf("dispatch: inventory %v, Go %v %v", ik.Dispatch, l.GridStrings(), l.Threadgroup)
+	if l := k.Launch[kgenrt.Metal]; ikDispatch.Grid != l.GridStrings() || ikDispatch.Threadgroup != l.Threadgroup {
+		t.Errorf("dispatch: inventory %v, Go %v %v", ikDispatch, l.GridStrings(), l.Threadgroup)
 	}
 }
 
@@ -174,15 +203,22 @@ func checkLauncher(t *testing.T, k *kgenrt.Kernel) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tensors []string
+	var lists [][]string // each call's tensors: a split's phases first, then the kernel's own
 	var offsets []int
+	ws := regexp.MustCompile(`^kgenWs(\d+)$`)
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch v := n.(type) {
 		case *ast.KeyValueExpr:
 			if id, ok := v.Key.(*ast.Ident); ok && id.Name == "Tensors" {
+				var tensors []string
 				for _, e := range v.Value.(*ast.CompositeLit).Elts {
-					tensors = append(tensors, strings.TrimSuffix(e.(*ast.Ident).Name, "_"))
+					name := strings.TrimSuffix(e.(*ast.Ident).Name, "_")
+					if m := ws.FindStringSubmatch(name); m != nil {
+						name = "kgen_ws" + m[1]
+					}
+					tensors = append(tensors, name)
 				}
+				lists = append(lists, tensors)
 			}
 		case *ast.CallExpr:
 			if sel, ok := v.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "PutUint32" {
@@ -192,12 +228,17 @@ func checkLauncher(t *testing.T, k *kgenrt.Kernel) {
 		}
 		return true
 	})
-	var want []string
-	for _, b := range k.Tensors() {
-		want = append(want, b.Name)
+	if len(lists) != 1+len(k.Phases) {
+		t.Fatalf("launcher builds %d calls, want %d", len(lists), 1+len(k.Phases))
 	}
-	if strings.Join(tensors, ",") != strings.Join(want, ",") {
-		t.Errorf("launcher passes %v, bindings are %v", tensors, want)
+	for i, of := range append(append([]*kgenrt.Kernel(nil), k.Phases...), k) {
+		var want []string
+		for _, b := range of.Tensors() {
+			want = append(want, b.Name)
+		}
+		if strings.Join(lists[i], ",") != strings.Join(want, ",") {
+			t.Errorf("launcher passes %v to %s, bindings are %v", lists[i], of.Name, want)
+		}
 	}
 	args := k.ArgsBinding()
 	if len(offsets) != len(args.Fields) {

@@ -395,6 +395,10 @@ func (c *formulaChecker) declareMatmul() {
 	for i, b := range m.B {
 		c.add(b.Acc, RefAcc, i, "accumulator")
 	}
+	if t := m.Then; t != nil { // a chain: the second product, acc2 = weights · V
+		c.add(t.Name, refOperand, 1+len(m.B), "matmul operand")
+		c.add(t.Acc, RefAcc, len(m.B), "accumulator")
+	}
 }
 
 // accNames lists a matmul's accumulator names, for messages.
@@ -402,6 +406,9 @@ func (c *formulaChecker) accNames() string {
 	var out []string
 	for _, b := range c.s.Matmul.B {
 		out = append(out, b.Acc.Name)
+	}
+	if t := c.s.Matmul.Then; t != nil {
+		out = append(out, t.Acc.Name)
 	}
 	return strings.Join(out, ", ")
 }

@@ -193,4 +193,9 @@ func (k *Kernel) SetKeys(source []byte) {
 	for i := range k.Variants {
 		k.Variants[i].Key = Key(source, k.Variants[i].HostName, k.Math)
 	}
+	for _, p := range k.Phases() {
+		for i := range p.Variants {
+			p.Variants[i].Key = Key(source, p.Variants[i].HostName, k.Math)
+		}
+	}
 }

@@ -35,8 +35,13 @@ type Matmul struct {
 	// output into a threadgroup-memory strip, then runs the passes over it.
 	Rows *Rows
 	// NMax is the widest n a row-owning kernel takes: its strip must fit
-	// in threadgroup memory. The launcher refuses a wider n.
+	// in threadgroup memory. A wider n takes Split.
 	NMax int
+	// Split is the two-launch form of a row-reducing kernel for n > NMax
+	// (nil without row reductions).
+	Split *Split
+	// Chain is a chain's second product, softmax(scores)·V (nil: no chain).
+	Chain *Chain
 }
 
 // RowTile is the row-owning kernel's tile: 8 rows, the N strip walked 32
@@ -123,6 +128,11 @@ func matmulBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 	for _, b := range m.B {
 		operand(b, Shape{"k", "n"}, Shape{"n", "k"})
 	}
+	outShape := Shape{"m", "n"}
+	if m.Then != nil { // a chain: V is [n, p], the outputs [m, p]
+		operand(*m.Then, Shape{"n", "p"}, Shape{"p", "n"})
+		outShape = Shape{"m", "p"}
+	}
 	for _, in := range s.Inputs {
 		if checkDims(in, diags, "a matmul epilogue input has shape [n] (per column), [m] (per row) or [m, n]", Shape{"n"}, Shape{"m"}, Shape{"m", "n"}) &&
 			in.Dims == nil && in.DimsPos.Line == 0 {
@@ -131,10 +141,18 @@ func matmulBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 		out = append(out, Binding{Index: len(out), Name: in.Name.Name, Role: Input, DType: in.DType.Type, Shape: Shape(in.Dims)})
 	}
 	for _, o := range s.Outputs {
-		out = append(out, Binding{Index: len(out), Name: o.Name.Name, Role: Output, Shape: Shape{"m", "n"}})
+		out = append(out, Binding{Index: len(out), Name: o.Name.Name, Role: Output, Shape: outShape})
 	}
 	fields := []Field{{Name: "m", Type: dtype.U32, Size: true}, {Name: "n", Type: dtype.U32, Size: true}, {Name: "k", Type: dtype.U32, Size: true}}
+	if m.Then != nil {
+		fields = append(fields, Field{Name: "p", Type: dtype.U32, Size: true})
+	}
 	for _, p := range s.Params {
+		for _, f := range fields {
+			if f.Name == p.Name.Name { // both would be members of the args struct
+				diags.Addf(p.Name.Pos, "param %s: the matmul's args struct has the size field %s; rename the param", p.Name.Name, f.Name)
+			}
+		}
 		fields = append(fields, Field{Name: p.Name.Name, Type: p.Type.Type, Example: p.ExampleText})
 	}
 	for i := range fields {
@@ -179,6 +197,9 @@ func matmulSchedule(s *spec.Spec, k *Kernel, diags *diag.List) Schedule {
 	for i, b := range s.Matmul.B {
 		mm.B = append(mm.B, Operand{Binding: 1 + i, Name: bs[1+i].Name, ColMajor: b.ColMajor, Acc: b.Acc.Name})
 	}
+	if s.Matmul.Then != nil {
+		return chainSchedule(s, k, mm, diags)
+	}
 	if hasReduction(k) {
 		if s.Tile != nil {
 			diags.Addf(s.Tile.Pos, "a matmul with row reductions uses the row-owning tile %s (one threadgroup owns whole rows); drop tile", RowTile)
@@ -192,6 +213,7 @@ func matmulSchedule(s *spec.Spec, k *Kernel, diags *diag.List) Schedule {
 		mm.NMax = (backend.Table[Metal].ThreadgroupBytes - staging) / (4 * t.BM * len(mm.B)) / t.BN * t.BN
 		mm.ThreadgroupBytes = staging + 4*t.BM*len(mm.B)*mm.NMax
 		k.Threadgroup = t.Threads()
+		mm.Split = splitOf(k, mm)
 		return mm
 	}
 	t := mm.Tile
@@ -238,6 +260,9 @@ func (*Matmul) Kind() Kind { return KindMatmul }
 // Stages implements Schedule: one epilogue stage, every output of one
 // element from the accumulators, the epilogue inputs and the params.
 func (mm *Matmul) Stages(k *Kernel) []Stage {
+	if mm.Chain != nil {
+		return mm.chainStages(k)
+	}
 	if mm.Rows != nil {
 		return mm.Rows.Stages(k)
 	}
@@ -248,6 +273,9 @@ func (mm *Matmul) Stages(k *Kernel) []Stage {
 // row-major order along one grid axis: ceildiv(m, BM) · ceildiv(n, BN)
 // groups of WM·WN·32 threads.
 func (mm *Matmul) Launch(k *Kernel, _ Backend) launch.Launch {
+	if mm.Chain != nil {
+		return mm.chainLaunch()
+	}
 	t := mm.Tile
 	tiles := launch.Times(launch.Ceil(launch.V("m"), launch.N(t.BM)), launch.Ceil(launch.V("n"), launch.N(t.BN)))
 	if mm.Rows != nil {
@@ -261,12 +289,18 @@ func (mm *Matmul) Launch(k *Kernel, _ Backend) launch.Launch {
 
 // Describe implements Schedule.
 func (mm *Matmul) Describe(k *Kernel) []string {
+	if mm.Chain != nil {
+		return mm.chainDescribe()
+	}
 	t := mm.Tile
 	if mm.Rows != nil {
 		return []string{
 			fmt.Sprintf("row-owning tile %s: one threadgroup per %d rows of the output, %d threads", t, t.BM, t.Threads()),
-			fmt.Sprintf("n ≤ %d: the rows' accumulators stay in a threadgroup-memory strip (%d bytes in all with staging); the launcher refuses a wider n", mm.NMax, mm.ThreadgroupBytes),
+			fmt.Sprintf("n ≤ %d: the rows' accumulators stay in a threadgroup-memory strip (%d bytes in all with staging)", mm.NMax, mm.ThreadgroupBytes),
 			fmt.Sprintf("%d reduction pass(es) then the write pass over the strip, each simdgroup reducing %d rows with simd_sum/simd_max", mm.Rows.Passes, t.BM/(t.WM*t.WN)),
+			fmt.Sprintf("n > %d: two launches in one call, an f32 [m, n] workspace per accumulator between them (%s, %s)", mm.NMax, mm.Split.Acc.Entry, mm.Split.Rows.Entry),
+			mm.Split.Acc.Comment,
+			mm.Split.Rows.Comment,
 		}
 	}
 	var bs []string

@@ -102,7 +102,7 @@ func (k *Kernel) finishStage(st Stage) Stage {
 	}
 	for i := range st.Deps.Accs {
 		if st.Deps.Accs[i] {
-			st.Args = append(st.Args, StageArg{Kind: ArgAcc, Index: i, Name: k.Matmul().B[i].Acc})
+			st.Args = append(st.Args, StageArg{Kind: ArgAcc, Index: i, Name: k.Matmul().AccName(i)})
 		}
 	}
 	for _, i := range st.Deps.Reductions {

@@ -189,6 +189,19 @@ func (p *cudaPort) geometry() *cudaGeom {
 	return p.geom
 }
 
+// check is c.check for one launch: the CUDA port has no chained calls (a
+// split kernel's phases are a Metal schedule; its CUDA slot, if any, is one
+// launch).
+func (p *cudaPort) check(c *Call) error {
+	if err := c.check(p.kernel); err != nil {
+		return err
+	}
+	if c.Next != nil {
+		return fmt.Errorf("kgenrt: kernel %s: the CUDA port launches one call, got a chain of phases", p.kernel.Name)
+	}
+	return nil
+}
+
 // Encode refuses: command buffers are Metal's. CUDA launches go on a stream.
 func (p *cudaPort) Encode(*CommandBuffer, *Call) error {
 	return fmt.Errorf("kgenrt: kernel %s: the CUDA port takes no Metal command buffer; use Run, or Enqueue on your stream", p.kernel.Name)
@@ -200,7 +213,7 @@ func (p *cudaPort) Encode(*CommandBuffer, *Call) error {
 // outputs back. In-place host tensors (the same bytes) share one device
 // buffer.
 func (p *cudaPort) Run(c *Call) error {
-	if err := c.check(p.kernel); err != nil {
+	if err := p.check(c); err != nil {
 		return err
 	}
 	if c.empty() {
@@ -216,7 +229,7 @@ func (p *cudaPort) Run(c *Call) error {
 // launches on stream: no copies, no waiting. c comes from a generated
 // launcher, which has checked the tensors (dtypes, shapes, overlap).
 func (p *cudaPort) Enqueue(stream CUDAStream, c *Call) error {
-	if err := c.check(p.kernel); err != nil {
+	if err := p.check(c); err != nil {
 		return err
 	}
 	var buf [16]DevicePtr
@@ -246,7 +259,7 @@ func (p *cudaPort) Enqueue(stream CUDAStream, c *Call) error {
 }
 
 func (p *cudaPort) LaunchCUDA(stream CUDAStream, c *Call, ptrs []DevicePtr) error {
-	if err := c.check(p.kernel); err != nil {
+	if err := p.check(c); err != nil {
 		return err
 	}
 	if err := checkDevicePtrs(c, ptrs); err != nil {

@@ -40,6 +40,13 @@ type Kernel struct {
 	// kernel's cols; nil for elementwise kernels), see Sizes64.
 	CPU   func(tensors []*Tensor, params []float64) error
 	CPU64 func(sizes Sizes, inputs [][]float64, params []float64) ([][]float64, error)
+
+	// Phases are the launches of the kernel's split form (a row-reducing
+	// matmul wider than its threadgroup-memory strip): more entry points of
+	// Source, each with its own bindings, variants and launch, chained in
+	// one call by Call.Next. The kernel's ports run them; nil for most
+	// kernels.
+	Phases []*Kernel
 }
 
 // Variant is one storage dtype's instantiation of a kernel.
@@ -261,6 +268,23 @@ type Call struct {
 	Args        []byte // little-endian, fields at their offsets
 	Grid        [3]int // dispatchThreads: total threads per axis
 	Threadgroup [3]int // threads per threadgroup
+	// Next is the launch that must follow this one, reading what it wrote:
+	// the next phase of a split kernel (Kernel.Phases). Ports run the chain
+	// in order; nil for one launch.
+	Next *Call
+}
+
+// ownedBy reports whether the call is for kernel k or one of its phases.
+func (c *Call) ownedBy(k *Kernel) bool {
+	if c.Kernel == k {
+		return true
+	}
+	for _, p := range k.Phases {
+		if c.Kernel == p {
+			return true
+		}
+	}
+	return false
 }
 
 // empty reports whether the call has no work (a zero grid axis).
@@ -269,8 +293,11 @@ func (c *Call) empty() bool { return c.Grid[0] == 0 || c.Grid[1] == 0 || c.Grid[
 // check is what every port asks before launching: the call belongs to the
 // port's kernel and is laid out as its bindings say.
 func (c *Call) check(k *Kernel) error {
-	if c == nil || c.Kernel != k {
+	if c == nil || !c.ownedBy(k) {
 		return fmt.Errorf("kgenrt: a call for another kernel reached the port of %s", k.Name)
+	}
+	if c.Kernel != k {
+		return c.check(c.Kernel) // a phase: laid out by its own bindings
 	}
 	var ibuf [16]int
 	if len(c.Tensors) != len(k.tensorIndex(ibuf[:0])) || len(c.Args) != k.ArgsSize() || c.Variant == nil {

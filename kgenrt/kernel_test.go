@@ -195,3 +195,33 @@ func TestNoMetalIsNoPort(t *testing.T) {
 		t.Errorf("CommandBufferFromMTL: %v is not ErrNoPort", err)
 	}
 }
+
+// TestPortRunsPhaseChains: a kernel's port takes a chain of its phases'
+// calls (a split kernel's two launches) and checks every call before any
+// launches: a chain whose second call belongs to another kernel, or is
+// malformed, is refused whole.
+func TestPortRunsPhaseChains(t *testing.T) {
+	k, phase, other := testKernel(), testKernel(), testKernel()
+	phase.Name, other.Name = "scale_gain_rows", "unrelated"
+	k.Phases = []*Kernel{phase}
+	x, gain := mk(t, F16, 4), mk(t, F32, 4)
+	call := func(of *Kernel, next *Call) *Call {
+		return &Call{Kernel: of, Variant: &of.Variants[0], Tensors: []*Tensor{x, gain, x}, Args: make([]byte, 8),
+			Grid: [3]int{1, 1, 1}, Threadgroup: [3]int{256, 1, 1}, Next: next}
+	}
+	p := &metalPort{kernel: k}
+	if err := p.checkChain(call(k, call(phase, nil))); err != nil {
+		t.Errorf("a chain of the kernel and its phase: %v", err)
+	}
+	if err := p.checkChain(call(phase, call(other, nil))); err == nil || !strings.Contains(err.Error(), "another kernel") {
+		t.Errorf("a chain reaching another kernel: %v", err)
+	}
+	bad := call(phase, nil)
+	bad.Tensors = bad.Tensors[:2]
+	if err := p.checkChain(call(k, bad)); err == nil || !strings.Contains(err.Error(), "malformed") {
+		t.Errorf("a chain with a malformed phase call: %v", err)
+	}
+	if err := (&metalPort{kernel: other}).Run(call(k, nil)); err == nil || !strings.Contains(err.Error(), "another kernel") {
+		t.Errorf("a port of another kernel ran the call: %v", err)
+	}
+}

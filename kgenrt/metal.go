@@ -19,18 +19,37 @@ func (p *metalPort) Backend() Backend { return Metal }
 func (p *metalPort) Ready() error { return metalReady() }
 
 // Run checks the call, then launches it on the default device's queue and
-// waits; an empty call does nothing.
+// waits; an empty call does nothing. A chain (Call.Next, a split kernel's
+// phases) runs in order, each launch finished before the next starts.
 func (p *metalPort) Run(c *Call) error {
-	if err := c.check(p.kernel); err != nil {
+	if err := p.checkChain(c); err != nil {
 		return err
 	}
-	if err := refuseCUDA(c); err != nil {
-		return err
+	for ; c != nil; c = c.Next {
+		if c.empty() {
+			continue
+		}
+		if err := metalRun(c); err != nil {
+			return err
+		}
 	}
-	if c.empty() {
-		return nil
+	return nil
+}
+
+// checkChain checks every call of a chain before any launches.
+func (p *metalPort) checkChain(c *Call) error {
+	if c == nil {
+		return c.check(p.kernel)
 	}
-	return metalRun(c)
+	for n := c; n != nil; n = n.Next {
+		if err := n.check(p.kernel); err != nil {
+			return err
+		}
+		if err := refuseCUDA(n); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // refuseCUDA rejects CUDA tensors on another backend's port: their bytes
@@ -49,28 +68,33 @@ func refuseCUDA(c *Call) error {
 	return nil
 }
 
-// Encode checks the call and adds it to cb. Every tensor must live in a
+// Encode checks the call and adds it to cb (a chain, call after call: Metal
+// runs a command buffer's dispatches in order). Every tensor must live in a
 // Metal buffer (NewMetal): cb runs after Encode returns, so host memory
 // cannot be staged.
 func (p *metalPort) Encode(cb *CommandBuffer, c *Call) error {
-	if err := c.check(p.kernel); err != nil {
+	if err := p.checkChain(c); err != nil {
 		return err
 	}
 	if cb == nil {
 		return fmt.Errorf("kgenrt: kernel %s: Encode needs a command buffer (NewCommandBuffer)", p.kernel.Name)
 	}
-	if err := refuseCUDA(c); err != nil {
-		return err
-	}
-	for i, t := range c.Tensors {
-		if !t.OnDevice() {
-			return p.kernel.tensorErr(p.kernel.Tensors()[i], "is in host memory; Encode needs tensors made by kgenrt.NewMetal (use Run to stage host tensors)")
+	for n := c; n != nil; n = n.Next {
+		for i, t := range n.Tensors {
+			if !t.OnDevice() {
+				return n.Kernel.tensorErr(n.Kernel.Tensors()[i], "is in host memory; Encode needs tensors made by kgenrt.NewMetal (use Run to stage host tensors)")
+			}
 		}
 	}
-	if c.empty() {
-		return nil
+	for ; c != nil; c = c.Next {
+		if c.empty() {
+			continue
+		}
+		if err := metalEncode(cb, c); err != nil {
+			return err
+		}
 	}
-	return metalEncode(cb, c)
+	return nil
 }
 
 // Enqueue refuses: streams are CUDA's. Metal launches go in a command

@@ -37,6 +37,17 @@ func New(dt DType, shape ...int) (*Tensor, error) {
 	return &Tensor{dtype: dt, shape: cloneShape(shape, n), data: make([]byte, n*dt.Size())}, nil
 }
 
+// NewWorkspace returns a zeroed f32 scratch tensor for the launches of a
+// split kernel (Kernel.Phases): in a Metal buffer when a Metal device is
+// present, so the phases bind it without copies and Encode takes it, else in
+// host memory.
+func NewWorkspace(shape ...int) (*Tensor, error) {
+	if t, err := NewMetal(F32, shape...); err == nil {
+		return t, nil
+	}
+	return New(F32, shape...)
+}
+
 // FromFloat32 returns a host tensor of storage dtype dt holding v, each
 // value rounded to nearest even in dt. Without dims it is a vector of
 // len(v); with dims their product must be len(v).

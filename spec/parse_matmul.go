@@ -16,7 +16,7 @@ var Dims = []string{"n", "rows", "cols", "m"}
 // are spelled in `shape: [m, n]`.
 var MatmulDims = []string{"m", "n"}
 
-var matmulFields = []string{"a", "b"}
+var matmulFields = []string{"a", "b", "then"}
 
 // matmul reads the `matmul:` field: {a: x, b: w} or long operand forms,
 // b a list of two for a gated matmul.
@@ -45,11 +45,14 @@ func (p *parser) matmul(n ast.Node) *MatmulSpec {
 				continue
 			}
 			m.B = []Operand{p.operand(f.Value, "b", true)}
+		case "then":
+			then := p.operand(f.Value, "then", true)
+			m.Then = &then
 		default:
 			p.unknownKey(f, "matmul field", matmulFields)
 		}
 	}
-	for _, req := range matmulFields {
+	for _, req := range matmulFields[:2] {
 		if !seen[req] {
 			p.diags.Addf(m.Pos, "matmul needs %q (the %s operand)", req, map[string]string{"a": "[m, k]", "b": "[k, n]"}[req])
 		}
@@ -59,6 +62,9 @@ func (p *parser) matmul(n ast.Node) *MatmulSpec {
 		if m.B[i].Acc.Name == "" && i < len(defaults) {
 			m.B[i].Acc = Name{Name: defaults[i], Pos: m.B[i].Pos}
 		}
+	}
+	if m.Then != nil && m.Then.Acc.Name == "" { // acc2 after one b, acc3 after a gated pair
+		m.Then.Acc = Name{Name: "acc" + strconv.Itoa(len(m.B)+1), Pos: m.Then.Pos}
 	}
 	return m
 }

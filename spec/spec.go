@@ -75,9 +75,12 @@ type Operand struct {
 // MatmulSpec is a matmul kernel's `matmul:` field: one A and one or two Bs
 // (two: a gated matmul, acc and acc2 over the same A).
 type MatmulSpec struct {
-	A   Operand
-	B   []Operand
-	Pos diag.Pos
+	A Operand
+	B []Operand
+	// Then is a chain's second operand (V, logical [n, p]): the outputs
+	// are softmax-weighted rows of it, acc2 by default (nil: no chain).
+	Then *Operand
+	Pos  diag.Pos
 }
 
 // Tile is a matmul's tile override: BM×BN outputs per threadgroup, BK of K

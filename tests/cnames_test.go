@@ -36,6 +36,7 @@ var harmlessCNames = map[string]string{
 	"m": "a matmul's size field: a member of the args struct, only ever read as args.m " +
 		"(the Go side renames a user's m, a taken local, to m_)",
 	"k": "a matmul's size field, read only as args.k (see m)",
+	"p": "a matmul chain's size field, read only as args.p (see m)",
 	"i": "the elementwise body's loop index: it hides a tensor named i only inside the loop, " +
 		"where the body reaches tensors through their <name>_v arrays (checked with nvcc 12 too)",
 }
@@ -157,6 +158,9 @@ func specNames(s *spec.Spec) []string {
 		names = append(names, s.Matmul.A.Name.Name)
 		for _, b := range s.Matmul.B {
 			names = append(names, b.Name.Name, b.Acc.Name)
+		}
+		if t := s.Matmul.Then; t != nil {
+			names = append(names, t.Name.Name, t.Acc.Name)
 		}
 	}
 	for _, c := range s.Constants {
@@ -376,9 +380,11 @@ func harmlessSpecs(n string) map[string]string {
 	head := "kernel: k\ndtypes: [f32, f16]\n"
 	row := "kernel: k\nkind: rowwise\ndtypes: [f32, f16]\n"
 	return map[string]string{
-		"input":          head + "inputs: [x, " + n + "]\noutputs:\n  - y: x + " + n + "\n",
-		"output":         head + "inputs: [x]\noutputs:\n  - " + n + ": x * 2\n",
-		"let and param":  head + "inputs: [x]\nparams:\n  - {name: p, type: f32}\nlet:\n  - " + n + ": x * p\noutputs:\n  - y: " + n + " + 1\n",
+		"input":         head + "inputs: [x, " + n + "]\noutputs:\n  - y: x + " + n + "\n",
+		"output":        head + "inputs: [x]\noutputs:\n  - " + n + ": x * 2\n",
+		"let and param": head + "inputs: [x]\nparams:\n  - {name: sc, type: f32}\nlet:\n  - " + n + ": x * sc\noutputs:\n  - y: " + n + " + 1\n",
+		"chain let": "kernel: k\nkind: matmul\ndtypes: [f32, f16]\nmatmul: {a: x, b: w, then: c}\nlet:\n  - " + n + ": acc * 0.5\n" +
+			"  - e: exp(" + n + " - row_max(" + n + "))\noutputs:\n  - y: acc2 / row_sum(e)\n",
 		"param":          head + "inputs: [x]\nparams:\n  - {name: " + n + ", type: f32}\noutputs:\n  - y: x * " + n + "\n",
 		"constant":       head + "inputs: [x]\nconstants:\n  " + n + ": 2\noutputs:\n  - y: x * " + n + "\n",
 		"row input":      row + "inputs: [x, {name: " + n + ", shape: row}]\noutputs:\n  - y: x * " + n + " - row_mean(x)\n",

@@ -174,7 +174,39 @@ func code(k *ir.Kernel, d *Dialect, bw bodyWriter, v *view) string {
 	w.Func(d.KernelHead(k.Name), params, func() { bw.body(w, k, d) })
 	w.P()
 	d.Instances(w, v)
+	if ew, ok := bw.(entryWriter); ok {
+		for _, e := range ew.entries(k, d) {
+			w.P()
+			w.P("// ", e.comment)
+			params := kernelParams(e.kernel, d, "T")
+			for _, ix := range bw.threads() {
+				if p := d.Threads[ix].Param; p != "" {
+					params = append(params, p)
+				}
+			}
+			w.P("template <typename T>")
+			w.Func(d.KernelHead(e.name), params, func() { e.body(w) })
+			w.P()
+			ev := *v
+			ev.Kernel, ev.kernel = e.name, e.kernel
+			d.Instances(w, &ev)
+		}
+	}
 	return w.String()
+}
+
+// entryWriter is a body writer whose kernel has more entry points than its
+// own (a split matmul's phases, ir.Kernel.Phases).
+type entryWriter interface {
+	entries(k *ir.Kernel, d *Dialect) []entry
+}
+
+// entry is one more kernel function of the source: its name, a copy of the
+// kernel with the entry's bindings and variants, and its body.
+type entry struct {
+	name, comment string
+	kernel        *ir.Kernel
+	body          func(w *Writer)
 }
 
 // stageFunc writes one stage function in compute type c: its constants and

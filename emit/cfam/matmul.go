@@ -22,6 +22,9 @@ func (matmul) describe(k *ir.Kernel, d *Dialect, v *view) {
 	for _, b := range mm.B {
 		v.Formulas = append(v.Formulas, fmt.Sprintf("%s = sum over k of %s[i, k] * %s[k, j] (f32)", b.Acc, mm.A.Name, b.Name))
 	}
+	if ch := mm.Chain; ch != nil {
+		v.Formulas = append(v.Formulas, fmt.Sprintf("%s = sum over j of %s[i, j] * %s[j, c] (f32, streamed over j with an online softmax)", ch.Then.Acc, k.Steps[ch.Weight].Name, ch.Then.Name))
+	}
 	for _, c := range k.Constants {
 		v.Formulas = append(v.Formulas, c.Name+" = "+c.Text+" (constant)")
 	}
@@ -39,19 +42,58 @@ func (matmul) threads() []ThreadIndex { return []ThreadIndex{LocalID, GroupID, S
 // matmulWriter holds what the body's parts share.
 type matmulWriter struct {
 	*Writer
-	k  *ir.Kernel
-	d  *Dialect
-	mm *ir.Matmul
+	k             *ir.Kernel
+	d             *Dialect
+	mm            *ir.Matmul
+	tid, tg, simd string             // the thread coordinates
+	accAt         func(i int) string // accumulator i at row kgen_r/kgen_i, column kgen_j of the row passes
 }
 
 func (matmul) body(w *Writer, k *ir.Kernel, d *Dialect) {
-	mw := &matmulWriter{Writer: w, k: k, d: d, mm: k.Matmul()}
-	t := mw.mm.Tile
-	tid, tg, simd := d.Threads[LocalID].Expr, d.Threads[GroupID].Expr, d.Threads[SimdID].Expr
-	if mw.mm.Rows != nil {
-		mw.rowBody(tid, tg, simd)
+	mw := newMatmulWriter(w, k, d)
+	if mw.mm.Chain != nil {
+		mw.chainBody()
 		return
 	}
+	if mw.mm.Rows != nil {
+		mw.rowBody()
+		return
+	}
+	mw.tiledBody(mw.mm.Tile, "the epilogue", func() { mw.epilogue(mw.tid) })
+}
+
+func newMatmulWriter(w *Writer, k *ir.Kernel, d *Dialect) *matmulWriter {
+	return &matmulWriter{Writer: w, k: k, d: d, mm: k.Matmul(),
+		tid: d.Threads[LocalID].Expr, tg: d.Threads[GroupID].Expr, simd: d.Threads[SimdID].Expr,
+		accAt: func(i int) string { return fmt.Sprintf("kgen_cs%d[kgen_r * NMAX + kgen_j]", i) }}
+}
+
+// entries are a split matmul's phases (ir.Split), written after the
+// kernel: the tiled product into the workspace, then the row passes over
+// it.
+func (matmul) entries(k *ir.Kernel, d *Dialect) []entry {
+	var out []entry
+	for _, p := range k.Phases() {
+		pk := *k
+		pk.Bindings, pk.Variants = p.Bindings, p.Variants
+		out = append(out, entry{name: p.Entry, kernel: &pk, comment: p.Comment, body: func(w *Writer) {
+			mw := newMatmulWriter(w, k, d)
+			if p.Suffix == "acc" {
+				mw.tiledBody(p.Tile, "the workspace", mw.storeWorkspace)
+				return
+			}
+			mw.accAt = func(i int) string { return fmt.Sprintf("%s[kgen_i * args.n + kgen_j]", ir.WorkspaceName(i)) }
+			mw.rowPassBody(p.Tile)
+		}})
+	}
+	return out
+}
+
+// tiledBody writes the tiled kernel on tile t: the K loop into the
+// simdgroup accumulators, the accumulators into threadgroup memory, then
+// finish (then says what: the epilogue, or the workspace stores).
+func (mw *matmulWriter) tiledBody(t ir.Tile, then string, finish func()) {
+	w, tid, tg, simd := mw.Writer, mw.tid, mw.tg, mw.simd
 	w.P("using C = float;")
 	w.P(fmt.Sprintf("constexpr uint BM = %d, BN = %d, BK = %d, WN = %d, TM = %d, TN = %d;", t.BM, t.BN, t.BK, t.WN, t.FragsM(), t.FragsN()))
 	w.P("constexpr uint kThreads = ", t.Threads(), ";")
@@ -82,14 +124,27 @@ func (matmul) body(w *Writer, k *ir.Kernel, d *Dialect) {
 		mw.multiply()
 		w.P("threadgroup_barrier(mem_flags::mem_threadgroup);")
 	})
-	w.P("// The accumulators to threadgroup memory, then the epilogue per element.")
+	w.P("// The accumulators to threadgroup memory, then ", then, " per element.")
 	mw.fragLoop(func() {
 		for i := range mw.mm.B {
 			w.P(fmt.Sprintf("simdgroup_store(kgen_acc%d[kgen_fm][kgen_fn], kgen_cs%d, BN, ulong2(kgen_sn + 8 * kgen_fn, kgen_sm + 8 * kgen_fm));", i, i))
 		}
 	})
 	w.P("threadgroup_barrier(mem_flags::mem_threadgroup);")
-	mw.epilogue(tid)
+	finish()
+}
+
+// storeWorkspace writes the split's first phase's stores: each accumulator
+// of an element inside [m, n] into its f32 workspace.
+func (mw *matmulWriter) storeWorkspace() {
+	mw.Block("for (uint kgen_e = "+mw.tid+"; kgen_e < BM * BN; kgen_e += kThreads)", func() {
+		mw.P("const uint kgen_i = kgen_row0 + kgen_e / BN, kgen_j = kgen_col0 + kgen_e % BN;")
+		mw.Block("if (kgen_i < args.m && kgen_j < args.n)", func() {
+			for i := range mw.mm.B {
+				mw.P(ir.WorkspaceName(i), "[kgen_i * args.n + kgen_j] = kgen_cs", i, "[kgen_e];")
+			}
+		})
+	})
 }
 
 // fragLoop writes the loops over this simdgroup's fragments (kgen_fm, kgen_fn).

@@ -16,8 +16,8 @@ import (
 // simdgroup (the same shape for every lane map and lane order), the row
 // stage of that level, and last the write pass. Rows past m do no element
 // work but every lane reaches every matrix operation, barrier and shuffle.
-func (mw *matmulWriter) rowBody(tid, tg, simd string) {
-	w, mm := mw.Writer, mw.mm
+func (mw *matmulWriter) rowBody() {
+	w, mm, tid, tg, simd := mw.Writer, mw.mm, mw.tid, mw.tg, mw.simd
 	t := mm.Tile
 	w.P("using C = float;")
 	w.P(fmt.Sprintf("constexpr uint BM = %d, BN = %d, BK = %d, NMAX = %d, kRowsPerSimd = %d;", t.BM, t.BN, t.BK, mm.NMax, t.BM/(t.WM*t.WN)))
@@ -27,7 +27,7 @@ func (mw *matmulWriter) rowBody(tid, tg, simd string) {
 		w.P(fmt.Sprintf("threadgroup float kgen_bs%d[BK * BN]; // %s's tile, [BK][BN]", i, b.Name))
 		w.P(fmt.Sprintf("threadgroup float kgen_cs%d[BM * NMAX]; // %s of the group's rows, [BM][NMAX]", i, b.Acc))
 	}
-	w.P("// The launcher refuses n > NMAX; the whole group leaves together (no matrix is live yet).")
+	w.P("// The launcher takes the split launches for n > NMAX; the whole group leaves together (no matrix is live yet).")
 	w.Block("if (args.n > NMAX)", func() { w.P("return;") })
 	w.P("const uint kgen_row0 = ", tg, " * BM;")
 	w.P("const uint kgen_sn = ", simd, " * 8; // this simdgroup's 8 columns of each column tile")
@@ -58,12 +58,27 @@ func (mw *matmulWriter) rowBody(tid, tg, simd string) {
 		}
 	})
 	w.P("threadgroup_barrier(mem_flags::mem_threadgroup);")
-	w.P("const uint kgen_lane = ", tid, " % 32;")
+	mw.rowLoop()
+}
+
+// rowPassBody is the split's second phase (ir.Split.Rows): the row-owning
+// kernel's passes, with the accumulators read from the workspace.
+func (mw *matmulWriter) rowPassBody(t ir.Tile) {
+	mw.P("using C = float;")
+	mw.P(fmt.Sprintf("constexpr uint BM = %d, kRowsPerSimd = %d;", t.BM, t.BM/(t.WM*t.WN)))
+	mw.P("const uint kgen_row0 = ", mw.tg, " * BM;")
+	mw.rowLoop()
+}
+
+// rowLoop runs the row passes of each of this simdgroup's rows.
+func (mw *matmulWriter) rowLoop() {
+	w := mw.Writer
+	w.P("const uint kgen_lane = ", mw.tid, " % 32;")
 	for _, p := range mw.k.Params() {
 		w.P("const C ", p.Name, " = ", mw.d.Cvt("C", "args."+p.Name), ";")
 	}
 	w.Block("for (uint kgen_q = 0; kgen_q < kRowsPerSimd; ++kgen_q)", func() {
-		w.P("const uint kgen_r = ", simd, " * kRowsPerSimd + kgen_q, kgen_i = kgen_row0 + kgen_r;")
+		w.P("const uint kgen_r = ", mw.simd, " * kRowsPerSimd + kgen_q, kgen_i = kgen_row0 + kgen_r;")
 		w.P("// Past the last row: no element work, but the shuffles stay uniform.")
 		w.P("const uint kgen_cols = kgen_i < args.m ? args.n : 0;")
 		mw.rowPasses()
@@ -152,7 +167,7 @@ func (mw *matmulWriter) rowCall(st ir.Stage, extra []string) string {
 		case ir.ArgInput:
 			args = append(args, mw.d.Cvt("C", ins[a.Index].Name+"["+elemIndex(ins[a.Index])+"]"))
 		case ir.ArgAcc:
-			args = append(args, fmt.Sprintf("kgen_cs%d[kgen_r * NMAX + kgen_j]", a.Index))
+			args = append(args, mw.accAt(a.Index))
 		default: // params, per-row lets and reductions: locals by name
 			args = append(args, a.Name)
 		}

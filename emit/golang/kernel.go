@@ -115,23 +115,50 @@ func descriptor(f *jen.File, k *ir.Kernel, n *names, opts Options) {
 		fmt.Sprintf("one layout the MSL in %s and every launcher share; Launch is each", opts.MSLPath(k)),
 		"port's grid and derived size fields, which the ports evaluate.",
 	))
+	fields := descriptorFields(k, k.Name, k.Variants, k.Bindings, k.Launch, n, opts)
+	phases := k.Phases()
+	if len(phases) > 0 {
+		var refs []jen.Code
+		for i := range phases {
+			refs = append(refs, jen.Op("&").Id(n.phases).Index(jen.Lit(i)))
+		}
+		fields = append(fields, item(field("Phases", jen.Index().Op("*").Add(rt("Kernel")).Values(refs...))))
+	}
+	f.Var().Id(n.desc).Op("=").Add(rt("Kernel")).Add(block(fields...))
+	if len(phases) == 0 {
+		return
+	}
+	f.Add(comment(
+		fmt.Sprintf("%s are the launches of %s's split form, taken for n > %d (docs/matmul.md):", n.phases, k.Name, k.Matmul().Split.Over),
+		"more entry points of the same source, each with its own bindings, variants and launch.",
+	))
+	var descs []jen.Code
+	for _, p := range phases {
+		descs = append(descs, item(block(descriptorFields(k, p.Entry, p.Variants, p.Bindings, func(ir.Backend) launch.Launch { return p.Launch }, n, opts)...)).Comment(p.Comment))
+	}
+	f.Var().Id(n.phases).Op("=").Index(jen.Op("...")).Add(rt("Kernel")).Add(block(descs...))
+}
+
+// descriptorFields are the fields of one kgenrt.Kernel literal: the
+// kernel's own, or one of its phases' (name, variants, bindings, launch).
+func descriptorFields(k *ir.Kernel, name string, vs []ir.Variant, bs []ir.Binding, launchOf func(ir.Backend) launch.Launch, n *names, opts Options) []jen.Code {
 	var variants, bindings, launches []jen.Code
-	for _, v := range k.Variants {
+	for _, v := range vs {
 		variants = append(variants, jen.Values(
 			field("DType", rtType(v.DType)), field("HostName", jen.Lit(v.HostName)), field("Key", jen.Lit(v.Key))))
 	}
-	for _, b := range k.Bindings {
+	for _, b := range bs {
 		bindings = append(bindings, bindingValue(b))
 	}
 	for b := ir.Backend(0); b < ir.NumBackends; b++ {
 		if k.Ports[b] {
-			launches = append(launches, item(launchValue(k.Launch(b))).Comment(b.String()))
+			launches = append(launches, item(launchValue(launchOf(b))).Comment(b.String()))
 		} else {
 			launches = append(launches, item(jen.Values()).Comment(b.String()+": no port"))
 		}
 	}
-	f.Var().Id(n.desc).Op("=").Add(rt("Kernel")).Add(block(
-		item(field("Name", jen.Lit(k.Name))),
+	return []jen.Code{
+		item(field("Name", jen.Lit(name))),
 		item(field("Spec", jen.Lit(k.SpecPath))),
 		item(field("Kind", jen.Lit(k.Kind.String()))),
 		item(field("Math", jen.Lit(k.Math))),
@@ -141,7 +168,7 @@ func descriptor(f *jen.File, k *ir.Kernel, n *names, opts Options) {
 		item(field("Bindings", jen.Index().Add(rt("Binding")).Add(block(items(bindings)...)))),
 		item(field("ElemsPerThread", jen.Lit(handler(k).perThread(k)))),
 		item(field("Launch", jen.Index(jen.Op("...")).Qual(LaunchPath, "Launch").Add(block(launches...)))),
-	))
+	}
 }
 
 // launchValue writes a launch as a launch.Launch literal whose expressions

@@ -29,7 +29,7 @@ func TestEveryKindHasAHandler(t *testing.T) {
 // digit) need sufA = X+sufB, so sufB a proper suffix of sufA. No suffix is
 // one, for up to 9 passes and every mode.
 func TestStageNamesCannotClash(t *testing.T) {
-	suffixes := []string{"Kernel", "Ports", "MSL", "Call", "CUDA"}
+	suffixes := []string{"Kernel", "Ports", "MSL", "Call", "CUDA", "Phases"}
 	stages := []string{"eval", "write"}
 	for p := 0; p <= 9; p++ {
 		stages = append(stages, "pass"+string(rune('0'+p)), "row"+string(rune('0'+p)))

@@ -234,18 +234,25 @@ func callBuilder(f *jen.File, k *ir.Kernel, n *names) error {
 		jen.List(ids...).Op(":=").List(vals...),
 	}
 	body = append(body, derived...)
-	if mm := k.Matmul(); mm != nil && mm.Rows != nil {
-		// The row-owning kernel keeps n columns of its rows in threadgroup
-		// memory; a wider n would not fit (the kernel then writes nothing).
-		body = append(body, jen.If(jen.Id("n").Op(">").Lit(mm.NMax)).Block(jen.Return(jen.Nil(),
-			jen.Qual("fmt", "Errorf").Call(jen.Lit(k.Name+": n = %d is wider than the row-owning kernel's threadgroup-memory strip ("+
-				fmt.Sprint(mm.NMax)+" columns); the two-launch fallback is not built yet (docs/matmul.md)"), jen.Id("n")))))
+	if mm := k.Matmul(); mm != nil && mm.Chain != nil {
+		// The chain keeps p columns of its rows' outputs in threadgroup
+		// memory; a wider p would not fit (the kernel then writes nothing).
+		body = append(body, jen.If(jen.Id("p").Op(">").Lit(mm.Chain.PMax)).Block(jen.Return(jen.Nil(),
+			jen.Qual("fmt", "Errorf").Call(jen.Lit(k.Name+": p = %d is wider than the chain's threadgroup-memory output strip ("+
+				fmt.Sprint(mm.Chain.PMax)+" columns; docs/matmul.md)"), jen.Id("p")))))
 	}
 	body = append(body, jen.Id("args").Op(":=").Make(jen.Index().Byte(), jen.Lit(4*len(args.Fields))))
 	for _, fl := range args.Fields {
 		body = append(body, jen.Qual("encoding/binary", "LittleEndian").Dot("PutUint32").Call(
 			jen.Id("args").Index(jen.Lit(fl.Offset).Op(":")), fieldBits(fl, n)).
 			Commentf("%s: %s at offset %d", fl.Name, fl.Type, fl.Offset))
+	}
+	if len(k.Phases()) > 0 {
+		split, err := splitLines(k, n)
+		if err != nil {
+			return err
+		}
+		body = append(body, split...)
 	}
 	gridText := strings.Join(k.Grid(ir.Metal), ", ")
 	body = append(body, jen.Return(jen.Op("&").Add(rt("Call")).Add(block(
@@ -256,14 +263,81 @@ func callBuilder(f *jen.File, k *ir.Kernel, n *names) error {
 		item(field("Grid", jen.Index(jen.Lit(3)).Int().Values(grid...))).Comment(gridText),
 		item(field("Threadgroup", jen.Index(jen.Lit(3)).Int().Values(tg...))),
 	)), jen.Nil()))
-	f.Add(comment(
+	doc := []string{
 		fmt.Sprintf("%s checks the tensors of a %s launch against its binding table (their", n.call, k.Name),
 		fmt.Sprintf("shapes give %s) and lays out the launch: the args struct little-endian at the", strings.Join(givenSizes(k), ", ")),
 		fmt.Sprintf("IR's offsets, and dispatchThreads with grid (%s) and threadgroup (%d, %d, %d).", gridText,
 			l.Threadgroup[0], l.Threadgroup[1], l.Threadgroup[2]),
-	))
+	}
+	if ph := k.Phases(); len(ph) > 0 {
+		doc = append(doc, fmt.Sprintf("For n > %d it returns the split form instead: a chain of %d calls (%s).", k.Matmul().Split.Over, len(ph), n.phases))
+	}
+	f.Add(comment(doc...))
 	f.Func().Id(n.call).Params(launchParams(k, n)...).Params(jen.Op("*").Add(rt("Call")), jen.Error()).Block(body...)
 	return nil
+}
+
+// splitLines are a split kernel's branch of its call builder (ir.Split):
+// above the row-owning kernel's strip, one f32 workspace per accumulator
+// and a chain of the phases' calls (kgenrt.Call.Next), each laid out from
+// its ir.Phase: bindings, variant, the shared args bytes and its grid.
+func splitLines(k *ir.Kernel, n *names) ([]jen.Code, error) {
+	sp := k.Matmul().Split
+	ws := func(w int) string { return fmt.Sprintf("kgenWs%d", w) }
+	var branch []jen.Code
+	for w := range sp.Space {
+		branch = append(branch,
+			jen.List(jen.Id(ws(w)), jen.Err()).Op(":=").Add(rt("NewWorkspace")).Call(jen.Id("m"), jen.Id("n")),
+			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())))
+	}
+	phases := k.Phases()
+	for i := range phases {
+		branch = append(branch,
+			jen.List(jen.Id(fmt.Sprintf("kgenV%d", i)), jen.Err()).Op(":=").Id(n.phases).Index(jen.Lit(i)).Dot("Variant").Call(jen.Id("v").Dot("DType")),
+			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())))
+	}
+	var next jen.Code
+	for i := len(phases) - 1; i >= 0; i-- {
+		p := phases[i]
+		pv := fmt.Sprintf("kgenV%d", i)
+		var tensors []jen.Code
+		for j, b := range p.Bindings {
+			switch f := p.From[j]; {
+			case b.Role == ir.Args:
+			case f < 0:
+				tensors = append(tensors, jen.Id(ws(-1-f)))
+			default:
+				tensors = append(tensors, jen.Id(n.local(k.Bindings[f].Name)))
+			}
+		}
+		grid := make([]jen.Code, 3)
+		tg := make([]jen.Code, 3)
+		for a, g := range p.Launch.Grid {
+			c, _, err := sizeExpr(g)
+			if err != nil {
+				return nil, fmt.Errorf("phase %s grid %s: %w", p.Suffix, g, err)
+			}
+			grid[a], tg[a] = c, jen.Lit(p.Launch.Threadgroup[a])
+		}
+		g := p.Launch.GridStrings()
+		fields := []jen.Code{
+			item(field("Kernel", jen.Op("&").Id(n.phases).Index(jen.Lit(i)))),
+			item(field("Variant", jen.Id(pv))),
+			item(field("Tensors", jen.Index().Op("*").Add(rt("Tensor")).Values(tensors...))),
+			item(field("Args", jen.Id("args"))),
+			item(field("Grid", jen.Index(jen.Lit(3)).Int().Values(grid...))).Comment(strings.Join(g[:], ", ")),
+			item(field("Threadgroup", jen.Index(jen.Lit(3)).Int().Values(tg...))),
+		}
+		if next != nil {
+			fields = append(fields, item(field("Next", next)))
+		}
+		next = jen.Op("&").Add(rt("Call")).Add(block(fields...))
+	}
+	return []jen.Code{
+		jen.Comment(fmt.Sprintf("n > %d does not fit the row-owning kernel's threadgroup-memory strip: the split", sp.Over)),
+		jen.Comment("form, the accumulators into f32 workspaces, then the row passes over them."),
+		jen.If(jen.Id("n").Op(">").Lit(sp.Over)).Block(append(branch, jen.Return(next, jen.Nil()))...),
+	}, nil
 }
 
 // derivedLines computes a launch's derived size fields as locals, each by

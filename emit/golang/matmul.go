@@ -44,6 +44,9 @@ func matmulLoops(g *evalGen) []jen.Code {
 		args := []jen.Code{jen.Id(g.n.local(mm.A.Name)), jen.Lit(mm.A.ColMajor), jen.Id(g.n.local(b.Name)), jen.Lit(b.ColMajor)}
 		out = append(out, jen.Id(fmt.Sprintf("kgenAcc%d", i)).Op(":=").Add(rt(product)).Call(append(args, dims...)...))
 	}
+	if mm.Chain != nil {
+		return append(out, chainLoops(g)...)
+	}
 	if mm.Rows != nil {
 		return append(out, matmulRowLoop(g))
 	}
@@ -83,7 +86,7 @@ func matmulDispatchDoc(b *strings.Builder, ik *ir.Kernel, k inventory.Kernel) {
 // matmulPrelude gives a row-reducing matmul's Reference the width its
 // accumulators model: the 32 lanes of the simdgroup that reduces a row.
 func matmulPrelude(k *ir.Kernel, _ *names) ([]jen.Code, error) {
-	if k.Matmul().Rows == nil {
+	if k.Matmul().Rows == nil || k.Matmul().Chain != nil {
 		return nil, nil
 	}
 	return []jen.Code{jen.Id("kgenLanes").Op(":=").Lit(ir.SimdWidth).Comment("the lanes one row's reductions are spread over")}, nil
@@ -138,4 +141,41 @@ func matmulRowLoop(g *evalGen) jen.Code {
 		}
 	}
 	return jen.For(jen.Id("kgenI").Op(":=").Lit(0), jen.Id("kgenI").Op("<").Id("m"), jen.Id("kgenI").Op("++")).Block(body...)
+}
+
+// chainLoops computes a chain's scores from the accumulators, streams
+// softmax(scores)·V with kgenrt (SoftmaxMatMulF32 in the kernel's order;
+// SoftmaxMatMul64 in two passes for Reference64), then calls the write
+// stage at every (kgenI, kgenJ) of the [m, p] outputs with acc2 and the
+// row's sum of weights.
+func chainLoops(g *evalGen) []jen.Code {
+	mm := g.k.Matmul()
+	ch := mm.Chain
+	score, write := g.stages[0], g.stages[1]
+	elem, stream := jen.Float32(), "SoftmaxMatMulF32"
+	if g.io.mode == dtype.Invalid {
+		elem, stream = jen.Float64(), "SoftmaxMatMul64"
+	}
+	loop := func(i, n string, body ...jen.Code) *jen.Statement {
+		return jen.For(jen.Id(i).Op(":=").Lit(0), jen.Id(i).Op("<").Id(n), jen.Id(i).Op("++")).Block(body...)
+	}
+	scores := loop("kgenI", "m", loop("kgenJ", "n",
+		jen.Id(g.n.local(mm.B[0].Acc)).Op(":=").Id("kgenAcc0").Index(jen.Id("kgenI").Op("*").Id("n").Op("+").Id("kgenJ")),
+		jen.Id("kgenS").Index(jen.Id("kgenI").Op("*").Id("n").Op("+").Id("kgenJ")).Op("=").Add(g.call(score, 0, chainIndex))))
+	outIdx := jen.Id("kgenI").Op("*").Id("p").Op("+").Id("kgenJ")
+	writes := loop("kgenI", "m",
+		jen.Id(ir.ReductionName(0)).Op(":=").Id("kgenL").Index(jen.Id("kgenI")),
+		loop("kgenJ", "p", append([]jen.Code{jen.Id(g.n.local(ch.Then.Acc)).Op(":=").Id("kgenO").Index(outIdx)},
+			g.store(write, 0, chainIndex)...)...))
+	return []jen.Code{
+		jen.Id("kgenS").Op(":=").Make(jen.Index().Add(elem), jen.Id("m").Op("*").Id("n")).Comment("the scores, " + g.k.FormatExpr(ch.Score)),
+		scores,
+		jen.List(jen.Id("kgenO"), jen.Id("kgenL")).Op(":=").Add(rt(stream)).Call(jen.Id("kgenS"), jen.Id(g.n.local(ch.Then.Name)), jen.Lit(ch.Then.ColMajor), jen.Id("m"), jen.Id("n"), jen.Id("p")),
+		writes,
+	}
+}
+
+// chainIndex is the element (kgenI, kgenJ) of a chain's [m, p] output.
+func chainIndex(ir.Binding) jen.Code {
+	return jen.Id("kgenI").Op("*").Id("p").Op("+").Id("kgenJ")
 }

@@ -23,7 +23,7 @@ func GoName(name string) string {
 
 // names holds every Go identifier generated for one kernel. The unexported
 // package-level names are the kernel's lower-camel name plus a suffix from a
-// fixed set (Kernel, Ports, MSL, Call, CUDA, and <Stage><Mode> for the
+// fixed set (Kernel, Ports, MSL, Call, CUDA, Phases, and <Stage><Mode> for the
 // stage functions: EvalF32, Pass1F16, WriteF64, Row0BF16, ...), no element
 // of which ends with another: two kernels' names can then only clash when
 // their lower-camel names do, which checkNames reports (and a test tries
@@ -37,6 +37,7 @@ type names struct {
 	ports    string // geluTanhPorts: the port table
 	source   string // geluTanhMSL: the embedded source
 	call     string // geluTanhCall: the checked launch builder
+	phases   string // matmulSoftmaxPhases: a split kernel's phase descriptors
 	locals   map[string]string
 }
 
@@ -44,7 +45,7 @@ func newNames(k *ir.Kernel) *names {
 	exp := GoName(k.Name)
 	lower := strings.ToLower(exp[:1]) + exp[1:]
 	n := &names{exported: exp, typ: exp + "Kernel", args: exp + "Args", lower: lower, desc: lower + "Kernel",
-		ports: lower + "Ports", source: lower + "MSL", call: lower + "Call"}
+		ports: lower + "Ports", source: lower + "MSL", call: lower + "Call", phases: lower + "Phases"}
 	n.locals = localNames(k, n)
 	return n
 }
@@ -72,6 +73,9 @@ func modes(k *ir.Kernel) []dtype.DType { return append(k.ComputeTypes(), dtype.I
 // functions included.
 func (n *names) topLevel(k *ir.Kernel) []string {
 	out := []string{n.exported, n.typ, n.args, n.desc, n.ports, n.source, n.call}
+	if len(k.Phases()) > 0 {
+		out = append(out, n.phases)
+	}
 	for _, c := range modes(k) {
 		for _, st := range k.Stages() {
 			out = append(out, n.stage(st, c))

@@ -29,6 +29,27 @@ type Kernel struct {
 	// Passes is a rowwise kernel's schedule: what each pass over a row
 	// computes and where it reads its inputs from.
 	Passes []string `json:"passes,omitempty"`
+	// Split is a kernel's two-launch form (a row-reducing matmul wider than
+	// its threadgroup-memory strip), which its launcher takes for n > Over
+	// within the one call; absent for kernels that always launch once.
+	Split *Split `json:"split,omitempty"`
+}
+
+// Split is the launches of a kernel's split form, in order.
+type Split struct {
+	Over   int     `json:"n_over"`
+	Phases []Phase `json:"phases"`
+}
+
+// Phase is one launch of a split form: an entry point of the kernel's
+// source with its variants, signature and dispatch. Its workspace bindings
+// (f32 [m, n], named kgen_ws<i>) are allocated by the launcher.
+type Phase struct {
+	Entry    string    `json:"entry"`
+	Does     string    `json:"does"`
+	Variants []Variant `json:"variants"`
+	Bindings []Binding `json:"bindings"`
+	Dispatch Dispatch  `json:"dispatch"`
 }
 
 // Variant is one storage dtype's instantiation.
@@ -108,6 +129,19 @@ func kernel(k *ir.Kernel, msl string) Kernel {
 		out.Bindings = append(out.Bindings, bd)
 	}
 	out.Passes = k.Describe()
+	if ph := k.Phases(); len(ph) > 0 {
+		out.Split = &Split{Over: k.Matmul().Split.Over}
+		for _, p := range ph {
+			pj := Phase{Entry: p.Entry, Does: p.Comment, Dispatch: Dispatch{Grid: p.Launch.GridStrings(), Threadgroup: p.Launch.Threadgroup}}
+			for _, v := range p.Variants {
+				pj.Variants = append(pj.Variants, Variant{DType: v.DType.String(), HostName: v.HostName, Key: v.Key})
+			}
+			for _, b := range p.Bindings {
+				pj.Bindings = append(pj.Bindings, binding(b))
+			}
+			out.Split.Phases = append(out.Split.Phases, pj)
+		}
+	}
 	return out
 }
 

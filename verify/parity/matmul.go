@@ -11,22 +11,41 @@ import (
 // MatmulShape is one matmul launch: C is M×N, the sum runs over K.
 type MatmulShape struct{ M, N, K int }
 
+// ChainShape is one chain launch: the scores are M×N over K, the second
+// operand N×P and the output M×P.
+type ChainShape struct{ M, N, K, P int }
+
 // DefaultMatmulShapes cover every size of {1, 7, 8, 33, 513} in every
 // position (a lone element, a partial fragment, one whole fragment, a
 // partial tile, many tiles with a K tail), tessera's test shapes (M, K, N
 // written as M, N, K here: (16, 24, 32), (64, 96, 48) ragged,
-// (128, 128, 256), (40, 256, 128), (8, 512, 64)), and empty outputs.
+// (128, 128, 256), (40, 256, 128), (8, 512, 64)), empty outputs, and an n
+// of 1000, wider than a row-reducing kernel's strip (928 columns, 416
+// gated), where its launcher takes the split form (ir.Split).
 var DefaultMatmulShapes = []MatmulShape{
 	{1, 1, 1}, {7, 8, 33}, {8, 33, 7}, {33, 7, 8}, {33, 33, 513}, {513, 8, 7}, {7, 513, 1},
 	{8, 8, 8}, {0, 7, 8}, {7, 8, 0},
 	{16, 24, 32}, {64, 96, 48}, {128, 128, 256}, {40, 256, 128}, {8, 512, 64},
+	{9, 1000, 33},
 }
 
 // MatmulRange is the magnitude of matmul operands and epilogue inputs:
 // uniform in [-2, 2], exact in the storage type.
 const MatmulRange = 2
 
+// DefaultChainShapes are a chain's (M, N, K, P): n within one block of 32
+// columns, at a block edge, one past it and many blocks (every block
+// rescales), p a partial fragment, one fragment, a partial column chunk
+// and several chunks, k = 0 (equal scores), empty rows and an empty n.
+var DefaultChainShapes = []ChainShape{
+	{1, 1, 1, 1}, {7, 8, 33, 7}, {9, 32, 8, 8}, {9, 33, 7, 33}, {16, 100, 16, 40},
+	{8, 513, 20, 9}, {33, 64, 33, 64}, {3, 1000, 9, 70}, {5, 40, 0, 9}, {0, 7, 8, 9}, {9, 0, 8, 9},
+}
+
 func matmulShapes(k *ir.Kernel, opts Options) []shape {
+	if k.Matmul().Chain != nil {
+		return chainShapes(opts)
+	}
 	shapes := opts.Matmul
 	if len(shapes) == 0 {
 		shapes = DefaultMatmulShapes
@@ -35,6 +54,20 @@ func matmulShapes(k *ir.Kernel, opts Options) []shape {
 	for _, s := range shapes {
 		out = append(out, shape{sizes: map[string]int{"m": s.M, "n": s.N, "k": s.K},
 			seed: uint64(s.M)<<40 | uint64(s.N)<<20 | uint64(s.K), n: s.M * s.N, rows: s.M, cols: s.N})
+	}
+	return out
+}
+
+// chainShapes are a chain's launches: Options.Chain, or DefaultChainShapes.
+func chainShapes(opts Options) []shape {
+	shapes := opts.Chain
+	if len(shapes) == 0 {
+		shapes = DefaultChainShapes
+	}
+	var out []shape
+	for _, s := range shapes {
+		out = append(out, shape{sizes: map[string]int{"m": s.M, "n": s.N, "k": s.K, "p": s.P},
+			seed: uint64(s.M)<<45 | uint64(s.N)<<30 | uint64(s.K)<<15 | uint64(s.P), n: s.M * s.P, rows: s.M, cols: s.P})
 	}
 	return out
 }
@@ -120,6 +153,10 @@ func matmulReference(c *check, visit visitor) {
 	gamma := float64(kk) * 0x1p-24 / (1 - float64(kk)*0x1p-24)
 	a := c.vals[mm.A.Binding]
 	ins, outs := k.ElementInputs(0), k.BindingsOf(ir.Output)
+	if mm.Chain != nil {
+		chainReference(c, visit, gamma)
+		return
+	}
 	if mm.Rows != nil {
 		matmulRowReference(c, visit, gamma)
 		return
@@ -225,3 +262,40 @@ func elemAt(b ir.Binding, i, j, n int) int {
 
 // matmulF32Param is 0.5 + the param's index: exact, and typical of scales.
 func matmulF32Param(i int) float64 { return 0.5 + float64(i) }
+
+// chainReference is matmulReference for a chain: per row the scores from
+// the accumulators (with the γ_K bound, through the score formula,
+// ir.Kernel.EvalChainScoreBound), then softmax(scores)·V with the bound of
+// the streaming f32 evaluation (ir.SoftmaxMatmulRowBound, blocks of
+// ir.RowTile.BN columns).
+func chainReference(c *check, visit visitor, gamma float64) {
+	k := c.k
+	mm := k.Matmul()
+	ch := mm.Chain
+	m, n, kk, p := c.sizes["m"], c.sizes["n"], c.sizes["k"], c.sizes["p"]
+	a, b, v := c.vals[mm.A.Binding], c.vals[mm.B[0].Binding], c.vals[ch.Then.Binding]
+	out := k.BindingsOf(ir.Output)[0]
+	s, serr := make([]float64, n), make([]float64, n)
+	vAt := func(j, col int) float64 { return v[at(j, col, n, p, ch.Then.ColMajor)] }
+	for i := range m {
+		for j := range n {
+			var sum, sa float64
+			for q := range kk {
+				prod := a[at(i, q, m, kk, mm.A.ColMajor)] * b[at(q, j, kk, n, mm.B[0].ColMajor)]
+				sum += prod
+				if !math.IsInf(prod, 0) && !math.IsNaN(prod) {
+					sa += math.Abs(prod)
+				}
+			}
+			e := gamma * sa
+			if math.IsInf(sum, 0) || math.IsNaN(sum) {
+				e = 0
+			}
+			s[j], serr[j] = k.EvalChainScoreBound(sum, e, c.params, c.rounding)
+		}
+		want, bound := ir.SoftmaxMatmulRowBound(s, serr, vAt, p, ir.RowTile.BN, c.rounding)
+		for col := range p {
+			visit(out, i*p+col, i, want[col], bound[col])
+		}
+	}
+}

@@ -56,6 +56,9 @@ type Options struct {
 	// Matmul are the shapes a matmul kernel runs at; default
 	// DefaultMatmulShapes.
 	Matmul []MatmulShape
+	// Chain are the shapes a matmul chain runs at; default
+	// DefaultChainShapes.
+	Chain []ChainShape
 	// MatrixLanes is the simdgroup_matrix lane map of every run
 	// (mslcpu.ScrambledLanes: the kernel must not depend on Apple's).
 	MatrixLanes mslcpu.MatrixLaneMap
@@ -223,11 +226,17 @@ func checkOne(ctx context.Context, k *ir.Kernel, v ir.Variant, gen shapeGen, sou
 	}
 	var first [][]byte
 	for i, order := range opts.Orders {
-		got, err := run(ctx, mslcpu.Launch{
+		ml := mslcpu.Launch{
 			Source: source, HostName: v.HostName, Buffers: buffers,
 			Grid: u32s(grid), Threadgroup: u32s(l.Threadgroup),
 			Order: order, Sanitize: opts.Sanitize, Flags: opts.Flags, MatrixLanes: opts.MatrixLanes,
-		})
+		}
+		var got [][]byte
+		if splits(k, sizes) {
+			got, err = runSplit(ctx, run, k, v, sizes, buffers, ml)
+		} else {
+			got, err = run(ctx, ml)
+		}
 		if err != nil {
 			return Result{}, err
 		}

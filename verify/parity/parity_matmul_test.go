@@ -12,11 +12,12 @@ import (
 	"github.com/kgen-dev/kgen/verify/parity"
 )
 
-// matmuls filters the matmul kernels.
+// matmuls filters the matmul kernels other than chains (whose shapes and
+// tests are their own: parity_chain_test.go).
 func matmuls(ks []*ir.Kernel) []*ir.Kernel {
 	var out []*ir.Kernel
 	for _, k := range ks {
-		if k.Kind == ir.KindMatmul {
+		if k.Kind == ir.KindMatmul && k.Matmul().Chain == nil {
 			out = append(out, k)
 		}
 	}
@@ -266,7 +267,7 @@ ports: {metal: generated, cuda: null, rocm: null}
 		t.Fatalf("want one row-owning gated matmul with NMax 416, got %d kernels", len(kernels))
 	}
 	k := kernels[0]
-	shapes := []parity.MatmulShape{{1, 1, 1}, {9, 33, 17}, {40, 256, 128}, {33, 416, 7}}
+	shapes := []parity.MatmulShape{{1, 1, 1}, {9, 33, 17}, {40, 256, 128}, {33, 416, 7}, {9, 417, 5}} // 417: the split form
 	for _, lanes := range []mslcpu.MatrixLaneMap{mslcpu.AppleLanes, mslcpu.ScrambledLanes} {
 		for _, r := range checkAll(t, k, src[k.Name], parity.Options{Seed: 7, Matmul: shapes, MatrixLanes: lanes}) {
 			checkConfined(t, r)

@@ -1,0 +1,168 @@
+package cfam
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// chainBody writes a matmul chain (ir.Chain): a threadgroup owns BM rows;
+// per BN-column block of n it computes the block of acc (the row-owning
+// kernel's K loop) into threadgroup memory, then each simdgroup streams
+// its rows' softmax: the scores, the block max by a shuffle butterfly, the
+// new running max, the rescale factor exp(m_old - m_new) of O and l, the
+// weights exp(s - m_new) and their sum; then O (an f32 [BM][PMAX] strip)
+// is rescaled and O += W·V on simdgroup fragments, V staged BN columns of
+// p at a time. Every lane reaches every matrix operation, barrier and
+// shuffle; rows past m and columns past n score -INFINITY (weight 0).
+func (mw *matmulWriter) chainBody() {
+	w, mm, tid, tg, simd := mw.Writer, mw.mm, mw.tid, mw.tg, mw.simd
+	t, ch := mm.Tile, mm.Chain
+	w.P("using C = float;")
+	w.P(fmt.Sprintf("constexpr uint BM = %d, BN = %d, BK = %d, PMAX = %d, kRowsPerSimd = %d;", t.BM, t.BN, t.BK, ch.PMax, t.BM/(t.WM*t.WN)))
+	w.P("constexpr uint kThreads = ", t.Threads(), ";")
+	w.P("threadgroup float kgen_as[BM * BK]; // A's tile, [BM][BK]")
+	w.P(fmt.Sprintf("threadgroup float kgen_bs0[BK * BN]; // %s's tile, [BK][BN]", mm.B[0].Name))
+	w.P("threadgroup float kgen_ps[BM * BN]; // the block's acc, then its weights, [BM][BN]")
+	w.P(fmt.Sprintf("threadgroup float kgen_vs[BN * BN]; // %s's block, [BN][BN]", ch.Then.Name))
+	w.P("threadgroup float kgen_fs[BM]; // each row's rescale factor for this block")
+	w.P(fmt.Sprintf("threadgroup float kgen_os[BM * PMAX]; // %s of the group's rows, [BM][PMAX]", ch.Then.Acc))
+	w.P("// The launcher refuses p > PMAX; the whole group leaves together (no matrix is live yet).")
+	w.Block("if (args.p > PMAX)", func() { w.P("return;") })
+	w.P("const uint kgen_row0 = ", tg, " * BM;")
+	w.P("const uint kgen_sn = ", simd, " * 8; // this simdgroup's 8 columns of each block")
+	w.P("const uint kgen_lane = ", tid, " % 32;")
+	for _, p := range mw.k.Params() {
+		w.P("const C ", p.Name, " = ", mw.d.Cvt("C", "args."+p.Name), ";")
+	}
+	w.Block("for (uint kgen_e = "+tid+"; kgen_e < BM * PMAX; kgen_e += kThreads)", func() { w.P("kgen_os[kgen_e] = 0.0f;") })
+	w.P("float kgen_m[kRowsPerSimd], kgen_l[kRowsPerSimd]; // the running max and sum of this simdgroup's rows")
+	w.Block("for (uint kgen_q = 0; kgen_q < kRowsPerSimd; ++kgen_q)", func() {
+		w.P("kgen_m[kgen_q] = -INFINITY;")
+		w.P("kgen_l[kgen_q] = 0.0f;")
+	})
+	w.Block("for (uint kgen_col0 = 0; kgen_col0 < args.n; kgen_col0 += BN)", func() {
+		mw.chainScores(tid)
+		mw.chainSoftmax(simd)
+		mw.chainAccumulate(tid)
+	})
+	mw.chainWrite(simd)
+}
+
+// chainScores writes one block's acc = A·B into kgen_ps (the row-owning
+// kernel's K loop for one column tile).
+func (mw *matmulWriter) chainScores(tid string) {
+	w, mm := mw.Writer, mw.mm
+	w.P("simdgroup_float8x8 kgen_acc0 = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);")
+	w.Block("for (uint kgen_k0 = 0; kgen_k0 < args.k; kgen_k0 += BK)", func() {
+		w.P("// Stage this step's slices as float, zeros outside the matrices.")
+		mw.stage("kgen_as", "BK", "BM * BK", mm.A, "kgen_row0", "kgen_k0", "args.m", "args.k", tid)
+		mw.stage("kgen_bs0", "BN", "BK * BN", mm.B[0], "kgen_k0", "kgen_col0", "args.k", "args.n", tid)
+		w.P("threadgroup_barrier(mem_flags::mem_threadgroup);")
+		w.Block("for (uint kgen_kk = 0; kgen_kk < BK; kgen_kk += 8)", func() {
+			w.P("simdgroup_float8x8 kgen_a, kgen_b;")
+			w.P("simdgroup_load(kgen_a, kgen_as, BK, ulong2(kgen_kk, 0));")
+			w.P("simdgroup_load(kgen_b, kgen_bs0, BN, ulong2(kgen_sn, kgen_kk));")
+			w.P("simdgroup_multiply_accumulate(kgen_acc0, kgen_a, kgen_b, kgen_acc0);")
+		})
+		w.P("threadgroup_barrier(mem_flags::mem_threadgroup);")
+	})
+	w.P("simdgroup_store(kgen_acc0, kgen_ps, BN, ulong2(kgen_sn, 0));")
+	w.P("threadgroup_barrier(mem_flags::mem_threadgroup);")
+}
+
+// chainSoftmax writes the online softmax step of this simdgroup's rows:
+// lane l takes column col0 + l of the block.
+func (mw *matmulWriter) chainSoftmax(simd string) {
+	w := mw.Writer
+	st := mw.k.Stages()[0]
+	w.Block("for (uint kgen_q = 0; kgen_q < kRowsPerSimd; ++kgen_q)", func() {
+		w.P("const uint kgen_r = ", simd, " * kRowsPerSimd + kgen_q, kgen_i = kgen_row0 + kgen_r, kgen_j = kgen_col0 + kgen_lane;")
+		w.P("C kgen_s = -INFINITY;")
+		w.Block("if (kgen_i < args.m && kgen_j < args.n)", func() {
+			w.P(mw.chainCall(st, "kgen_ps[kgen_r * BN + kgen_lane]", "kgen_s"))
+		})
+		w.P("float kgen_mb = kgen_s;")
+		w.Block("for (ushort kgen_o = 16; kgen_o > 0; kgen_o /= 2)", func() {
+			w.P("kgen_mb = fmax(kgen_mb, simd_shuffle_xor(kgen_mb, kgen_o));")
+		})
+		w.P("const float kgen_mnew = fmax(kgen_m[kgen_q], kgen_mb);")
+		w.P("// While every score so far is -INFINITY the weights are 0 and nothing rescales.")
+		w.P("const bool kgen_none = kgen_mnew == -INFINITY;")
+		w.P("const float kgen_f = kgen_none ? 1.0f : kgen_math::exp(kgen_m[kgen_q] - kgen_mnew);")
+		w.P("const float kgen_w = kgen_none ? 0.0f : kgen_math::exp(kgen_s - kgen_mnew);")
+		w.P("float kgen_sum = kgen_w;")
+		w.Block("for (ushort kgen_o = 16; kgen_o > 0; kgen_o /= 2)", func() {
+			w.P("kgen_sum += simd_shuffle_xor(kgen_sum, kgen_o);")
+		})
+		w.P("kgen_l[kgen_q] = kgen_l[kgen_q] * kgen_f + kgen_sum;")
+		w.P("kgen_m[kgen_q] = kgen_mnew;")
+		w.P("kgen_ps[kgen_r * BN + kgen_lane] = kgen_w;")
+		w.Block("if (kgen_lane == 0)", func() { w.P("kgen_fs[kgen_r] = kgen_f;") })
+	})
+	w.P("threadgroup_barrier(mem_flags::mem_threadgroup);")
+}
+
+// chainAccumulate writes O = O·f + W·V for one block: the rescale by
+// element, then BN columns of p at a time, each simdgroup one 8×8
+// fragment of O over the block's BN rows of V.
+func (mw *matmulWriter) chainAccumulate(tid string) {
+	w, ch := mw.Writer, mw.mm.Chain
+	w.Block("for (uint kgen_e = "+tid+"; kgen_e < BM * args.p; kgen_e += kThreads)", func() {
+		w.P("const uint kgen_r = kgen_e / args.p;")
+		w.P("kgen_os[kgen_r * PMAX + kgen_e % args.p] *= kgen_fs[kgen_r];")
+	})
+	w.P("threadgroup_barrier(mem_flags::mem_threadgroup);")
+	w.Block("for (uint kgen_c0 = 0; kgen_c0 < args.p; kgen_c0 += BN)", func() {
+		mw.stage("kgen_vs", "BN", "BN * BN", ch.Then, "kgen_col0", "kgen_c0", "args.n", "args.p", tid)
+		w.P("threadgroup_barrier(mem_flags::mem_threadgroup);")
+		w.P("simdgroup_float8x8 kgen_of;")
+		w.P("simdgroup_load(kgen_of, kgen_os, PMAX, ulong2(kgen_c0 + kgen_sn, 0));")
+		w.Block("for (uint kgen_t = 0; kgen_t < BN; kgen_t += 8)", func() {
+			w.P("simdgroup_float8x8 kgen_pw, kgen_v;")
+			w.P("simdgroup_load(kgen_pw, kgen_ps, BN, ulong2(kgen_t, 0));")
+			w.P("simdgroup_load(kgen_v, kgen_vs, BN, ulong2(kgen_sn, kgen_t));")
+			w.P("simdgroup_multiply_accumulate(kgen_of, kgen_pw, kgen_v, kgen_of);")
+		})
+		w.P("simdgroup_store(kgen_of, kgen_os, PMAX, ulong2(kgen_c0 + kgen_sn, 0));")
+		w.P("threadgroup_barrier(mem_flags::mem_threadgroup);")
+	})
+}
+
+// chainWrite writes the outputs of this simdgroup's rows from O and l.
+func (mw *matmulWriter) chainWrite(simd string) {
+	w := mw.Writer
+	st := mw.k.Stages()[1]
+	outs := mw.k.BindingsOf(ir.Output)
+	w.Block("for (uint kgen_q = 0; kgen_q < kRowsPerSimd; ++kgen_q)", func() {
+		w.P("const uint kgen_r = ", simd, " * kRowsPerSimd + kgen_q, kgen_i = kgen_row0 + kgen_r;")
+		w.P("const uint kgen_cols = kgen_i < args.m ? args.p : 0;")
+		w.P("const C ", ir.ReductionName(0), " = kgen_l[kgen_q];")
+		w.Block("for (uint kgen_c = kgen_lane; kgen_c < kgen_cols; kgen_c += 32)", func() {
+			var names []string
+			for _, b := range outs {
+				names = append(names, "kgen_o_"+b.Name)
+			}
+			w.P("C ", strings.Join(names, ", "), ";")
+			w.P(mw.chainCall(st, "kgen_os[kgen_r * PMAX + kgen_c]", strings.Join(names, ", ")))
+			for i, b := range outs {
+				w.P(b.Name, "[kgen_i * args.p + kgen_c] = ", mw.d.Cvt(mw.d.TypeName(b.DType), names[i]), ";")
+			}
+		})
+	})
+}
+
+// chainCall calls a chain stage with acc (or acc2) at `at`, the params and
+// the reduction by name, then the targets.
+func (mw *matmulWriter) chainCall(st ir.Stage, at, targets string) string {
+	var args []string
+	for _, a := range st.Args {
+		if a.Kind == ir.ArgAcc {
+			args = append(args, at)
+		} else {
+			args = append(args, a.Name)
+		}
+	}
+	return st.Name + "(" + strings.Join(append(args, targets), ", ") + ");"
+}

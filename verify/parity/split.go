@@ -1,0 +1,77 @@
+package parity
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/verify/mslcpu"
+)
+
+// splits reports whether kernel k launches its split form (ir.Split) at
+// these sizes, as its Go launcher decides: a row-reducing matmul wider than
+// its threadgroup-memory strip.
+func splits(k *ir.Kernel, sizes map[string]int) bool {
+	mm := k.Matmul()
+	return mm != nil && mm.Split != nil && sizes["n"] > mm.Split.Over
+}
+
+// runSplit runs a split kernel's phases (ir.Kernel.Phases) in order, as the
+// launcher's call chain does: each phase binds the kernel's buffers its
+// Phase.From names and the f32 workspaces, NaN-filled so an element the
+// first phase leaves unwritten shows in the result. It returns the kernel's
+// buffers afterwards, as one launch of the kernel would.
+func runSplit(ctx context.Context, run func(context.Context, mslcpu.Launch) ([][]byte, error), k *ir.Kernel, v ir.Variant,
+	sizes map[string]int, buffers [][]byte, base mslcpu.Launch) ([][]byte, error) {
+	sp := k.Matmul().Split
+	out := append([][]byte(nil), buffers...)
+	space := make([][]byte, len(sp.Space))
+	for w := range space {
+		nan := make([]float64, sizes["m"]*sizes["n"])
+		for i := range nan {
+			nan[i] = math.NaN()
+		}
+		space[w] = encode(nan, dtype.F32)
+	}
+	for _, p := range k.Phases() {
+		grid, err := p.Launch.GridSize(sizes)
+		if err != nil {
+			return nil, fmt.Errorf("parity: %s phase %s: %w", v.HostName, p.Suffix, err)
+		}
+		l := base
+		l.HostName = phaseHost(p, v)
+		l.Grid, l.Threadgroup = u32s(grid), u32s(p.Launch.Threadgroup)
+		l.Buffers = make([][]byte, len(p.Bindings))
+		for j, f := range p.From {
+			if f < 0 {
+				l.Buffers[j] = space[-1-f]
+			} else {
+				l.Buffers[j] = out[f]
+			}
+		}
+		got, err := run(ctx, l)
+		if err != nil {
+			return nil, err
+		}
+		for j, f := range p.From {
+			if f < 0 {
+				space[-1-f] = got[j]
+			} else {
+				out[f] = got[j]
+			}
+		}
+	}
+	return out, nil
+}
+
+// phaseHost is phase p's host name for variant v's storage dtype.
+func phaseHost(p *ir.Phase, v ir.Variant) string {
+	for _, pv := range p.Variants {
+		if pv.DType == v.DType {
+			return pv.HostName
+		}
+	}
+	return ""
+}

@@ -41,6 +41,9 @@ type CUDAModule struct {
 	Hash     string // the first 16 hex digits of the sha256 of the .cu file
 	Binaries fs.FS  // the package's embedded binaries
 	Dir      string // their folder inside Binaries
+	// Library is set when the binary is a shared library of host
+	// functions (matmul: CUTLASS), not a fatbin (cuda_library.go).
+	Library *CUDALibrary
 
 	once  sync.Once
 	image []byte
@@ -50,7 +53,12 @@ type CUDAModule struct {
 }
 
 // BinaryName is the file name of the module's fatbin.
-func (m *CUDAModule) BinaryName() string { return m.Kernel.Name + "-" + m.Hash + ".fatbin" }
+func (m *CUDAModule) BinaryName() string {
+	if m.Library != nil {
+		return m.Kernel.Name + "-" + m.Hash + ".so"
+	}
+	return m.Kernel.Name + "-" + m.Hash + ".fatbin"
+}
 
 // binary finds the module's fatbin: in $KGEN_CUDA_FATBIN_DIR, then embedded.
 func (m *CUDAModule) binary() ([]byte, error) {
@@ -84,7 +92,7 @@ func (m *CUDAModule) others() []string {
 	var out []string
 	for _, e := range entries {
 		n := e.Name()
-		if strings.HasPrefix(n, m.Kernel.Name+"-") && strings.HasSuffix(n, ".fatbin") && n != m.BinaryName() {
+		if strings.HasPrefix(n, m.Kernel.Name+"-") && strings.HasSuffix(n, path.Ext(m.BinaryName())) && n != m.BinaryName() {
 			out = append(out, n)
 		}
 	}
@@ -96,6 +104,13 @@ func (m *CUDAModule) others() []string {
 func (m *CUDAModule) load() error {
 	m.once.Do(func() {
 		if m.err = cudaReady(); m.err != nil {
+			return
+		}
+		if m.Library != nil {
+			var p string
+			if p, m.err = m.libraryPath(); m.err == nil {
+				m.mod, m.err = cudaOpenLibrary(p)
+			}
 			return
 		}
 		if m.image, m.err = m.binary(); m.err != nil {
@@ -114,7 +129,11 @@ func (m *CUDAModule) function(hostName string) (cudaFunction, error) {
 	if f, ok := m.fns.Load(hostName); ok {
 		return f.(cudaFunction), nil
 	}
-	f, err := cudaGetFunction(m.mod, hostName)
+	get := cudaGetFunction
+	if m.Library != nil {
+		get = cudaLibraryFunction
+	}
+	f, err := get(m.mod, hostName)
 	if err != nil {
 		return 0, fmt.Errorf("kgenrt: kernel %s: entry point %s in %s: %w", m.Kernel.Name, hostName, m.BinaryName(), err)
 	}
@@ -182,6 +201,9 @@ func (p *cudaPort) Run(c *Call) error {
 	if err := c.check(p.kernel); err != nil {
 		return err
 	}
+	if err := p.libraryCheck(c); err != nil {
+		return err
+	}
 	if c.empty() {
 		return nil
 	}
@@ -191,11 +213,22 @@ func (p *cudaPort) Run(c *Call) error {
 	return cudaRunHost(p, c)
 }
 
+// libraryCheck applies a library module's own limits to a call with work.
+func (p *cudaPort) libraryCheck(c *Call) error {
+	if p.module.Library == nil || c.empty() {
+		return nil
+	}
+	return p.module.libraryCheck(c)
+}
+
 func (p *cudaPort) LaunchCUDA(stream CUDAStream, c *Call, ptrs []DevicePtr) error {
 	if err := c.check(p.kernel); err != nil {
 		return err
 	}
 	if err := checkDevicePtrs(c, ptrs); err != nil {
+		return err
+	}
+	if err := p.libraryCheck(c); err != nil {
 		return err
 	}
 	if c.empty() {

@@ -18,7 +18,9 @@ func cudaReady() error {
 	return fmt.Errorf("kgenrt's CUDA path runs on linux/amd64 and linux/arm64; this is %s/%s", runtime.GOOS, runtime.GOARCH)
 }
 
-func cudaLoadModule([]byte) (cudaModuleHandle, error)                { return 0, cudaReady() }
-func cudaGetFunction(cudaModuleHandle, string) (cudaFunction, error) { return 0, cudaReady() }
-func cudaRunHost(*cudaPort, *Call) error                             { return cudaReady() }
-func cudaLaunch(*cudaPort, CUDAStream, *Call, []DevicePtr) error     { return cudaReady() }
+func cudaLoadModule([]byte) (cudaModuleHandle, error)                    { return 0, cudaReady() }
+func cudaGetFunction(cudaModuleHandle, string) (cudaFunction, error)     { return 0, cudaReady() }
+func cudaRunHost(*cudaPort, *Call) error                                 { return cudaReady() }
+func cudaLaunch(*cudaPort, CUDAStream, *Call, []DevicePtr) error         { return cudaReady() }
+func cudaOpenLibrary(string) (cudaModuleHandle, error)                   { return 0, cudaReady() }
+func cudaLibraryFunction(cudaModuleHandle, string) (cudaFunction, error) { return 0, cudaReady() }

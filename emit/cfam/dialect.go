@@ -175,7 +175,6 @@ var CUDA = &Dialect{
 	RowLoops:        cudaRowLoops,
 	RowDecls:        cudaRowDecls,
 	Instances:       cudaInstances,
-	Refuses:         map[ir.Kind]string{ir.KindMatmul: "Metal only until the CUDA matmul (issue 15)"},
 }
 
 // Dialects are the C-family backends, by ir.Backend.

@@ -69,3 +69,78 @@ func Compile(ctx context.Context, nvcc, name string, src []byte, mode, out strin
 	}
 	return nil
 }
+
+// CUTLASSEnv names the CUTLASS folder when `kgen cuda --cutlass` is not
+// given: the CUDA matmuls are CUTLASS 3.x GEMMs, a header-only, build-time
+// dependency of `kgen cuda` alone.
+const CUTLASSEnv = "KGEN_CUTLASS"
+
+// CUTLASSTested is the CUTLASS release kgen's CUDA matmuls were built and
+// measured with (the nvidia-cutlass 4.2.0.0 wheel's headers).
+const CUTLASSTested = "4.2.0"
+
+// LibraryArch is the target of the CUTLASS libraries: SM90's WGMMA and TMA
+// need the architecture-specific sm_90a.
+var LibraryArch = []string{"-gencode", "arch=compute_90a,code=sm_90a"}
+
+// CUTLASSInclude finds CUTLASS's include folder under dir (a CUTLASS
+// checkout, an unpacked wheel's cutlass_library/source, or the include
+// folder itself), or says exactly which header is missing.
+func CUTLASSInclude(dir string) (string, error) {
+	if dir == "" {
+		return "", fmt.Errorf("the CUDA matmuls need CUTLASS %s headers: pass --cutlass DIR or set $%s to a folder holding include/cutlass/cutlass.h and include/cute/tensor.hpp (a CUTLASS release, or the nvidia-cutlass wheel's cutlass_library/source)", CUTLASSTested, CUTLASSEnv)
+	}
+	for _, inc := range []string{filepath.Join(dir, "include"), filepath.Join(dir, "cutlass_library", "source", "include"), dir} {
+		if _, err := os.Stat(filepath.Join(inc, "cutlass", "cutlass.h")); err != nil {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(inc, "cute", "tensor.hpp")); err != nil {
+			return "", fmt.Errorf("CUTLASS folder %s has cutlass/cutlass.h but no cute/tensor.hpp: CUTLASS 3.x or later is needed (tested: %s)", inc, CUTLASSTested)
+		}
+		return inc, nil
+	}
+	return "", fmt.Errorf("no CUTLASS headers in %s: neither include/cutlass/cutlass.h nor cutlass/cutlass.h is there (CUTLASS %s: a release, or the nvidia-cutlass wheel's cutlass_library/source)", dir, CUTLASSTested)
+}
+
+// CompilePart compiles one part of a CUTLASS matmul's source (see
+// emit/cfam/cutlass.go: -DKGEN_PARTS -DKGEN_PART_<part>) into a
+// position-independent object for sm_90a.
+func CompilePart(ctx context.Context, nvcc, name string, src []byte, include, part, out string) error {
+	dir, err := os.MkdirTemp("", "kgen-nvcc-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	in := filepath.Join(dir, name+".cu")
+	if err := os.WriteFile(in, src, 0o644); err != nil {
+		return err
+	}
+	args := append([]string{"-std=c++17", "-O3", "-DNDEBUG", "--expt-relaxed-constexpr", "-Xcompiler", "-fPIC",
+		"-I" + include, "-DKGEN_PARTS", "-DKGEN_PART_" + part, "-c"}, LibraryArch...)
+	return run(ctx, nvcc, append(args, "-o", out, in)...)
+}
+
+// LinkLibrary links a CUTLASS matmul's objects into one shared library
+// with the CUDA runtime linked statically, so loading it needs only the
+// driver.
+func LinkLibrary(ctx context.Context, nvcc string, objs []string, out string) error {
+	args := append(append([]string{"-shared", "-cudart", "static"}, LibraryArch...), "-o", out)
+	return run(ctx, nvcc, append(args, objs...)...)
+}
+
+// PartFlags is what, besides the source, decides a part's object: a
+// cached object is keyed by the source and these.
+func PartFlags(include string) string {
+	v, _ := os.ReadFile(filepath.Join(include, "cutlass", "version.h"))
+	return strings.Join(LibraryArch, " ") + " -O3 " + string(v)
+}
+
+func run(ctx context.Context, nvcc string, args ...string) error {
+	var buf bytes.Buffer
+	cmd := exec.CommandContext(ctx, nvcc, args...)
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("nvcc %s: %v\n%s", strings.Join(args, " "), err, strings.TrimSpace(buf.String()))
+	}
+	return nil
+}

@@ -1,0 +1,256 @@
+package cfam
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// The CUDA matmul: instead of one templated kernel body, the file
+// instantiates CUTLASS 3.x SM90 GEMMs (ir.CUTLASS decides the problem
+// classes and the EVT leaves) whose epilogue's compute node calls the
+// kernel's epilogue stage function per element, and exports one host
+// function per storage dtype, named by the variant's host name:
+//
+//	int <host>(void* stream, void* const* ptrs, const void* args, char* err, int errlen)
+//
+// ptrs are the device pointers in binding order, args the args struct's
+// bytes; it returns 0, or non-zero with a message in err. `kgen cuda`
+// builds the file into a shared library, one object per part (each dtype
+// × problem class, and the entry points) so the parts compile in parallel:
+// -DKGEN_PART_<part> selects one; without any, the whole file compiles.
+
+// CUTLASSParts are the compile parts of a CUDA matmul: one per storage
+// dtype and problem class, then "entry" (the host entry points).
+func CUTLASSParts(k *ir.Kernel) []string {
+	c := k.Matmul().CUDA
+	var out []string
+	for _, t := range c.DTypes {
+		for _, g := range c.Configs {
+			out = append(out, t.String()+"_"+g.Name)
+		}
+	}
+	return append(out, "entry")
+}
+
+// cutlassCode writes the EVT functor, the GEMM types, the parts and the
+// entry points after the stage functions.
+func cutlassCode(w *Writer, k *ir.Kernel, d *Dialect) {
+	c, st := k.Matmul().CUDA, k.Stages()[0]
+	ns, args := "kgen_"+k.Name, k.Name+"_args"
+	partSig := "(void* stream, void* const* ptrs, const " + args + "& args, char* err, int errlen)"
+	w.P("#if !defined(KGEN_PART_entry) // the entry points need none of CUTLASS")
+	w.P("// The EVT compute node: the epilogue stage applied to each element of a")
+	w.P("// fragment; its children are the leaves below, in the stage's argument")
+	w.P("// order; the params come from its Arguments (the args struct by value).")
+	w.P("template <class F> struct ", ns, "_evt { struct Arguments { ", args, " args; }; };")
+	w.P("template <int N> struct ", ns, "_evt<cutlass::Array<float, N>> {")
+	w.Indent(func() {
+		w.P("using Arguments = typename ", ns, "_evt<float>::Arguments;")
+		var params, call []string
+		leaf := 0
+		for _, a := range st.Args {
+			if a.Kind == ir.ArgParam {
+				call = append(call, "a.args."+a.Name)
+				continue
+			}
+			params = append(params, fmt.Sprintf("cutlass::Array<float, N> const& v%d", leaf))
+			call = append(call, fmt.Sprintf("v%d[i]", leaf))
+			leaf++
+		}
+		call = append(call, "y[i]")
+		params = append(params, "Arguments const& a")
+		w.Block("CUTLASS_DEVICE cutlass::Array<float, N> operator()("+strings.Join(params, ", ")+") const", func() {
+			w.P("cutlass::Array<float, N> y;")
+			w.P("CUTLASS_PRAGMA_UNROLL")
+			w.P("for (int i = 0; i < N; ++i) ", st.Name, "(", strings.Join(call, ", "), ");")
+			w.P("return y;")
+		})
+	})
+	w.P("};")
+	w.P()
+	w.P("namespace ", ns, " {")
+	w.P("using namespace cute;")
+	w.P("using namespace cutlass::epilogue::fusion;")
+	w.P()
+	cutlassGemmType(w, k, c, ns)
+	w.P()
+	cutlassRun(w, k, c)
+	w.P("} // namespace ", ns)
+	w.P("#endif")
+	w.P()
+	for _, t := range c.DTypes {
+		for _, g := range c.Configs {
+			part := t.String() + "_" + g.Name
+			w.P("#if !defined(KGEN_PARTS) || defined(KGEN_PART_", part, ")")
+			w.Block(`extern "C" int `+ns+"_"+part+partSig, func() {
+				w.P("using namespace cute;")
+				w.P("using G = ", ns, "::Gemm<", cutlassElem(t), ", Shape<_", g.Tile[0], ", _", g.Tile[1], ", _", g.Tile[2],
+					">, Shape<_", g.Cluster[0], ", _", g.Cluster[1], ", _1>, ", cutlassSchedules[g.Schedule], ">;")
+				w.P("return ", ns, "::run<G>(stream, ptrs, args, err, errlen);")
+			})
+			w.P("#else")
+			w.P(`extern "C" int `, ns, "_", part, partSig, ";")
+			w.P("#endif")
+			w.P()
+		}
+	}
+	w.P("#if !defined(KGEN_PARTS) || defined(KGEN_PART_entry)")
+	for _, v := range k.Variants {
+		if !hasDType(c.DTypes, v.DType) {
+			continue
+		}
+		w.Block(`extern "C" int `+v.HostName+"(void* stream, void* const* ptrs, const void* argp, char* err, int errlen)", func() {
+			w.P("const ", args, "& args = *static_cast<const ", args, "*>(argp);")
+			for _, g := range c.Configs {
+				call := fmt.Sprint("return ", ns, "_", v.DType, "_", g.Name, "(stream, ptrs, args, err, errlen);")
+				if g.MaxM > 0 {
+					w.P("if (args.m <= ", g.MaxM, "u) ", call)
+				} else {
+					w.P(call)
+				}
+			}
+		})
+	}
+	w.P("#endif")
+}
+
+// cutlassSchedules spells a problem class's schedule: the mainloop's and
+// the epilogue's.
+var cutlassSchedules = map[string]string{
+	"cooperative": "cutlass::gemm::KernelTmaWarpSpecializedCooperative, cutlass::epilogue::TmaWarpSpecializedCooperative",
+	"pingpong":    "cutlass::gemm::KernelTmaWarpSpecializedPingpong, cutlass::epilogue::TmaWarpSpecialized",
+}
+
+func cutlassElem(t dtype.DType) string {
+	if t == dtype.BF16 {
+		return "cutlass::bfloat16_t"
+	}
+	return "cutlass::half_t"
+}
+
+func hasDType(ts []dtype.DType, t dtype.DType) bool {
+	for _, x := range ts {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+// cutlassGemmType writes the GEMM type of one problem class: the EVT, the
+// epilogue and mainloop collectives (CUTLASS's builders) and the adapter.
+func cutlassGemmType(w *Writer, k *ir.Kernel, c *ir.CUTLASS, ns string) {
+	mm := k.Matmul()
+	w.P("template <class T, class TileShape, class ClusterShape, class MainSchedule, class EpiSchedule>")
+	w.P("struct Gemm {")
+	w.Indent(func() {
+		var leaves []string
+		for _, l := range c.Leaves {
+			switch l.Kind {
+			case ir.EVTAcc:
+				leaves = append(leaves, "Sm90AccFetch")
+			case ir.EVTRow:
+				leaves = append(leaves, "Sm90RowBroadcast<0, TileShape, T, float, Stride<_0, _1, int64_t>>")
+			case ir.EVTCol:
+				leaves = append(leaves, "Sm90ColBroadcast<0, TileShape, T, float, Stride<_1, _0, int64_t>, 1>")
+			case ir.EVTSource:
+				leaves = append(leaves, "Sm90SrcFetch<T>")
+			}
+		}
+		w.P("using EVT = Sm90EVT<Sm90Compute<", ns, "_evt, T, float, cutlass::FloatRoundStyle::round_to_nearest>,")
+		w.P("    ", strings.Join(leaves, ",\n        "), ">;")
+		elemC := "void"
+		if c.Source >= 0 {
+			elemC = "T"
+		}
+		w.P("using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<")
+		w.P("    cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,")
+		w.P("    cutlass::epilogue::collective::EpilogueTileAuto, float, float,")
+		w.P("    ", elemC, ", cutlass::layout::RowMajor, ", c.Align, ", T, cutlass::layout::RowMajor, ", c.Align, ", EpiSchedule, EVT>::CollectiveOp;")
+		w.P("using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<")
+		w.P("    cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp,")
+		w.P("    T, ", cutlassLayout(mm.A.ColMajor), ", ", c.Align, ", T, ", cutlassLayout(mm.B[0].ColMajor), ", ", c.Align, ", float,")
+		w.P("    TileShape, ClusterShape,")
+		w.P("    cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename Epilogue::SharedStorage))>,")
+		w.P("    MainSchedule>::CollectiveOp;")
+		w.P("using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue>;")
+		w.P("using Adapter = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;")
+	})
+	w.P("};")
+}
+
+// cutlassLayout is CUTLASS's layout tag of an operand, which names the
+// logical matrix ([m, k] for A, [k, n] for B) as kgen's layouts do.
+func cutlassLayout(colMajor bool) string {
+	if colMajor {
+		return "cutlass::layout::ColumnMajor"
+	}
+	return "cutlass::layout::RowMajor"
+}
+
+// cutlassRun writes the host function that fills a GEMM's arguments from
+// the pointers and the args struct and runs it on the stream.
+func cutlassRun(w *Writer, k *ir.Kernel, c *ir.CUTLASS) {
+	mm := k.Matmul()
+	out := k.BindingsOf(ir.Output)[0]
+	ptr := func(b int, cnst bool) string {
+		if cnst {
+			return fmt.Sprintf("static_cast<T const*>(ptrs[%d])", b)
+		}
+		return fmt.Sprintf("static_cast<T*>(ptrs[%d])", b)
+	}
+	// Strides: (rows, cols, batch) of CUTLASS's views, the dynamic one the
+	// leading dimension.
+	rowMajor := func(ld string) string { return "make_stride(int64_t(" + ld + "), _1{}, int64_t(0))" }
+	colMajor := func(ld string) string { return "make_stride(_1{}, int64_t(" + ld + "), int64_t(0))" }
+	strideA, strideB := rowMajor("K"), colMajor("N")
+	if mm.A.ColMajor {
+		strideA = colMajor("M")
+	}
+	if mm.B[0].ColMajor {
+		strideB = rowMajor("K")
+	}
+	src := "nullptr"
+	if c.Source >= 0 {
+		src = ptr(c.Source, true)
+	}
+	w.P("template <class G>")
+	w.Block("int run(void* stream, void* const* ptrs, const "+k.Name+"_args& a, char* err, int errlen)", func() {
+		w.P("using T = typename G::Adapter::ElementA;")
+		w.P("const int M = int(a.m), N = int(a.n), K = int(a.k);")
+		w.P("typename G::Adapter::Arguments args{cutlass::gemm::GemmUniversalMode::kGemm, {M, N, K, 1},")
+		w.P("    {", ptr(mm.A.Binding, true), ", ", strideA, ", ", ptr(mm.B[0].Binding, true), ", ", strideB, "},")
+		w.P("    {{}, ", src, ", ", rowMajor("N"), ", ", ptr(out.Index, false), ", ", rowMajor("N"), "}};")
+		var leaves []string
+		for _, l := range c.Leaves {
+			switch l.Kind {
+			case ir.EVTRow:
+				leaves = append(leaves, "{"+ptr(l.Binding, true)+", T(0), {_0{}, _1{}, int64_t(0)}}")
+			case ir.EVTCol:
+				leaves = append(leaves, "{"+ptr(l.Binding, true)+", T(0), {_1{}, _0{}, int64_t(0)}}")
+			default:
+				leaves = append(leaves, "{}")
+			}
+		}
+		w.P("args.epilogue.thread = {", strings.Join(append(leaves, "{a}"), ", "), "};")
+		w.P("typename G::Adapter gemm;")
+		w.P("cutlass::Status st = gemm.can_implement(args);")
+		w.Block("if (st != cutlass::Status::kSuccess)", func() {
+			w.P(`snprintf(err, errlen, "CUTLASS cannot run m=%d n=%d k=%d: %s", M, N, K, cutlass::cutlassGetStatusString(st));`)
+			w.P("return 1;")
+		})
+		w.Block("if (G::Adapter::get_workspace_size(args) != 0)", func() {
+			w.P(`snprintf(err, errlen, "CUTLASS asks for a workspace; kgen gives none");`)
+			w.P("return 2;")
+		})
+		w.P("st = gemm.run(args, nullptr, static_cast<cudaStream_t>(stream));")
+		w.Block("if (st != cutlass::Status::kSuccess)", func() {
+			w.P(`snprintf(err, errlen, "CUTLASS run: %s (%s)", cutlass::cutlassGetStatusString(st), cudaGetErrorString(cudaGetLastError()));`)
+			w.P("return 3;")
+		})
+		w.P("return 0;")
+	})
+}

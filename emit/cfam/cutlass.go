@@ -40,7 +40,7 @@ func CUTLASSParts(k *ir.Kernel) []string {
 func cutlassCode(w *Writer, k *ir.Kernel, d *Dialect) {
 	c, st := k.Matmul().CUDA, k.Stages()[0]
 	ns, args := "kgen_"+k.Name, k.Name+"_args"
-	partSig := "(void* stream, void* const* ptrs, const " + args + "& args, char* err, int errlen)"
+	partSig := "(void* kgen_stream, void* const* kgen_ptrs, const " + args + "& kgen_args, char* kgen_err, int kgen_errlen)"
 	w.P("#if !defined(KGEN_PART_entry) // the entry points need none of CUTLASS")
 	w.P("// The EVT compute node: the epilogue stage applied to each element of a")
 	w.P("// fragment; its children are the leaves below, in the stage's argument")
@@ -53,27 +53,27 @@ func cutlassCode(w *Writer, k *ir.Kernel, d *Dialect) {
 		leaf := 0
 		for _, a := range st.Args {
 			if a.Kind == ir.ArgParam {
-				call = append(call, "a.args."+a.Name)
+				call = append(call, "kgen_a.args."+a.Name)
 				continue
 			}
-			params = append(params, fmt.Sprintf("cutlass::Array<float, N> const& v%d", leaf))
-			call = append(call, fmt.Sprintf("v%d[i]", leaf))
+			params = append(params, fmt.Sprintf("cutlass::Array<float, N> const& kgen_v%d", leaf))
+			call = append(call, fmt.Sprintf("kgen_v%d[kgen_i]", leaf))
 			leaf++
 		}
-		call = append(call, "y[i]")
-		params = append(params, "Arguments const& a")
+		call = append(call, "kgen_y[kgen_i]")
+		params = append(params, "Arguments const& kgen_a")
 		w.Block("CUTLASS_DEVICE cutlass::Array<float, N> operator()("+strings.Join(params, ", ")+") const", func() {
-			w.P("cutlass::Array<float, N> y;")
+			w.P("cutlass::Array<float, N> kgen_y;")
 			w.P("CUTLASS_PRAGMA_UNROLL")
-			w.P("for (int i = 0; i < N; ++i) ", st.Name, "(", strings.Join(call, ", "), ");")
-			w.P("return y;")
+			w.P("for (int kgen_i = 0; kgen_i < N; ++kgen_i) ", st.Name, "(", strings.Join(call, ", "), ");")
+			w.P("return kgen_y;")
 		})
 	})
 	w.P("};")
 	w.P()
 	w.P("namespace ", ns, " {")
-	w.P("using namespace cute;")
-	w.P("using namespace cutlass::epilogue::fusion;")
+	w.P("using namespace ::cute;")
+	w.P("using namespace ::cutlass::epilogue::fusion;")
 	w.P()
 	cutlassGemmType(w, k, c, ns)
 	w.P()
@@ -86,10 +86,9 @@ func cutlassCode(w *Writer, k *ir.Kernel, d *Dialect) {
 			part := t.String() + "_" + g.Name
 			w.P("#if !defined(KGEN_PARTS) || defined(KGEN_PART_", part, ")")
 			w.Block(`extern "C" int `+ns+"_"+part+partSig, func() {
-				w.P("using namespace cute;")
-				w.P("using G = ", ns, "::Gemm<", cutlassElem(t), ", Shape<_", g.Tile[0], ", _", g.Tile[1], ", _", g.Tile[2],
-					">, Shape<_", g.Cluster[0], ", _", g.Cluster[1], ", _1>, ", cutlassSchedules[g.Schedule], ">;")
-				w.P("return ", ns, "::run<G>(stream, ptrs, args, err, errlen);")
+				w.P("using G = ", ns, "::Gemm<", cutlassElem(t), ", cute::Shape<cute::_", g.Tile[0], ", cute::_", g.Tile[1], ", cute::_", g.Tile[2],
+					">, cute::Shape<cute::_", g.Cluster[0], ", cute::_", g.Cluster[1], ", cute::_1>, ", cutlassSchedules[g.Schedule], ">;")
+				w.P("return ", ns, "::kgen_run<G>(kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen);")
 			})
 			w.P("#else")
 			w.P(`extern "C" int `, ns, "_", part, partSig, ";")
@@ -102,12 +101,12 @@ func cutlassCode(w *Writer, k *ir.Kernel, d *Dialect) {
 		if !hasDType(c.DTypes, v.DType) {
 			continue
 		}
-		w.Block(`extern "C" int `+v.HostName+"(void* stream, void* const* ptrs, const void* argp, char* err, int errlen)", func() {
-			w.P("const ", args, "& args = *static_cast<const ", args, "*>(argp);")
+		w.Block(`extern "C" int `+v.HostName+"(void* kgen_stream, void* const* kgen_ptrs, const void* kgen_argp, char* kgen_err, int kgen_errlen)", func() {
+			w.P("const ", args, "& kgen_args = *static_cast<const ", args, "*>(kgen_argp);")
 			for _, g := range c.Configs {
-				call := fmt.Sprint("return ", ns, "_", v.DType, "_", g.Name, "(stream, ptrs, args, err, errlen);")
+				call := fmt.Sprint("return ", ns, "_", v.DType, "_", g.Name, "(kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen);")
 				if g.MaxM > 0 {
-					w.P("if (args.m <= ", g.MaxM, "u) ", call)
+					w.P("if (kgen_args.m <= ", g.MaxM, "u) ", call)
 				} else {
 					w.P(call)
 				}
@@ -198,14 +197,14 @@ func cutlassRun(w *Writer, k *ir.Kernel, c *ir.CUTLASS) {
 	out := k.BindingsOf(ir.Output)[0]
 	ptr := func(b int, cnst bool) string {
 		if cnst {
-			return fmt.Sprintf("static_cast<T const*>(ptrs[%d])", b)
+			return fmt.Sprintf("static_cast<T const*>(kgen_ptrs[%d])", b)
 		}
-		return fmt.Sprintf("static_cast<T*>(ptrs[%d])", b)
+		return fmt.Sprintf("static_cast<T*>(kgen_ptrs[%d])", b)
 	}
 	// Strides: (rows, cols, batch) of CUTLASS's views, the dynamic one the
 	// leading dimension.
-	rowMajor := func(ld string) string { return "make_stride(int64_t(" + ld + "), _1{}, int64_t(0))" }
-	colMajor := func(ld string) string { return "make_stride(_1{}, int64_t(" + ld + "), int64_t(0))" }
+	rowMajor := func(ld string) string { return "cute::make_stride(int64_t(" + ld + "), cute::_1{}, int64_t(0))" }
+	colMajor := func(ld string) string { return "cute::make_stride(cute::_1{}, int64_t(" + ld + "), int64_t(0))" }
 	strideA, strideB := rowMajor("K"), colMajor("N")
 	if mm.A.ColMajor {
 		strideA = colMajor("M")
@@ -218,37 +217,37 @@ func cutlassRun(w *Writer, k *ir.Kernel, c *ir.CUTLASS) {
 		src = ptr(c.Source, true)
 	}
 	w.P("template <class G>")
-	w.Block("int run(void* stream, void* const* ptrs, const "+k.Name+"_args& a, char* err, int errlen)", func() {
+	w.Block("int kgen_run(void* kgen_stream, void* const* kgen_ptrs, const "+k.Name+"_args& kgen_a, char* kgen_err, int kgen_errlen)", func() {
 		w.P("using T = typename G::Adapter::ElementA;")
-		w.P("const int M = int(a.m), N = int(a.n), K = int(a.k);")
-		w.P("typename G::Adapter::Arguments args{cutlass::gemm::GemmUniversalMode::kGemm, {M, N, K, 1},")
+		w.P("const int M = int(kgen_a.m), N = int(kgen_a.n), K = int(kgen_a.k);")
+		w.P("typename G::Adapter::Arguments kgen_args{cutlass::gemm::GemmUniversalMode::kGemm, {M, N, K, 1},")
 		w.P("    {", ptr(mm.A.Binding, true), ", ", strideA, ", ", ptr(mm.B[0].Binding, true), ", ", strideB, "},")
 		w.P("    {{}, ", src, ", ", rowMajor("N"), ", ", ptr(out.Index, false), ", ", rowMajor("N"), "}};")
 		var leaves []string
 		for _, l := range c.Leaves {
 			switch l.Kind {
 			case ir.EVTRow:
-				leaves = append(leaves, "{"+ptr(l.Binding, true)+", T(0), {_0{}, _1{}, int64_t(0)}}")
+				leaves = append(leaves, "{"+ptr(l.Binding, true)+", T(0), {cute::_0{}, cute::_1{}, int64_t(0)}}")
 			case ir.EVTCol:
-				leaves = append(leaves, "{"+ptr(l.Binding, true)+", T(0), {_1{}, _0{}, int64_t(0)}}")
+				leaves = append(leaves, "{"+ptr(l.Binding, true)+", T(0), {cute::_1{}, cute::_0{}, int64_t(0)}}")
 			default:
 				leaves = append(leaves, "{}")
 			}
 		}
-		w.P("args.epilogue.thread = {", strings.Join(append(leaves, "{a}"), ", "), "};")
-		w.P("typename G::Adapter gemm;")
-		w.P("cutlass::Status st = gemm.can_implement(args);")
-		w.Block("if (st != cutlass::Status::kSuccess)", func() {
-			w.P(`snprintf(err, errlen, "CUTLASS cannot run m=%d n=%d k=%d: %s", M, N, K, cutlass::cutlassGetStatusString(st));`)
+		w.P("kgen_args.epilogue.thread = {", strings.Join(append(leaves, "{kgen_a}"), ", "), "};")
+		w.P("typename G::Adapter kgen_gemm;")
+		w.P("cutlass::Status kgen_st = kgen_gemm.can_implement(kgen_args);")
+		w.Block("if (kgen_st != cutlass::Status::kSuccess)", func() {
+			w.P(`std::snprintf(kgen_err, kgen_errlen, "CUTLASS cannot run m=%d n=%d k=%d: %s", M, N, K, cutlass::cutlassGetStatusString(kgen_st));`)
 			w.P("return 1;")
 		})
-		w.Block("if (G::Adapter::get_workspace_size(args) != 0)", func() {
-			w.P(`snprintf(err, errlen, "CUTLASS asks for a workspace; kgen gives none");`)
+		w.Block("if (G::Adapter::get_workspace_size(kgen_args) != 0)", func() {
+			w.P(`std::snprintf(kgen_err, kgen_errlen, "CUTLASS asks for a workspace; kgen gives none");`)
 			w.P("return 2;")
 		})
-		w.P("st = gemm.run(args, nullptr, static_cast<cudaStream_t>(stream));")
-		w.Block("if (st != cutlass::Status::kSuccess)", func() {
-			w.P(`snprintf(err, errlen, "CUTLASS run: %s (%s)", cutlass::cutlassGetStatusString(st), cudaGetErrorString(cudaGetLastError()));`)
+		w.P("kgen_st = kgen_gemm.run(kgen_args, nullptr, static_cast<cudaStream_t>(kgen_stream));")
+		w.Block("if (kgen_st != cutlass::Status::kSuccess)", func() {
+			w.P(`std::snprintf(kgen_err, kgen_errlen, "CUTLASS run: %s (%s)", cutlass::cutlassGetStatusString(kgen_st), cudaGetErrorString(cudaGetLastError()));`)
 			w.P("return 3;")
 		})
 		w.P("return 0;")

@@ -25,6 +25,7 @@ p.add_argument("--reps", type=int, default=20)
 p.add_argument("--idle", type=float, default=0.3)
 p.add_argument("--compile", type=int, default=1, help="torch.compile arms (static shapes)")
 p.add_argument("--budget", type=float, default=300, help="seconds; later compile arms are skipped past it")
+p.add_argument("--total", type=float, default=240, help="seconds; later kernels are skipped past it")
 p.add_argument("--out", default="")
 a = p.parse_args()
 t_start = time.time()
@@ -136,6 +137,9 @@ for kernel in ["matmul_bias_gelu", "matmul_bias_residual", "matmul", "matmul_bia
         print(f"no library for {kernel}", file=sys.stderr)
         continue
     for (m, n, k) in SHAPES:
+        if time.time() - t_start > a.total:
+            print(f"skipped {kernel} {m}x{n}x{k}: past --total", file=sys.stderr)
+            continue
         x = (torch.randn(m, k, device=dev) / 8).to(torch.bfloat16)
         w = (torch.randn(k, n, device=dev) / 8).to(torch.bfloat16)
         bias = torch.randn(n, device=dev).to(torch.bfloat16)

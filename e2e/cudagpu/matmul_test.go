@@ -11,6 +11,7 @@ import (
 
 	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/kgenrt"
+	"github.com/kgen-dev/kgen/verify/mslcpu"
 	"github.com/kgen-dev/kgen/verify/parity"
 )
 
@@ -139,4 +140,65 @@ func variantOf(t *testing.T, d *kgenrt.Kernel, dt kgenrt.DType) *kgenrt.Variant 
 	}
 	t.Fatalf("%s has no %v variant", d.Name, dt)
 	return nil
+}
+
+// TestMatmulParityCatchesMutations: the judge of TestMatmulParity fails a
+// kernel fed the wrong data — the bias read back to front (a row/column
+// broadcast mix-up), and the last 8 of k dropped (a lost K tail) — so its
+// passes are not vacuous.
+func TestMatmulParityCatchesMutations(t *testing.T) {
+	_, ks := load(t)
+	var k *ir.Kernel
+	for _, kk := range ks {
+		if kk.Name == "matmul_bias" && kk.Matmul().CUDA != nil {
+			k = kk
+		}
+	}
+	if k == nil {
+		t.Fatal("matmul_bias has no CUDA plan")
+	}
+	d := descriptor(t, k.Name)
+	port, err := kgenrt.CUDAPortOf(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := port.Ready(); err != nil {
+		t.Skipf("CUDA port of %s cannot run here: %v", k.Name, err)
+	}
+	only := *k
+	only.Variants = nil
+	for _, v := range k.Variants {
+		if v.DType.Size() == 2 {
+			only.Variants = append(only.Variants, v)
+		}
+	}
+	run := gpuRunner(d, port)
+	for name, mutate := range map[string]func(l *mslcpu.Launch){
+		"bias reversed": func(l *mslcpu.Launch) {
+			b, es := l.Buffers[2], len(l.Buffers[2])/2 // 16-bit elements
+			for i := 0; i < es/2; i++ {
+				j := es - 1 - i
+				b[2*i], b[2*i+1], b[2*j], b[2*j+1] = b[2*j], b[2*j+1], b[2*i], b[2*i+1]
+			}
+		},
+		"k tail dropped": func(l *mslcpu.Launch) {
+			args := append([]byte(nil), l.Buffers[d.ArgsBinding().Index]...)
+			binary.LittleEndian.PutUint32(args[8:], binary.LittleEndian.Uint32(args[8:])-8)
+			l.Buffers[d.ArgsBinding().Index] = args
+		},
+	} {
+		results, err := parity.Check(context.Background(), &only, nil, parity.Options{Seed: 3, Plain: true,
+			Matmul: shapesOf([][3]int{{33, 40, 64}}), Backend: ir.CUDA,
+			Run: func(ctx context.Context, l mslcpu.Launch) ([][]byte, error) { mutate(&l); return run(ctx, l) }})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, r := range results {
+			if r.Failed == 0 {
+				t.Errorf("%s: %s passed parity", name, r.HostName)
+			} else {
+				t.Logf("%s: %s fails as it must: %d of %d elements", name, r.HostName, r.Failed, r.Checked)
+			}
+		}
+	}
 }

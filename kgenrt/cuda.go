@@ -107,10 +107,7 @@ func (m *CUDAModule) load() error {
 			return
 		}
 		if m.Library != nil {
-			var p string
-			if p, m.err = m.libraryPath(); m.err == nil {
-				m.mod, m.err = cudaOpenLibrary(p)
-			}
+			m.mod, m.err = m.openLibrary()
 			return
 		}
 		if m.image, m.err = m.binary(); m.err != nil {

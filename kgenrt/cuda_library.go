@@ -63,27 +63,31 @@ func sizeField(c *Call, name string) (uint32, bool) {
 	return 0, false
 }
 
-// libraryPath gives the library as a file: in $KGEN_CUDA_FATBIN_DIR, else
+// openLibrary opens the library: the file in $KGEN_CUDA_FATBIN_DIR, else
 // the embedded bytes written to a private temporary file (dlopen needs a
-// path).
-func (m *CUDAModule) libraryPath() (string, error) {
+// path), removed once open.
+func (m *CUDAModule) openLibrary() (cudaModuleHandle, error) {
 	if dir := os.Getenv(CUDAFatbinDirEnv); dir != "" {
 		p := filepath.Join(dir, m.BinaryName())
 		if _, err := os.Stat(p); err == nil {
-			return p, nil
+			return cudaOpenLibrary(p)
 		}
 	}
 	b, err := m.binary()
 	if err != nil {
-		return "", err
+		return 0, err
 	}
 	f, err := os.CreateTemp("", "kgen-"+m.BinaryName()+"-*")
 	if err != nil {
-		return "", err
+		return 0, err
 	}
-	defer f.Close()
-	if _, err := f.Write(b); err != nil {
-		return "", err
+	defer os.Remove(f.Name())
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	return f.Name(), nil
+	if err != nil {
+		return 0, err
+	}
+	return cudaOpenLibrary(f.Name())
 }

@@ -57,21 +57,27 @@ type EVTLeaf struct {
 }
 
 // GemmConfig is one problem class's CUTLASS kernel: CTA tile M×N×K, thread
-// block cluster M×N, mainloop schedule.
+// block cluster M×N, mainloop schedule. Swap computes the transposed
+// problem, yᵀ = Bᵀ·Aᵀ (n in the tile's M, m in its N): a short m then fills
+// the tensor cores' 64-row side with n instead of padding m up to it.
 type GemmConfig struct {
-	Name     string // the C++ namespace suffix: "large", "small"
+	Name     string // the part's suffix: "tiny", "small", "large"
 	Tile     [3]int
 	Cluster  [2]int
 	Schedule string // "cooperative" or "pingpong"
 	MaxM     int    // 0: any m
+	Swap     bool
 }
 
 // CUTLASSConfigs are kgen's problem classes. Large m: the cooperative
 // kernel with a 128×256×64 tile on 2×1 clusters, the tile the H200 probe
 // measured at 1.03–1.05× cuBLAS (shared/notes/matmul.md §8b). Small m
 // (≤ 256): a 64×128×64 pingpong tile, so a short problem has 4–8× more
-// tiles for the 132 SMs (m = 128, n = 4096: 64 tiles instead of 16).
+// tiles for the 132 SMs (m = 128, n = 4096: 64 tiles instead of 16). Tiny m
+// (≤ 64): the swapped problem on a 64×32×128 pingpong tile (the probe's
+// M = 16 kernel): the unswapped 64-row tile measured 1.87× cuBLAS at m = 16.
 var CUTLASSConfigs = []GemmConfig{
+	{Name: "tiny", Tile: [3]int{64, 32, 128}, Cluster: [2]int{1, 1}, Schedule: "pingpong", MaxM: 64, Swap: true},
 	{Name: "small", Tile: [3]int{64, 128, 64}, Cluster: [2]int{1, 1}, Schedule: "pingpong", MaxM: 256},
 	{Name: "large", Tile: [3]int{128, 256, 64}, Cluster: [2]int{2, 1}, Schedule: "cooperative"},
 }
@@ -156,7 +162,11 @@ func (c *CUTLASS) describeCUDA() []string {
 		if g.MaxM > 0 {
 			when = fmt.Sprintf("m ≤ %d", g.MaxM)
 		}
-		cfgs += fmt.Sprintf("%s: %s %d×%d×%d, cluster %d×%d", when, g.Schedule, g.Tile[0], g.Tile[1], g.Tile[2], g.Cluster[0], g.Cluster[1])
+		swap := ""
+		if g.Swap {
+			swap = " on yᵀ = Bᵀ·Aᵀ"
+		}
+		cfgs += fmt.Sprintf("%s: %s %d×%d×%d, cluster %d×%d%s", when, g.Schedule, g.Tile[0], g.Tile[1], g.Tile[2], g.Cluster[0], g.Cluster[1], swap)
 	}
 	return []string{
 		"CUDA: CUTLASS 3.x SM90 GEMM (TMA, warp-specialised WGMMA, f32 accumulate), " + cfgs,

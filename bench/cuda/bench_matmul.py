@@ -26,6 +26,8 @@ p.add_argument("--idle", type=float, default=0.3)
 p.add_argument("--compile", type=int, default=1, help="torch.compile arms (static shapes)")
 p.add_argument("--budget", type=float, default=300, help="seconds; later compile arms are skipped past it")
 p.add_argument("--total", type=float, default=240, help="seconds; later kernels are skipped past it")
+p.add_argument("--ms", default="", help="only these M (comma-separated)")
+p.add_argument("--kernels", default="matmul_bias_gelu,matmul_bias_residual,matmul,matmul_bias")
 p.add_argument("--out", default="")
 a = p.parse_args()
 t_start = time.time()
@@ -132,7 +134,9 @@ def compiled(kernel, x, w, bias, res):
     return None
 
 
-for kernel in ["matmul_bias_gelu", "matmul_bias_residual", "matmul", "matmul_bias"]:
+if a.ms:
+    SHAPES = [s for s in SHAPES if str(s[0]) in a.ms.split(",")]
+for kernel in a.kernels.split(","):
     if kernel not in libs:
         print(f"no library for {kernel}", file=sys.stderr)
         continue

@@ -16,6 +16,7 @@ import (
 )
 
 // matmulShapes: M over {1, 7, 8, 33, 513, 4096} (M has no alignment rule),
+// the tiny class's swapped kernel at m ≤ 64 and its edge (64, 65),
 // N and K multiples of 8 (TMA's 16-byte rows) from one fragment to 4096,
 // both problem classes and their boundary (m = 256 runs the small tile,
 // 257 the large), partial tiles in every dimension, a 4096-deep K, and
@@ -24,8 +25,27 @@ import (
 var matmulShapes = shapesOf([][3]int{
 	{1, 8, 8}, {7, 8, 16}, {8, 16, 8}, {33, 40, 64}, {513, 64, 40}, {7, 4096, 72},
 	{4096, 24, 128}, {33, 512, 4096}, {513, 520, 264}, {256, 136, 1024}, {257, 136, 1024},
-	{100, 200, 328}, {1, 4096, 4096}, {4096, 4096, 8}, {0, 8, 8}, {7, 0, 8},
+	{100, 200, 328}, {1, 4096, 4096}, {4096, 4096, 8}, {64, 136, 264}, {65, 136, 264}, {16, 4096, 1024},
+	{0, 8, 8}, {7, 0, 8},
 })
+
+// shapesEnv is $KGEN_MATMUL_SHAPES ("MxNxK,MxNxK,…") in place of
+// matmulShapes, for a shorter device run.
+func shapesEnv(t *testing.T) []parity.MatmulShape {
+	env := os.Getenv("KGEN_MATMUL_SHAPES")
+	if env == "" {
+		return matmulShapes
+	}
+	var mnk [][3]int
+	for _, f := range strings.Split(env, ",") {
+		var s [3]int
+		if _, err := fmt.Sscanf(f, "%dx%dx%d", &s[0], &s[1], &s[2]); err != nil {
+			t.Fatalf("KGEN_MATMUL_SHAPES: %q: %v", f, err)
+		}
+		mnk = append(mnk, s)
+	}
+	return shapesOf(mnk)
+}
 
 func shapesOf(mnk [][3]int) []parity.MatmulShape {
 	var out []parity.MatmulShape
@@ -42,6 +62,7 @@ func shapesOf(mnk [][3]int) []parity.MatmulShape {
 // rows of A) included. f32 storage has no CUDA kernel: TestMatmulRefusals.
 func TestMatmulParity(t *testing.T) {
 	_, ks := load(t)
+	shapes := shapesEnv(t)
 	var report strings.Builder
 	fmt.Fprintf(&report, "| variant | shapes | elements checked | failed | max |got-ref| |\n|---|---|---|---|---|\n")
 	for _, k := range ks {
@@ -66,7 +87,7 @@ func TestMatmulParity(t *testing.T) {
 				}
 			}
 		}
-		results, err := parity.Check(context.Background(), &only, nil, parity.Options{Seed: 11, Matmul: matmulShapes,
+		results, err := parity.Check(context.Background(), &only, nil, parity.Options{Seed: 11, Matmul: shapes,
 			Backend: ir.CUDA, Run: gpuRunner(d, port)})
 		if err != nil {
 			t.Fatalf("%s: %v", k.Name, err)
@@ -80,10 +101,10 @@ func TestMatmulParity(t *testing.T) {
 			if !r.OK() {
 				t.Errorf("%s", r)
 			}
-			fmt.Fprintf(&report, "| %s | %d | %d | %d | %.3g |\n", r.HostName, len(matmulShapes), r.Lanes, r.Differ, r.MaxAbs)
+			fmt.Fprintf(&report, "| %s | %d | %d | %d | %.3g |\n", r.HostName, len(shapes), r.Lanes, r.Differ, r.MaxAbs)
 		}
 	}
-	t.Logf("CUDA matmul parity (shapes %v):\n%s", matmulShapes, report.String())
+	t.Logf("CUDA matmul parity (shapes %v):\n%s", shapes, report.String())
 	if dir := os.Getenv("KGEN_PARITY_OUT"); dir != "" {
 		os.WriteFile(filepath.Join(dir, "parity_matmul.md"), []byte(report.String()), 0o644)
 	}

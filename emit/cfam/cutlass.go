@@ -75,9 +75,16 @@ func cutlassCode(w *Writer, k *ir.Kernel, d *Dialect) {
 	w.P("using namespace ::cute;")
 	w.P("using namespace ::cutlass::epilogue::fusion;")
 	w.P()
-	cutlassGemmType(w, k, c, ns)
-	w.P()
-	cutlassRun(w, k, c)
+	forms := cutlassForms(k)
+	for i, f := range forms {
+		if i == 1 && !anySwap(c) {
+			continue
+		}
+		cutlassGemmType(w, c, ns, f)
+		w.P()
+		cutlassRun(w, k, c, f)
+		w.P()
+	}
 	w.P("} // namespace ", ns)
 	w.P("#endif")
 	w.P()
@@ -86,9 +93,13 @@ func cutlassCode(w *Writer, k *ir.Kernel, d *Dialect) {
 			part := t.String() + "_" + g.Name
 			w.P("#if !defined(KGEN_PARTS) || defined(KGEN_PART_", part, ")")
 			w.Block(`extern "C" int `+ns+"_"+part+partSig, func() {
-				w.P("using G = ", ns, "::Gemm<", cutlassElem(t), ", cute::Shape<cute::_", g.Tile[0], ", cute::_", g.Tile[1], ", cute::_", g.Tile[2],
+				f := forms[0]
+				if g.Swap {
+					f = forms[1]
+				}
+				w.P("using G = ", ns, "::", f.gemm, "<", cutlassElem(t), ", cute::Shape<cute::_", g.Tile[0], ", cute::_", g.Tile[1], ", cute::_", g.Tile[2],
 					">, cute::Shape<cute::_", g.Cluster[0], ", cute::_", g.Cluster[1], ", cute::_1>, ", cutlassSchedules[g.Schedule], ">;")
-				w.P("return ", ns, "::kgen_run<G>(kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen);")
+				w.P("return ", ns, "::", f.run, "<G>(kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen);")
 			})
 			w.P("#else")
 			w.P(`extern "C" int `, ns, "_", part, partSig, ";")
@@ -130,6 +141,15 @@ func cutlassElem(t dtype.DType) string {
 	return "cutlass::half_t"
 }
 
+func anySwap(c *ir.CUTLASS) bool {
+	for _, g := range c.Configs {
+		if g.Swap {
+			return true
+		}
+	}
+	return false
+}
+
 func hasDType(ts []dtype.DType, t dtype.DType) bool {
 	for _, x := range ts {
 		if x == t {
@@ -139,12 +159,64 @@ func hasDType(ts []dtype.DType, t dtype.DType) bool {
 	return false
 }
 
-// cutlassGemmType writes the GEMM type of one problem class: the EVT, the
-// epilogue and mainloop collectives (CUTLASS's builders) and the adapter.
-func cutlassGemmType(w *Writer, k *ir.Kernel, c *ir.CUTLASS, ns string) {
+// gemmForm is one orientation of a matmul as CUTLASS sees it: the problem
+// as written (y = A·B) or swapped (yᵀ = Bᵀ·Aᵀ, the tiny-m class). Decided
+// here from the IR's operands; the templates of both are written alike.
+type gemmForm struct {
+	gemm, run        string     // the C++ names of its GEMM type and run function
+	layoutA, layoutB string     // CUTLASS's layout tags of its A and B
+	layoutCD         string     // of the output and the C source
+	a, b             ir.Operand // the kgen operands it reads as its A and B
+	strideA, strideB string
+	strideCD         string
+	shape            string // the problem (M, N, K, L)
+	row, col         string // the leaves of an [n] and an [m] input
+	rowArgs, colArgs string // their strides
+}
+
+func cutlassForms(k *ir.Kernel) [2]gemmForm {
 	mm := k.Matmul()
+	a, b := mm.A, mm.B[0]
+	// Strides of CUTLASS's (rows, cols, batch) views, the dynamic one the
+	// leading dimension.
+	rowMajor := func(ld string) string { return "cute::make_stride(int64_t(" + ld + "), cute::_1{}, int64_t(0))" }
+	colMajor := func(ld string) string { return "cute::make_stride(cute::_1{}, int64_t(" + ld + "), int64_t(0))" }
+	pick := func(c bool, x, y string) string {
+		if c {
+			return x
+		}
+		return y
+	}
+	row := "Sm90RowBroadcast<0, TileShape, T, float, Stride<_0, _1, int64_t>>"
+	col := "Sm90ColBroadcast<0, TileShape, T, float, Stride<_1, _0, int64_t>, 1>"
+	rowArgs, colArgs := "{cute::_0{}, cute::_1{}, int64_t(0)}", "{cute::_1{}, cute::_0{}, int64_t(0)}"
+	plain := gemmForm{gemm: "Gemm", run: "kgen_run",
+		layoutA: cutlassLayout(a.ColMajor), layoutB: cutlassLayout(b.ColMajor), layoutCD: cutlassLayout(false),
+		a: a, b: b,
+		// A [m, k]: row-major (K, 1), column-major (1, M); B as CUTLASS's
+		// (N, K) view: row-major [k, n] is (1, N), column-major (K, 1).
+		strideA: pick(a.ColMajor, colMajor("M"), rowMajor("K")), strideB: pick(b.ColMajor, rowMajor("K"), colMajor("N")),
+		strideCD: rowMajor("N"), shape: "{M, N, K, 1}", row: row, col: col, rowArgs: rowArgs, colArgs: colArgs}
+	// Swapped: its A is Bᵀ [n, k] (row-major B is then column-major), its B
+	// Aᵀ in the (N, K) = (m, k) view, its output yᵀ column-major; an [n]
+	// input varies along its rows, an [m] input along its columns.
+	swapped := gemmForm{gemm: "GemmT", run: "kgen_run_t",
+		layoutA: cutlassLayout(!b.ColMajor), layoutB: cutlassLayout(!a.ColMajor), layoutCD: cutlassLayout(true),
+		a: b, b: a,
+		strideA: pick(b.ColMajor, rowMajor("K"), colMajor("N")), strideB: pick(a.ColMajor, colMajor("M"), rowMajor("K")),
+		strideCD: colMajor("N"), shape: "{N, M, K, 1}",
+		row:     "Sm90ColBroadcast<0, TileShape, T, float, Stride<_1, _0, int64_t>, 1>",
+		col:     "Sm90RowBroadcast<0, TileShape, T, float, Stride<_0, _1, int64_t>, 1>",
+		rowArgs: colArgs, colArgs: rowArgs}
+	return [2]gemmForm{plain, swapped}
+}
+
+// cutlassGemmType writes the GEMM type of one form, templated on the
+// problem class: the EVT, the epilogue and mainloop collectives (CUTLASS's
+// builders) and the adapter.
+func cutlassGemmType(w *Writer, c *ir.CUTLASS, ns string, f gemmForm) {
 	w.P("template <class T, class TileShape, class ClusterShape, class MainSchedule, class EpiSchedule>")
-	w.P("struct Gemm {")
+	w.P("struct ", f.gemm, " {")
 	w.Indent(func() {
 		var leaves []string
 		for _, l := range c.Leaves {
@@ -152,9 +224,9 @@ func cutlassGemmType(w *Writer, k *ir.Kernel, c *ir.CUTLASS, ns string) {
 			case ir.EVTAcc:
 				leaves = append(leaves, "Sm90AccFetch")
 			case ir.EVTRow:
-				leaves = append(leaves, "Sm90RowBroadcast<0, TileShape, T, float, Stride<_0, _1, int64_t>>")
+				leaves = append(leaves, f.row)
 			case ir.EVTCol:
-				leaves = append(leaves, "Sm90ColBroadcast<0, TileShape, T, float, Stride<_1, _0, int64_t>, 1>")
+				leaves = append(leaves, f.col)
 			case ir.EVTSource:
 				leaves = append(leaves, "Sm90SrcFetch<T>")
 			}
@@ -168,10 +240,10 @@ func cutlassGemmType(w *Writer, k *ir.Kernel, c *ir.CUTLASS, ns string) {
 		w.P("using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<")
 		w.P("    cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,")
 		w.P("    cutlass::epilogue::collective::EpilogueTileAuto, float, float,")
-		w.P("    ", elemC, ", cutlass::layout::RowMajor, ", c.Align, ", T, cutlass::layout::RowMajor, ", c.Align, ", EpiSchedule, EVT>::CollectiveOp;")
+		w.P("    ", elemC, ", ", f.layoutCD, ", ", c.Align, ", T, ", f.layoutCD, ", ", c.Align, ", EpiSchedule, EVT>::CollectiveOp;")
 		w.P("using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<")
 		w.P("    cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp,")
-		w.P("    T, ", cutlassLayout(mm.A.ColMajor), ", ", c.Align, ", T, ", cutlassLayout(mm.B[0].ColMajor), ", ", c.Align, ", float,")
+		w.P("    T, ", f.layoutA, ", ", c.Align, ", T, ", f.layoutB, ", ", c.Align, ", float,")
 		w.P("    TileShape, ClusterShape,")
 		w.P("    cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename Epilogue::SharedStorage))>,")
 		w.P("    MainSchedule>::CollectiveOp;")
@@ -190,10 +262,9 @@ func cutlassLayout(colMajor bool) string {
 	return "cutlass::layout::RowMajor"
 }
 
-// cutlassRun writes the host function that fills a GEMM's arguments from
-// the pointers and the args struct and runs it on the stream.
-func cutlassRun(w *Writer, k *ir.Kernel, c *ir.CUTLASS) {
-	mm := k.Matmul()
+// cutlassRun writes the host function of one form: CUTLASS's arguments
+// from the pointers and the args struct, then the GEMM on the stream.
+func cutlassRun(w *Writer, k *ir.Kernel, c *ir.CUTLASS, f gemmForm) {
 	out := k.BindingsOf(ir.Output)[0]
 	ptr := func(b int, cnst bool) string {
 		if cnst {
@@ -201,35 +272,24 @@ func cutlassRun(w *Writer, k *ir.Kernel, c *ir.CUTLASS) {
 		}
 		return fmt.Sprintf("static_cast<T*>(kgen_ptrs[%d])", b)
 	}
-	// Strides: (rows, cols, batch) of CUTLASS's views, the dynamic one the
-	// leading dimension.
-	rowMajor := func(ld string) string { return "cute::make_stride(int64_t(" + ld + "), cute::_1{}, int64_t(0))" }
-	colMajor := func(ld string) string { return "cute::make_stride(cute::_1{}, int64_t(" + ld + "), int64_t(0))" }
-	strideA, strideB := rowMajor("K"), colMajor("N")
-	if mm.A.ColMajor {
-		strideA = colMajor("M")
-	}
-	if mm.B[0].ColMajor {
-		strideB = rowMajor("K")
-	}
 	src := "nullptr"
 	if c.Source >= 0 {
 		src = ptr(c.Source, true)
 	}
 	w.P("template <class G>")
-	w.Block("int kgen_run(void* kgen_stream, void* const* kgen_ptrs, const "+k.Name+"_args& kgen_a, char* kgen_err, int kgen_errlen)", func() {
+	w.Block("int "+f.run+"(void* kgen_stream, void* const* kgen_ptrs, const "+k.Name+"_args& kgen_a, char* kgen_err, int kgen_errlen)", func() {
 		w.P("using T = typename G::Adapter::ElementA;")
 		w.P("const int M = int(kgen_a.m), N = int(kgen_a.n), K = int(kgen_a.k);")
-		w.P("typename G::Adapter::Arguments kgen_args{cutlass::gemm::GemmUniversalMode::kGemm, {M, N, K, 1},")
-		w.P("    {", ptr(mm.A.Binding, true), ", ", strideA, ", ", ptr(mm.B[0].Binding, true), ", ", strideB, "},")
-		w.P("    {{}, ", src, ", ", rowMajor("N"), ", ", ptr(out.Index, false), ", ", rowMajor("N"), "}};")
+		w.P("typename G::Adapter::Arguments kgen_args{cutlass::gemm::GemmUniversalMode::kGemm, ", f.shape, ",")
+		w.P("    {", ptr(f.a.Binding, true), ", ", f.strideA, ", ", ptr(f.b.Binding, true), ", ", f.strideB, "},")
+		w.P("    {{}, ", src, ", ", f.strideCD, ", ", ptr(out.Index, false), ", ", f.strideCD, "}};")
 		var leaves []string
 		for _, l := range c.Leaves {
 			switch l.Kind {
 			case ir.EVTRow:
-				leaves = append(leaves, "{"+ptr(l.Binding, true)+", T(0), {cute::_0{}, cute::_1{}, int64_t(0)}}")
+				leaves = append(leaves, "{"+ptr(l.Binding, true)+", T(0), "+f.rowArgs+"}")
 			case ir.EVTCol:
-				leaves = append(leaves, "{"+ptr(l.Binding, true)+", T(0), {cute::_1{}, cute::_0{}, int64_t(0)}}")
+				leaves = append(leaves, "{"+ptr(l.Binding, true)+", T(0), "+f.colArgs+"}")
 			default:
 				leaves = append(leaves, "{}")
 			}

@@ -90,6 +90,9 @@ func CUTLASSInclude(dir string) (string, error) {
 	if dir == "" {
 		return "", fmt.Errorf("the CUDA matmuls need CUTLASS %s headers: pass --cutlass DIR or set $%s to a folder holding include/cutlass/cutlass.h and include/cute/tensor.hpp (a CUTLASS release, or the nvidia-cutlass wheel's cutlass_library/source)", CUTLASSTested, CUTLASSEnv)
 	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
 	for _, inc := range []string{filepath.Join(dir, "include"), filepath.Join(dir, "cutlass_library", "source", "include"), dir} {
 		if _, err := os.Stat(filepath.Join(inc, "cutlass", "cutlass.h")); err != nil {
 			continue

@@ -11,6 +11,7 @@ nvcc --version | tail -2 | tee -a "$OUT/gpu.txt"
 # What `kgen cuda` does, without Go: <kernel>-<sha256[:16] of the .cu>.fatbin
 for f in gen/cuda/*.cu .cudabench/*.cu; do
   [ -f "$f" ] || continue
+  grep -q "cutlass/cutlass.h" "$f" && continue # CUTLASS matmuls: kgen cuda --cutlass (bench_matmul.py)
   k=$(basename "$f" .cu); h=$(sha256sum "$f" | cut -c1-16)
   d=$FB; case "$f" in .cudabench/*) d=$EXTRA;; esac
   nvcc -std=c++17 -O3 -fatbin $ARCHS -o "$d/$k-$h.fatbin" "$f" &

@@ -1,13 +1,14 @@
 // Package cudagpu runs kgen's CUDA ports on a GPU: every built-in kernel ×
 // dtype against the float64 evaluation of its formulas, with the CPU
 // harness's inputs and tolerance rule (verify/parity with a GPU runner).
-// Without a CUDA driver, a device or the compiled fatbins, the GPU tests
-// skip and say why; the refusal test runs everywhere.
+// Without a CUDA driver, a device or the compiled fatbins (matmuls: the
+// CUTLASS libraries), the GPU tests skip and say why; the refusal tests run
+// everywhere.
 //
 // On a GPU machine (no Go needed there):
 //
 //	CGO_ENABLED=0 go test -c -o cudagpu.test ./e2e/cudagpu    # here
-//	kgen cuda --out fatbins && KGEN_CUDA_FATBIN_DIR=$PWD/fatbins ./cudagpu.test -test.v
+//	kgen cuda --cutlass CUTLASS --out fatbins && KGEN_CUDA_FATBIN_DIR=$PWD/fatbins ./cudagpu.test -test.v
 package cudagpu
 
 import (

@@ -141,7 +141,9 @@ separate step that needs nvcc:
     kgen cuda            # or: make cuda
 
 It writes one <kernel>-<hash>.fatbin per kernel into this folder (sm_80 and sm_90
-machine code plus compute_90 PTX), where the package embeds it (cudabin.go).
+machine code plus compute_90 PTX), and for a matmul a <kernel>-<hash>.so (CUTLASS
+GEMMs for sm_90a; needs CUTLASS headers: --cutlass DIR or $KGEN_CUTLASS), where the
+package embeds it (cudabin.go).
 <hash> is the first 16 hex digits of the sha256 of the .cu file, so a binary
 built from another version of the source is never loaded. Until the binary
 exists, the kernel's CUDA port reports that it is not built and Select

@@ -37,11 +37,37 @@ func CUTLASSParts(k *ir.Kernel) []string {
 
 // cutlassCode writes the EVT functor, the GEMM types, the parts and the
 // entry points after the stage functions.
-func cutlassCode(w *Writer, k *ir.Kernel, d *Dialect) {
-	c, st := k.Matmul().CUDA, k.Stages()[0]
-	ns, args := "kgen_"+k.Name, k.Name+"_args"
-	partSig := "(void* kgen_stream, void* const* kgen_ptrs, const " + args + "& kgen_args, char* kgen_err, int kgen_errlen)"
+func cutlassCode(w *Writer, k *ir.Kernel, _ *Dialect) {
+	c := k.Matmul().CUDA
+	ns := "kgen_" + k.Name
 	w.P("#if !defined(KGEN_PART_entry) // the entry points need none of CUTLASS")
+	cutlassFunctor(w, k, ns)
+	w.P("namespace ", ns, " {")
+	w.P("using namespace ::cute;")
+	w.P("using namespace ::cutlass::epilogue::fusion;")
+	w.P()
+	forms := cutlassForms(k)
+	for i, f := range forms {
+		if i == 1 && !anySwap(c) {
+			continue
+		}
+		cutlassGemmType(w, c, ns, f)
+		w.P()
+		cutlassRun(w, k, c, f)
+		w.P()
+	}
+	w.P("} // namespace ", ns)
+	w.P("#endif")
+	w.P()
+	cutlassParts(w, k, forms, ns)
+	cutlassEntries(w, k, ns)
+}
+
+// cutlassFunctor writes the EVT compute node: a functor over fragments of
+// float that calls the epilogue stage per element, the leaves' values in
+// the stage's argument order and the params from its Arguments.
+func cutlassFunctor(w *Writer, k *ir.Kernel, ns string) {
+	st, args := k.Stages()[0], k.Name+"_args"
 	w.P("// The EVT compute node: the epilogue stage applied to each element of a")
 	w.P("// fragment; its children are the leaves below, in the stage's argument")
 	w.P("// order; the params come from its Arguments (the args struct by value).")
@@ -71,28 +97,22 @@ func cutlassCode(w *Writer, k *ir.Kernel, d *Dialect) {
 	})
 	w.P("};")
 	w.P()
-	w.P("namespace ", ns, " {")
-	w.P("using namespace ::cute;")
-	w.P("using namespace ::cutlass::epilogue::fusion;")
-	w.P()
-	forms := cutlassForms(k)
-	for i, f := range forms {
-		if i == 1 && !anySwap(c) {
-			continue
-		}
-		cutlassGemmType(w, c, ns, f)
-		w.P()
-		cutlassRun(w, k, c, f)
-		w.P()
-	}
-	w.P("} // namespace ", ns)
-	w.P("#endif")
-	w.P()
+}
+
+// partSig is the signature of a part's function after its name.
+func partSig(k *ir.Kernel) string {
+	return "(void* kgen_stream, void* const* kgen_ptrs, const " + k.Name + "_args& kgen_args, char* kgen_err, int kgen_errlen)"
+}
+
+// cutlassParts writes one extern "C" function per dtype × problem class,
+// defined in its own part and declared in the others.
+func cutlassParts(w *Writer, k *ir.Kernel, forms [2]gemmForm, ns string) {
+	c := k.Matmul().CUDA
 	for _, t := range c.DTypes {
 		for _, g := range c.Configs {
 			part := t.String() + "_" + g.Name
 			w.P("#if !defined(KGEN_PARTS) || defined(KGEN_PART_", part, ")")
-			w.Block(`extern "C" int `+ns+"_"+part+partSig, func() {
+			w.Block(`extern "C" int `+ns+"_"+part+partSig(k), func() {
 				f := forms[0]
 				if g.Swap {
 					f = forms[1]
@@ -102,11 +122,17 @@ func cutlassCode(w *Writer, k *ir.Kernel, d *Dialect) {
 				w.P("return ", ns, "::", f.run, "<G>(kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen);")
 			})
 			w.P("#else")
-			w.P(`extern "C" int `, ns, "_", part, partSig, ";")
+			w.P(`extern "C" int `, ns, "_", part, partSig(k), ";")
 			w.P("#endif")
 			w.P()
 		}
 	}
+}
+
+// cutlassEntries writes the host entry points, one per 16-bit variant:
+// the first problem class whose MaxM admits m runs.
+func cutlassEntries(w *Writer, k *ir.Kernel, ns string) {
+	c, args := k.Matmul().CUDA, k.Name+"_args"
 	w.P("#if !defined(KGEN_PARTS) || defined(KGEN_PART_entry)")
 	for _, v := range k.Variants {
 		if !hasDType(c.DTypes, v.DType) {

@@ -49,7 +49,8 @@ clean:
 	$(GO) clean -testcache
 
 ## cuda: compile the generated CUDA kernels (gen/cuda/*.cu) with nvcc into
-## gen/kernels/cudabin/<kernel>-<hash>.fatbin, which the Go package embeds.
+## gen/kernels/cudabin/<kernel>-<hash>.fatbin (matmuls: <kernel>-<hash>.so,
+## CUTLASS headers from $KGEN_CUTLASS), which the Go package embeds.
 ## The one step that needs the CUDA toolkit; gen, test and verify do not.
 cuda:
 	$(GO) run ./cmd/kgen cuda

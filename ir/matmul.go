@@ -42,6 +42,9 @@ type Matmul struct {
 	Split *Split
 	// Chain is a chain's second product, softmax(scores)·V (nil: no chain).
 	Chain *Chain
+	// CUDA is the CUDA port's plan (a CUTLASS GEMM with an EVT epilogue),
+	// nil without `cuda: generated`.
+	CUDA *CUTLASS
 }
 
 // RowTile is the row-owning kernel's tile: 8 rows, the N strip walked 32
@@ -208,6 +211,9 @@ func matmulSchedule(s *spec.Spec, k *Kernel, diags *diag.List) Schedule {
 		mm.Rows = &Rows{}
 		k.Schedule = mm // the scheduler reads reductions through k
 		schedule(s, k, mm.Rows, diags)
+		if k.Ports[CUDA] {
+			cutlassPlan(s, k, mm, diags) // refuses, saying why
+		}
 		t := mm.Tile
 		staging := 4 * (t.BM*t.BK + len(mm.B)*t.BK*t.BN)
 		mm.NMax = (backend.Table[Metal].ThreadgroupBytes - staging) / (4 * t.BM * len(mm.B)) / t.BN * t.BN
@@ -219,6 +225,10 @@ func matmulSchedule(s *spec.Spec, k *Kernel, diags *diag.List) Schedule {
 	t := mm.Tile
 	mm.ThreadgroupBytes = 4 * (t.BM*t.BK + len(mm.B)*(t.BK*t.BN+t.BM*t.BN))
 	k.Threadgroup = t.Threads()
+	if k.Ports[CUDA] {
+		k.Schedule = mm // the plan reads the epilogue stage through k
+		mm.CUDA = cutlassPlan(s, k, mm, diags)
+	}
 	for b := Backend(0); b < NumBackends; b++ {
 		if lim := backend.Table[b].ThreadgroupBytes; k.Ports[b] && mm.ThreadgroupBytes > lim {
 			diags.Addf(s.KindPos, "the matmul tile %s needs %d bytes of threadgroup memory; %s allows %d (choose a smaller tile)", t, mm.ThreadgroupBytes, b, lim)
@@ -307,11 +317,15 @@ func (mm *Matmul) Describe(k *Kernel) []string {
 	for _, b := range mm.B {
 		bs = append(bs, fmt.Sprintf("%s = %s·%s", b.Acc, operandText(mm.A, "[m, k]"), operandText(b, "[k, n]")))
 	}
-	return []string{
+	out := []string{
 		fmt.Sprintf("tile %s: one threadgroup per %d×%d block of the output, %d threads", t, t.BM, t.BN, t.Threads()),
 		fmt.Sprintf("accumulate %s in f32 on 8×8 simdgroup fragments, K in steps of %d staged zero-filled in threadgroup memory", joinComma(bs), t.BK),
 		fmt.Sprintf("epilogue: accumulators through threadgroup memory (%d bytes in all), every output of each element in range", mm.ThreadgroupBytes),
 	}
+	if mm.CUDA != nil {
+		out = append(out, mm.CUDA.describeCUDA()...)
+	}
+	return out
 }
 
 func operandText(o Operand, logical string) string {

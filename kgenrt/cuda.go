@@ -38,6 +38,9 @@ type CUDAModule struct {
 	Hash     string // the first 16 hex digits of the sha256 of the .cu file
 	Binaries fs.FS  // the package's embedded binaries
 	Dir      string // their folder inside Binaries
+	// Library is set when the binary is a shared library of host
+	// functions (matmul: CUTLASS), not a fatbin (cuda_library.go).
+	Library *CUDALibrary
 
 	once   sync.Once
 	image  []byte
@@ -48,7 +51,12 @@ type CUDAModule struct {
 }
 
 // BinaryName is the file name of the module's fatbin.
-func (m *CUDAModule) BinaryName() string { return m.Kernel.Name + "-" + m.Hash + ".fatbin" }
+func (m *CUDAModule) BinaryName() string {
+	if m.Library != nil {
+		return m.Kernel.Name + "-" + m.Hash + ".so"
+	}
+	return m.Kernel.Name + "-" + m.Hash + ".fatbin"
+}
 
 // binary finds the module's fatbin: in $KGEN_CUDA_FATBIN_DIR, then embedded.
 func (m *CUDAModule) binary() ([]byte, error) {
@@ -82,7 +90,7 @@ func (m *CUDAModule) others() []string {
 	var out []string
 	for _, e := range entries {
 		n := e.Name()
-		if strings.HasPrefix(n, m.Kernel.Name+"-") && strings.HasSuffix(n, ".fatbin") && n != m.BinaryName() {
+		if strings.HasPrefix(n, m.Kernel.Name+"-") && strings.HasSuffix(n, path.Ext(m.BinaryName())) && n != m.BinaryName() {
 			out = append(out, n)
 		}
 	}
@@ -96,10 +104,17 @@ func (m *CUDAModule) load() error {
 		if m.err = cudaReady(); m.err != nil {
 			return
 		}
-		if m.image, m.err = m.binary(); m.err != nil {
+		if m.Library != nil {
+			m.mod, m.err = m.openLibrary()
 			return
 		}
-		m.mod, m.err = cudaLoadModule(m.image)
+		get := cudaGetFunction
+		if m.Library != nil {
+			get = cudaLibraryFunction
+			m.mod, m.err = m.openLibrary()
+		} else if m.image, m.err = m.binary(); m.err == nil {
+			m.mod, m.err = cudaLoadModule(m.image)
+		}
 		if m.err != nil {
 			m.err = fmt.Errorf("loading %s: %w", m.BinaryName(), m.err)
 			return
@@ -109,7 +124,7 @@ func (m *CUDAModule) load() error {
 		vs := m.Kernel.Variants
 		m.fns, m.fnErrs = make([]cudaFunction, len(vs)), make([]error, len(vs))
 		for i, v := range vs {
-			if m.fns[i], m.fnErrs[i] = cudaGetFunction(m.mod, v.HostName); m.fnErrs[i] != nil {
+			if m.fns[i], m.fnErrs[i] = get(m.mod, v.HostName); m.fnErrs[i] != nil {
 				m.fnErrs[i] = fmt.Errorf("kgenrt: kernel %s: entry point %s in %s: %w", m.Kernel.Name, v.HostName, m.BinaryName(), m.fnErrs[i])
 			}
 		}
@@ -199,7 +214,7 @@ func (p *cudaPort) check(c *Call) error {
 	if c.Next != nil {
 		return fmt.Errorf("kgenrt: kernel %s: the CUDA port launches one call, got a chain of phases", p.kernel.Name)
 	}
-	return nil
+	return p.libraryCheck(c)
 }
 
 // Encode refuses: command buffers are Metal's. CUDA launches go on a stream.
@@ -258,6 +273,14 @@ func (p *cudaPort) Enqueue(stream CUDAStream, c *Call) error {
 	return p.launch(stream, c, ptrs)
 }
 
+// libraryCheck applies a library module's own limits to a call with work.
+func (p *cudaPort) libraryCheck(c *Call) error {
+	if p.module.Library == nil || c.empty() {
+		return nil
+	}
+	return p.module.libraryCheck(c)
+}
+
 func (p *cudaPort) LaunchCUDA(stream CUDAStream, c *Call, ptrs []DevicePtr) error {
 	if err := p.check(c); err != nil {
 		return err
@@ -281,6 +304,9 @@ func (p *cudaPort) launch(stream CUDAStream, c *Call, ptrs []DevicePtr) error {
 	fn, err := p.module.function(c.Variant)
 	if err != nil {
 		return err
+	}
+	if p.module.Library != nil {
+		return cudaCallLibrary(fn, stream, c, ptrs)
 	}
 	buf := getLaunchBuf()
 	defer launchBufs.Put(buf)

@@ -3,6 +3,7 @@
 package kgenrt
 
 import (
+	"bytes"
 	"fmt"
 	"runtime"
 	"sync"
@@ -299,4 +300,53 @@ func cudaCopy(dst, src *Tensor) error {
 		}
 		return cuCheck("cuCtxSynchronize (after a copy)", cu.ctxSynchronize())
 	})
+}
+
+// cudaOpenLibrary opens a library module (cuda_library.go).
+func cudaOpenLibrary(path string) (cudaModuleHandle, error) {
+	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		return 0, fmt.Errorf("opening the CUDA library %s: %v", path, err)
+	}
+	return cudaModuleHandle(h), nil
+}
+
+func cudaLibraryFunction(m cudaModuleHandle, name string) (cudaFunction, error) {
+	fn, err := purego.Dlsym(uintptr(m), name)
+	if err != nil {
+		return 0, fmt.Errorf("no host function %s: %v", name, err)
+	}
+	return cudaFunction(fn), nil
+}
+
+// cudaCallLibrary calls a library module's host function on a thread where
+// the primary context is current (the library's CUDA runtime uses it).
+func cudaCallLibrary(fn cudaFunction, stream CUDAStream, c *Call, ptrs []DevicePtr) error {
+	return withContext(func() error { return callLibrary(fn, stream, c, ptrs) })
+}
+
+// callLibrary passes the stream, the device pointers in binding order, the
+// args bytes and a buffer for the reason of a failure, all pinned for the
+// call.
+func callLibrary(fn cudaFunction, stream CUDAStream, c *Call, ptrs []DevicePtr) error {
+	vals := make([]uintptr, len(ptrs))
+	for i, d := range ptrs {
+		vals[i] = uintptr(d)
+	}
+	args := append([]byte(nil), c.Args...)
+	msg := make([]byte, 512)
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pin.Pin(&vals[0])
+	pin.Pin(&args[0])
+	pin.Pin(&msg[0])
+	rc, _, _ := purego.SyscallN(uintptr(fn), uintptr(stream), uintptr(unsafe.Pointer(&vals[0])),
+		uintptr(unsafe.Pointer(&args[0])), uintptr(unsafe.Pointer(&msg[0])), uintptr(len(msg)))
+	if int32(rc) != 0 {
+		if i := bytes.IndexByte(msg, 0); i >= 0 {
+			msg = msg[:i]
+		}
+		return fmt.Errorf("kgenrt: kernel %s: %s: %s", c.Kernel.Name, c.Variant.HostName, msg)
+	}
+	return nil
 }

@@ -24,6 +24,9 @@ func cudaRunHost(*cudaPort, *Call) error                             { return cu
 func cudaLaunchKernel(cudaFunction, uint32, uint32, CUDAStream, *launchBuf) error {
 	return cudaReady()
 }
-func cudaAlloc(int) (DevicePtr, error) { return 0, cudaReady() }
-func cudaFree(DevicePtr) error         { return cudaReady() }
-func cudaCopy(dst, src *Tensor) error  { return noCUDAError{cudaReady()} }
+func cudaAlloc(int) (DevicePtr, error)                                   { return 0, cudaReady() }
+func cudaFree(DevicePtr) error                                           { return cudaReady() }
+func cudaCopy(dst, src *Tensor) error                                    { return noCUDAError{cudaReady()} }
+func cudaOpenLibrary(string) (cudaModuleHandle, error)                   { return 0, cudaReady() }
+func cudaLibraryFunction(cudaModuleHandle, string) (cudaFunction, error) { return 0, cudaReady() }
+func cudaCallLibrary(cudaFunction, CUDAStream, *Call, []DevicePtr) error { return cudaReady() }

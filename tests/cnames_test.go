@@ -253,6 +253,9 @@ func goldenCFiles(t *testing.T, math string) []cFile {
 		}
 		for _, k := range kernels {
 			_, refused := cfam.CUDA.Refuses[k.Kind] // Metal-only kinds keep no CUDA port
+			if mm := k.Matmul(); mm != nil && mm.CUDA == nil {
+				refused = true // the IR plans a CUDA matmul only at Build (ir.CUTLASS)
+			}
 			k.Math, k.Ports[spec.CUDA] = math, !refused
 		}
 		res, err := generate.Emit(cfg, kernels)

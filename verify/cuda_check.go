@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path"
+	"path/filepath"
 	"sync"
 
 	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/diag"
+	"github.com/kgen-dev/kgen/emit/cfam"
 	"github.com/kgen-dev/kgen/emit/cuda"
 	"github.com/kgen-dev/kgen/emit/golang"
 	"github.com/kgen-dev/kgen/generate"
@@ -50,17 +53,33 @@ func (r *Report) cudaPorts(ctx context.Context, cfg *config.Config, res *generat
 		r.Notes = append(r.Notes, "cuda compile skipped: no nvcc")
 		return
 	}
+	todo = r.cutlassTodo(res.Kernels, todo)
+	include, _ := cuda.CUTLASSInclude(os.Getenv(cuda.CUTLASSEnv))
 	errs := make([]error, len(todo))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 4)
 	for j, i := range todo {
 		wg.Add(1)
-		go func(j int, name string, src []byte) {
+		go func(j, i int, src []byte) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			errs[j] = cuda.Compile(ctx, nvcc, name, src, "check", "")
-		}(j, res.Kernels[i].Name, files[generate.CUDAPath(cfg, res.Kernels[i])])
+			k := res.Kernels[i]
+			if !golang.CUDAIsLibrary(k) {
+				errs[j] = cuda.Compile(ctx, nvcc, k.Name, src, "check", "")
+				return
+			}
+			// A CUTLASS matmul: its first part (one dtype, one problem
+			// class) holds all of its own code; the other parts differ
+			// only in template arguments. `kgen cuda` compiles them all.
+			dir, err := os.MkdirTemp("", "kgen-verify-")
+			if err != nil {
+				errs[j] = err
+				return
+			}
+			defer os.RemoveAll(dir)
+			errs[j] = cuda.CompilePart(ctx, nvcc, k.Name, src, include, cfam.CUTLASSParts(k)[0], filepath.Join(dir, "part.o"))
+		}(j, i, files[generate.CUDAPath(cfg, res.Kernels[i])])
 	}
 	wg.Wait()
 	for j, i := range todo {
@@ -69,4 +88,25 @@ func (r *Report) cudaPorts(ctx context.Context, cfg *config.Config, res *generat
 			r.Findings = append(r.Findings, Finding{Check: "cuda", Pos: pos, Msg: fmt.Sprint(errs[j])})
 		}
 	}
+}
+
+// cutlassTodo drops the CUTLASS matmuls from the compile check when no
+// CUTLASS headers are configured ($KGEN_CUTLASS), saying so in a note.
+func (r *Report) cutlassTodo(ks []*ir.Kernel, todo []int) []int {
+	if _, err := cuda.CUTLASSInclude(os.Getenv(cuda.CUTLASSEnv)); err == nil {
+		return todo
+	}
+	var out []int
+	skipped := 0
+	for _, i := range todo {
+		if golang.CUDAIsLibrary(ks[i]) {
+			skipped++
+			continue
+		}
+		out = append(out, i)
+	}
+	if skipped > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("cuda compile of %d CUTLASS matmul(s) skipped: no CUTLASS headers ($%s)", skipped, cuda.CUTLASSEnv))
+	}
+	return out
 }

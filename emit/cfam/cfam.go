@@ -38,6 +38,15 @@ type bodyWriter interface {
 	body(w *Writer, k *ir.Kernel, d *Dialect)
 }
 
+// ownCode is a body writer that, in some dialects, writes the kernel code
+// after the stage functions itself instead of one templated body and the
+// dialect's entry points (CUDA's matmul: CUTLASS GEMMs and host entry
+// points). owns says whether it does for k in d, or why it cannot.
+type ownCode interface {
+	owns(k *ir.Kernel, d *Dialect) (bool, error)
+	writeOwn(w *Writer, k *ir.Kernel, d *Dialect)
+}
+
 // bodies is the one place that knows every kind; a test fails when a kind
 // is missing.
 var bodies = map[ir.Kind]bodyWriter{
@@ -94,6 +103,13 @@ func Emit(k *ir.Kernel, d *Dialect, opts Options) ([]byte, error) {
 	if why, refused := d.Refuses[k.Kind]; refused {
 		return nil, fmt.Errorf("kernel %s: the %s emitter does not write %s kernels: %s", k.Name, d.Name, k.Kind, why)
 	}
+	own := false
+	if oc, ok := bw.(ownCode); ok {
+		var err error
+		if own, err = oc.owns(k, d); err != nil {
+			return nil, err
+		}
+	}
 	v := newView(k, d, opts)
 	bw.describe(k, d, v)
 	tmpl := d.templates()
@@ -123,7 +139,7 @@ func Emit(k *ir.Kernel, d *Dialect, opts Options) ([]byte, error) {
 	for i, f := range v.Formulas {
 		v.Formulas[i] = usertext.Comment(f)
 	}
-	v.Code = code(k, d, bw, v)
+	v.Code = code(k, d, bw, v, own)
 	out, err := run(tmpl, "frame.tmpl", v)
 	if err != nil {
 		return nil, err
@@ -156,13 +172,17 @@ func newView(k *ir.Kernel, d *Dialect, opts Options) *view {
 }
 
 // code writes the stage functions, the kernel function and the entry points.
-func code(k *ir.Kernel, d *Dialect, bw bodyWriter, v *view) string {
+func code(k *ir.Kernel, d *Dialect, bw bodyWriter, v *view, own bool) string {
 	w := &Writer{}
 	for _, c := range k.ComputeTypes() {
 		for _, st := range k.Stages() {
 			stageFunc(w, k, d, st, c)
 			w.P()
 		}
+	}
+	if own {
+		bw.(ownCode).writeOwn(w, k, d)
+		return w.String()
 	}
 	params := kernelParams(k, d, "T")
 	for _, ix := range bw.threads() {

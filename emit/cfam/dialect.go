@@ -182,7 +182,6 @@ var CUDA = &Dialect{
 	RowDecls:        cudaRowDecls,
 	RowHelpers:      []string{"row_io"},
 	Instances:       cudaInstances,
-	Refuses:         map[ir.Kind]string{ir.KindMatmul: "Metal only until the CUDA matmul (issue 15)"},
 }
 
 // Dialects are the C-family backends, by ir.Backend.

@@ -33,9 +33,36 @@ func (matmul) describe(k *ir.Kernel, d *Dialect, v *view) {
 	}
 	v.ScheduleHead = "Schedule"
 	v.Schedule = k.Describe()
+	if mm.CUDA != nil && d.Backend == ir.CUDA {
+		var entries []string
+		for _, variant := range k.Variants {
+			if hasDType(mm.CUDA.DTypes, variant.DType) {
+				entries = append(entries, variant.HostName)
+			}
+		}
+		v.EntryNames = strings.Join(entries, ", ")
+	}
 }
 
-func (matmul) helpers(*ir.Kernel, *Dialect) []helper { return nil }
+func (matmul) helpers(_ *ir.Kernel, d *Dialect) []helper {
+	if d.Backend == ir.CUDA {
+		return []helper{{name: "cutlass_head"}}
+	}
+	return nil
+}
+
+// owns: the CUDA port is CUTLASS GEMMs (cutlass.go), planned by the IR.
+func (matmul) owns(k *ir.Kernel, d *Dialect) (bool, error) {
+	if d.Backend != ir.CUDA {
+		return false, nil
+	}
+	if k.Matmul().CUDA == nil {
+		return false, fmt.Errorf("kernel %s: the IR has no CUDA plan for this matmul (its spec would have been refused)", k.Name)
+	}
+	return true, nil
+}
+
+func (matmul) writeOwn(w *Writer, k *ir.Kernel, d *Dialect) { cutlassCode(w, k, d) }
 
 func (matmul) threads() []ThreadIndex { return []ThreadIndex{LocalID, GroupID, SimdID} }
 

@@ -45,15 +45,11 @@ func NVCC() (string, error) {
 // FatbinArchs target); mode "check" compiles for sm_90 only and discards the
 // result. nvcc's output comes back in the error.
 func Compile(ctx context.Context, nvcc, name string, src []byte, mode, out string) error {
-	dir, err := os.MkdirTemp("", "kgen-nvcc-")
+	dir, in, err := writeSource(name, src)
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	in := filepath.Join(dir, name+".cu")
-	if err := os.WriteFile(in, src, 0o644); err != nil {
-		return err
-	}
 	args := []string{"-std=c++17", "-O3", "-Xptxas", "-warn-spills"}
 	switch mode {
 	case "fatbin":
@@ -62,14 +58,8 @@ func Compile(ctx context.Context, nvcc, name string, src []byte, mode, out strin
 		args = append(args, "-cubin", "-arch=sm_90")
 		out = filepath.Join(dir, name+".cubin")
 	}
-	args = append(args, "-o", out, in)
-	var buf bytes.Buffer
-	cmd := exec.CommandContext(ctx, nvcc, args...)
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("nvcc %s: %v\n%s", strings.Join(args, " "), err, strings.TrimSpace(buf.String()))
-	}
-	return nil
+	_, err = run(ctx, nvcc, append(args, "-o", out, in)...)
+	return err
 }
 
 // Usage is what ptxas reports for one entry point compiled for sm_90.
@@ -85,29 +75,22 @@ var ptxasRE = regexp.MustCompile(`Compiling entry function '([^']+)'|(\d+) bytes
 // Resources compiles one .cu source for sm_90 with `ptxas -v` and returns
 // each entry point's registers, stack frame and spill bytes.
 func Resources(ctx context.Context, nvcc, name string, src []byte) ([]Usage, error) {
-	dir, err := os.MkdirTemp("", "kgen-ptxas-")
+	dir, in, err := writeSource(name, src)
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	in := filepath.Join(dir, name+".cu")
-	if err := os.WriteFile(in, src, 0o644); err != nil {
+	report, err := run(ctx, nvcc, "-std=c++17", "-O3", "-cubin", "-arch=sm_90", "-Xptxas", "-v", "-o", filepath.Join(dir, name+".cubin"), in)
+	if err != nil {
 		return nil, err
 	}
-	args := []string{"-std=c++17", "-O3", "-cubin", "-arch=sm_90", "-Xptxas", "-v", "-o", filepath.Join(dir, name+".cubin"), in}
-	var buf bytes.Buffer
-	cmd := exec.CommandContext(ctx, nvcc, args...)
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("nvcc %s: %v\n%s", strings.Join(args, " "), err, strings.TrimSpace(buf.String()))
-	}
 	var out []Usage
-	for _, m := range ptxasRE.FindAllStringSubmatch(buf.String(), -1) {
+	for _, m := range ptxasRE.FindAllStringSubmatch(report, -1) {
 		switch {
 		case m[1] != "":
 			out = append(out, Usage{Entry: m[1]})
 		case len(out) == 0:
-			return nil, fmt.Errorf("ptxas -v: figures before any entry point:\n%s", buf.String())
+			return nil, fmt.Errorf("ptxas -v: figures before any entry point:\n%s", report)
 		case m[2] != "":
 			u := &out[len(out)-1]
 			u.Stack, u.SpillStores, u.SpillLoads = atoi(m[2]), atoi(m[3]), atoi(m[4])
@@ -121,4 +104,96 @@ func Resources(ctx context.Context, nvcc, name string, src []byte) ([]Usage, err
 func atoi(s string) int {
 	v, _ := strconv.Atoi(s) // the pattern matched digits
 	return v
+}
+
+// CUTLASSEnv names the CUTLASS folder when `kgen cuda --cutlass` is not
+// given: the CUDA matmuls are CUTLASS 3.x GEMMs, a header-only, build-time
+// dependency of `kgen cuda` alone.
+const CUTLASSEnv = "KGEN_CUTLASS"
+
+// CUTLASSTested is the CUTLASS release kgen's CUDA matmuls were built and
+// measured with (the nvidia-cutlass 4.2.0.0 wheel's headers).
+const CUTLASSTested = "4.2.0"
+
+// LibraryArch is the target of the CUTLASS libraries: SM90's WGMMA and TMA
+// need the architecture-specific sm_90a.
+var LibraryArch = []string{"-gencode", "arch=compute_90a,code=sm_90a"}
+
+// CUTLASSInclude finds CUTLASS's include folder under dir (a CUTLASS
+// checkout, an unpacked wheel's cutlass_library/source, or the include
+// folder itself), or says exactly which header is missing.
+func CUTLASSInclude(dir string) (string, error) {
+	if dir == "" {
+		return "", fmt.Errorf("the CUDA matmuls need CUTLASS %s headers: pass --cutlass DIR or set $%s to a folder holding include/cutlass/cutlass.h and include/cute/tensor.hpp (a CUTLASS release, or the nvidia-cutlass wheel's cutlass_library/source)", CUTLASSTested, CUTLASSEnv)
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	for _, inc := range []string{filepath.Join(dir, "include"), filepath.Join(dir, "cutlass_library", "source", "include"), dir} {
+		if _, err := os.Stat(filepath.Join(inc, "cutlass", "cutlass.h")); err != nil {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(inc, "cute", "tensor.hpp")); err != nil {
+			return "", fmt.Errorf("CUTLASS folder %s has cutlass/cutlass.h but no cute/tensor.hpp: CUTLASS 3.x or later is needed (tested: %s)", inc, CUTLASSTested)
+		}
+		return inc, nil
+	}
+	return "", fmt.Errorf("no CUTLASS headers in %s: neither include/cutlass/cutlass.h nor cutlass/cutlass.h is there (CUTLASS %s: a release, or the nvidia-cutlass wheel's cutlass_library/source)", dir, CUTLASSTested)
+}
+
+// CompilePart compiles one part of a CUTLASS matmul's source (see
+// emit/cfam/cutlass.go: -DKGEN_PARTS -DKGEN_PART_<part>) into a
+// position-independent object for sm_90a.
+func CompilePart(ctx context.Context, nvcc, name string, src []byte, include, part, out string) error {
+	dir, in, err := writeSource(name, src)
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	args := append([]string{"-std=c++17", "-O3", "-DNDEBUG", "--expt-relaxed-constexpr", "-Xcompiler", "-fPIC",
+		"-I" + include, "-DKGEN_PARTS", "-DKGEN_PART_" + part, "-c"}, LibraryArch...)
+	_, err = run(ctx, nvcc, append(args, "-o", out, in)...)
+	return err
+}
+
+// LinkLibrary links a CUTLASS matmul's objects into one shared library
+// with the CUDA runtime linked statically, so loading it needs only the
+// driver.
+func LinkLibrary(ctx context.Context, nvcc string, objs []string, out string) error {
+	args := append(append([]string{"-shared", "-cudart", "static"}, LibraryArch...), "-o", out)
+	_, err := run(ctx, nvcc, append(args, objs...)...)
+	return err
+}
+
+// PartFlags is what, besides the source, decides a part's object: a
+// cached object is keyed by the source and these.
+func PartFlags(include string) string {
+	v, _ := os.ReadFile(filepath.Join(include, "cutlass", "version.h"))
+	return strings.Join(LibraryArch, " ") + " -O3 " + string(v)
+}
+
+// writeSource writes src as <name>.cu into a new temporary folder, which
+// the caller removes.
+func writeSource(name string, src []byte) (dir, in string, err error) {
+	if dir, err = os.MkdirTemp("", "kgen-nvcc-"); err != nil {
+		return "", "", err
+	}
+	in = filepath.Join(dir, name+".cu")
+	if err := os.WriteFile(in, src, 0o644); err != nil {
+		os.RemoveAll(dir)
+		return "", "", err
+	}
+	return dir, in, nil
+}
+
+// run runs nvcc and returns its output; on failure the output comes back
+// in the error.
+func run(ctx context.Context, nvcc string, args ...string) (string, error) {
+	var buf bytes.Buffer
+	cmd := exec.CommandContext(ctx, nvcc, args...)
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("nvcc %s: %v\n%s", strings.Join(args, " "), err, strings.TrimSpace(buf.String()))
+	}
+	return buf.String(), nil
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 
 	"github.com/dave/jennifer/jen"
 
@@ -41,6 +42,22 @@ func CUDABinary(kernel string, source []byte) string {
 	return kernel + "-" + CUDAHash(source) + ".fatbin"
 }
 
+// CUDAIsLibrary reports whether a kernel's CUDA port is a shared library
+// of CUTLASS host functions (a matmul) rather than a fatbin.
+func CUDAIsLibrary(k *ir.Kernel) bool {
+	mm := k.Matmul()
+	return mm != nil && mm.CUDA != nil
+}
+
+// CUDABinaryOf is a kernel's binary file name inside CUDABinDir: the
+// fatbin, or for a CUTLASS matmul the shared library <kernel>-<hash>.so.
+func CUDABinaryOf(k *ir.Kernel, source []byte) string {
+	if CUDAIsLibrary(k) {
+		return k.Name + "-" + CUDAHash(source) + ".so"
+	}
+	return CUDABinary(k.Name, source)
+}
+
 func hasCUDA(kernels []*ir.Kernel) bool {
 	for _, k := range kernels {
 		if k.Ports[ir.CUDA] {
@@ -63,7 +80,7 @@ func cudaFile(k *ir.Kernel, n *names, opts Options) *jen.File {
 	src := opts.CUDASource(k)
 	f.Add(comment(
 		fmt.Sprintf("%s is the CUDA module of kernel %s: %s, compiled by `kgen cuda`", n.cudaModule(), k.Name, opts.CUDAPath(k)),
-		fmt.Sprintf("(nvcc -fatbin) into %s/%s and embedded. Its entry points are the", CUDABinDir, CUDABinary(k.Name, src)),
+		fmt.Sprintf("(nvcc %s) into %s/%s and embedded. Its entry points are the", map[bool]string{false: "-fatbin", true: "-shared, CUTLASS"}[CUDAIsLibrary(k)], CUDABinDir, CUDABinaryOf(k, src)),
 		fmt.Sprintf("host names of %s's dtype-key table, parameters in its binding order; the", n.desc),
 		"hash ties the binary to this exact source. Without the binary the CUDA port",
 		"reports how to build it, and Select refuses it.",
@@ -74,8 +91,27 @@ func cudaFile(k *ir.Kernel, n *names, opts Options) *jen.File {
 		item(field("Hash", jen.Lit(CUDAHash(src)))),
 		item(field("Binaries", jen.Op("&").Id(cudaBinaries))),
 		item(field("Dir", jen.Lit(CUDABinDir))),
+		cudaLibrary(k),
 	))
 	return f
+}
+
+// cudaLibrary is a matmul's CUDALibrary field: its CUDA port is a shared
+// library of CUTLASS host functions (kgenrt/cuda_library.go), nil otherwise.
+func cudaLibrary(k *ir.Kernel) jen.Code {
+	mm := k.Matmul()
+	if mm == nil || mm.CUDA == nil {
+		return jen.Null()
+	}
+	var ts []jen.Code
+	for _, t := range mm.CUDA.DTypes {
+		ts = append(ts, rt(strings.ToUpper(t.String())))
+	}
+	return item(field("Library", jen.Op("&").Add(rt("CUDALibrary")).Add(block(
+		item(field("Align", jen.Lit(mm.CUDA.Align))),
+		item(field("DTypes", jen.Index().Add(rt("DType")).Values(ts...))),
+		item(field("Why", jen.Lit(ir.CUTLASSF32Why))),
+	))))
 }
 
 // cudaPackageFiles are the package's embed of CUDABinDir and the README
@@ -105,7 +141,9 @@ separate step that needs nvcc:
     kgen cuda            # or: make cuda
 
 It writes one <kernel>-<hash>.fatbin per kernel into this folder (sm_80 and sm_90
-machine code plus compute_90 PTX), where the package embeds it (cudabin.go).
+machine code plus compute_90 PTX), and for a matmul a <kernel>-<hash>.so (CUTLASS
+GEMMs for sm_90a; needs CUTLASS headers: --cutlass DIR or $KGEN_CUTLASS), where the
+package embeds it (cudabin.go).
 <hash> is the first 16 hex digits of the sha256 of the .cu file, so a binary
 built from another version of the source is never loaded. Until the binary
 exists, the kernel's CUDA port reports that it is not built and Select

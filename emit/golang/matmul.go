@@ -75,8 +75,12 @@ func matmulIndex(b ir.Binding) jen.Code {
 }
 
 func matmulDispatchDoc(b *strings.Builder, ik *ir.Kernel, k inventory.Kernel) {
-	fmt.Fprintf(b, "- dispatch: dispatchThreads, grid (`%s`), threadgroup (%d, 1, 1); Metal only (no CUDA matmul yet)\n",
-		strings.Join(k.Dispatch.Grid[:], "`, `"), ik.Threadgroup)
+	cuda := "no CUDA port"
+	if mm := ik.Matmul(); mm != nil && mm.CUDA != nil {
+		cuda = "CUDA: the CUTLASS library's host entry points, launched by CUTLASS"
+	}
+	fmt.Fprintf(b, "- dispatch (Metal): dispatchThreads, grid (`%s`), threadgroup (%d, 1, 1); %s\n",
+		strings.Join(k.Dispatch.Grid[:], "`, `"), ik.Threadgroup, cuda)
 	for _, line := range ik.Describe() {
 		fmt.Fprintf(b, "- %s\n", line)
 	}

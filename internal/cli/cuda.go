@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -15,11 +16,12 @@ import (
 	"github.com/kgen-dev/kgen/emit/golang"
 	"github.com/kgen-dev/kgen/generate"
 	"github.com/kgen-dev/kgen/internal/par"
+	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/spec"
 )
 
 func cudaCmd(o *options) *cobra.Command {
-	var outDir string
+	var outDir, cutlassDir string
 	cmd := &cobra.Command{
 		Use:   "cuda",
 		Short: "Compile the generated CUDA kernels with nvcc into the fatbins the Go package embeds",
@@ -29,15 +31,23 @@ func cudaCmd(o *options) *cobra.Command {
 compute_90 PTX. <hash> names the exact source, so the generated package loads
 only a binary built from its own .cu; older binaries of the same kernel are
 removed. It is the one step that needs the CUDA toolkit: kgen gen, kgen verify
-and CI do not. nvcc comes from $KGEN_NVCC, PATH or /usr/local/cuda/bin.`,
+and CI do not. nvcc comes from $KGEN_NVCC, PATH or /usr/local/cuda/bin.
+
+Matmul kernels are CUTLASS GEMMs: each is built into <kernel>-<hash>.so (host
+functions plus sm_90a code), which needs CUTLASS's headers (--cutlass DIR or
+$KGEN_CUTLASS). Their parts (storage dtype x problem class) compile in
+parallel into objects cached by source hash in $KGEN_CUDA_CACHE (default: the
+user cache folder's kgen/cuda); a library already in the out folder is kept.`,
 		Args: noArgs,
-		RunE: func(*cobra.Command, []string) error { return o.cudaBuild(outDir) },
+		RunE: func(*cobra.Command, []string) error { return o.cudaBuild(outDir, cutlassDir) },
 	}
 	cmd.Flags().StringVar(&outDir, "out", "", "write the fatbins here instead of <out.go>/cudabin (e.g. for $KGEN_CUDA_FATBIN_DIR)")
+	cmd.Flags().StringVar(&cutlassDir, "cutlass", "", "CUTLASS folder (its include/ holds cutlass/ and cute/); default $KGEN_CUTLASS")
 	return cmd
 }
 
-func (o *options) cudaBuild(outDir string) error {
+func (o *options) cudaBuild(outDir, cutlassDir string) error {
+	start := time.Now()
 	cfg, res, err := o.generate()
 	if err != nil {
 		return err
@@ -65,10 +75,29 @@ func (o *options) cudaBuild(outDir string) error {
 	}
 	var names []string
 	var srcs [][]byte
+	var libs []*ir.Kernel
 	for _, k := range res.Kernels {
-		if k.Ports[spec.CUDA] {
+		switch {
+		case !k.Ports[spec.CUDA]:
+		case golang.CUDAIsLibrary(k):
+			libs = append(libs, k)
+		default:
 			names = append(names, k.Name)
 			srcs = append(srcs, sources[generate.CUDAPath(cfg, k)])
+		}
+	}
+	built, cached := 0, 0
+	if len(libs) > 0 {
+		if cutlassDir == "" {
+			cutlassDir = os.Getenv(cuda.CUTLASSEnv)
+		}
+		include, err := cuda.CUTLASSInclude(cutlassDir)
+		if err != nil {
+			return fmt.Errorf("kgen cuda: %s: %w", kernelNames(libs), err)
+		}
+		lb := &libBuild{nvcc: nvcc, include: include, outDir: outDir}
+		if built, cached, err = lb.build(libs, sources, func(k *ir.Kernel) string { return generate.CUDAPath(cfg, k) }); err != nil {
+			return err
 		}
 	}
 	err = par.Do(len(names), 0, func(i int) error {
@@ -87,6 +116,10 @@ func (o *options) cudaBuild(outDir string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(o.stdout, "kgen cuda: %d kernel(s) compiled with %s into %s; %s\n", len(names), nvcc, outDir, cudaDriverNote())
+	fmt.Fprintf(o.stdout, "kgen cuda: %d kernel(s) compiled with %s into %s", len(names), nvcc, outDir)
+	if len(libs) > 0 {
+		fmt.Fprintf(o.stdout, ", %d CUTLASS matmul(s) (%d part(s) compiled, %d cached)", len(libs), built, cached)
+	}
+	fmt.Fprintf(o.stdout, " in %s; %s\n", time.Since(start).Round(100*time.Millisecond), cudaDriverNote())
 	return nil
 }

@@ -1,0 +1,341 @@
+package cfam
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// The CUDA matmul: instead of one templated kernel body, the file
+// instantiates CUTLASS 3.x SM90 GEMMs (ir.CUTLASS decides the problem
+// classes and the EVT leaves) whose epilogue's compute node calls the
+// kernel's epilogue stage function per element, and exports one host
+// function per storage dtype, named by the variant's host name:
+//
+//	int <host>(void* stream, void* const* ptrs, const void* args, char* err, int errlen)
+//
+// ptrs are the device pointers in binding order, args the args struct's
+// bytes; it returns 0, or non-zero with a message in err. `kgen cuda`
+// builds the file into a shared library, one object per part (each dtype
+// × problem class, and the entry points) so the parts compile in parallel:
+// -DKGEN_PART_<part> selects one; without any, the whole file compiles.
+
+// CUTLASSParts are the compile parts of a CUDA matmul: one per storage
+// dtype and problem class, then "entry" (the host entry points).
+func CUTLASSParts(k *ir.Kernel) []string {
+	c := k.Matmul().CUDA
+	var out []string
+	for _, t := range c.DTypes {
+		for _, g := range c.Configs {
+			out = append(out, t.String()+"_"+g.Name)
+		}
+	}
+	return append(out, "entry")
+}
+
+// cutlassCode writes the EVT functor, the GEMM types, the parts and the
+// entry points after the stage functions.
+func cutlassCode(w *Writer, k *ir.Kernel, _ *Dialect) {
+	c := k.Matmul().CUDA
+	ns := "kgen_" + k.Name
+	w.P("#if !defined(KGEN_PART_entry) // the entry points need none of CUTLASS")
+	cutlassFunctor(w, k, ns)
+	w.P("namespace ", ns, " {")
+	w.P("using namespace ::cute;")
+	w.P("using namespace ::cutlass::epilogue::fusion;")
+	w.P()
+	forms := cutlassForms(k)
+	for i, f := range forms {
+		if i == 1 && !anySwap(c) {
+			continue
+		}
+		cutlassGemmType(w, c, ns, f)
+		w.P()
+		cutlassRun(w, k, c, f)
+		w.P()
+	}
+	w.P("} // namespace ", ns)
+	w.P("#endif")
+	w.P()
+	cutlassParts(w, k, forms, ns)
+	cutlassEntries(w, k, ns)
+}
+
+// cutlassFunctor writes the EVT compute node: a functor over fragments of
+// float that calls the epilogue stage per element, the leaves' values in
+// the stage's argument order and the params from its Arguments.
+func cutlassFunctor(w *Writer, k *ir.Kernel, ns string) {
+	st, args := k.Stages()[0], k.Name+"_args"
+	w.P("// The EVT compute node: the epilogue stage applied to each element of a")
+	w.P("// fragment; its children are the leaves below, in the stage's argument")
+	w.P("// order; the params come from its Arguments (the args struct by value).")
+	w.P("template <class F> struct ", ns, "_evt { struct Arguments { ", args, " args; }; };")
+	w.P("template <int N> struct ", ns, "_evt<cutlass::Array<float, N>> {")
+	w.Indent(func() {
+		w.P("using Arguments = typename ", ns, "_evt<float>::Arguments;")
+		var params, call []string
+		leaf := 0
+		for _, a := range st.Args {
+			if a.Kind == ir.ArgParam {
+				call = append(call, "kgen_a.args."+a.Name)
+				continue
+			}
+			params = append(params, fmt.Sprintf("cutlass::Array<float, N> const& kgen_v%d", leaf))
+			call = append(call, fmt.Sprintf("kgen_v%d[kgen_i]", leaf))
+			leaf++
+		}
+		call = append(call, "kgen_y[kgen_i]")
+		params = append(params, "Arguments const& kgen_a")
+		w.Block("CUTLASS_DEVICE cutlass::Array<float, N> operator()("+strings.Join(params, ", ")+") const", func() {
+			w.P("cutlass::Array<float, N> kgen_y;")
+			w.P("CUTLASS_PRAGMA_UNROLL")
+			w.P("for (int kgen_i = 0; kgen_i < N; ++kgen_i) ", st.Name, "(", strings.Join(call, ", "), ");")
+			w.P("return kgen_y;")
+		})
+	})
+	w.P("};")
+	w.P()
+}
+
+// partSig is the signature of a part's function after its name.
+func partSig(k *ir.Kernel) string {
+	return "(void* kgen_stream, void* const* kgen_ptrs, const " + k.Name + "_args& kgen_args, char* kgen_err, int kgen_errlen)"
+}
+
+// cutlassParts writes one extern "C" function per dtype × problem class,
+// defined in its own part and declared in the others.
+func cutlassParts(w *Writer, k *ir.Kernel, forms [2]gemmForm, ns string) {
+	c := k.Matmul().CUDA
+	for _, t := range c.DTypes {
+		for _, g := range c.Configs {
+			part := t.String() + "_" + g.Name
+			w.P("#if !defined(KGEN_PARTS) || defined(KGEN_PART_", part, ")")
+			w.Block(`extern "C" int `+ns+"_"+part+partSig(k), func() {
+				f := forms[0]
+				if g.Swap {
+					f = forms[1]
+				}
+				w.P("using G = ", ns, "::", f.gemm, "<", cutlassElem(t), ", cute::Shape<cute::_", g.Tile[0], ", cute::_", g.Tile[1], ", cute::_", g.Tile[2],
+					">, cute::Shape<cute::_", g.Cluster[0], ", cute::_", g.Cluster[1], ", cute::_1>, ", cutlassSchedules[g.Schedule], ">;")
+				w.P("return ", ns, "::", f.run, "<G>(kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen);")
+			})
+			w.P("#else")
+			w.P(`extern "C" int `, ns, "_", part, partSig(k), ";")
+			w.P("#endif")
+			w.P()
+		}
+	}
+}
+
+// cutlassEntries writes the host entry points, one per 16-bit variant:
+// the first problem class whose MaxM admits m runs.
+func cutlassEntries(w *Writer, k *ir.Kernel, ns string) {
+	c, args := k.Matmul().CUDA, k.Name+"_args"
+	w.P("#if !defined(KGEN_PARTS) || defined(KGEN_PART_entry)")
+	for _, v := range k.Variants {
+		if !hasDType(c.DTypes, v.DType) {
+			continue
+		}
+		w.Block(`extern "C" int `+v.HostName+"(void* kgen_stream, void* const* kgen_ptrs, const void* kgen_argp, char* kgen_err, int kgen_errlen)", func() {
+			w.P("const ", args, "& kgen_args = *static_cast<const ", args, "*>(kgen_argp);")
+			for _, g := range c.Configs {
+				call := fmt.Sprint("return ", ns, "_", v.DType, "_", g.Name, "(kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen);")
+				if g.MaxM > 0 {
+					w.P("if (kgen_args.m <= ", g.MaxM, "u) ", call)
+				} else {
+					w.P(call)
+				}
+			}
+		})
+	}
+	w.P("#endif")
+}
+
+// cutlassSchedules spells a problem class's schedule: the mainloop's and
+// the epilogue's.
+var cutlassSchedules = map[string]string{
+	"cooperative": "cutlass::gemm::KernelTmaWarpSpecializedCooperative, cutlass::epilogue::TmaWarpSpecializedCooperative",
+	"pingpong":    "cutlass::gemm::KernelTmaWarpSpecializedPingpong, cutlass::epilogue::TmaWarpSpecialized",
+}
+
+func cutlassElem(t dtype.DType) string {
+	if t == dtype.BF16 {
+		return "cutlass::bfloat16_t"
+	}
+	return "cutlass::half_t"
+}
+
+func anySwap(c *ir.CUTLASS) bool {
+	for _, g := range c.Configs {
+		if g.Swap {
+			return true
+		}
+	}
+	return false
+}
+
+func hasDType(ts []dtype.DType, t dtype.DType) bool {
+	for _, x := range ts {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+// gemmForm is one orientation of a matmul as CUTLASS sees it: the problem
+// as written (y = A·B) or swapped (yᵀ = Bᵀ·Aᵀ, the tiny-m class). Decided
+// here from the IR's operands; the templates of both are written alike.
+type gemmForm struct {
+	gemm, run        string     // the C++ names of its GEMM type and run function
+	layoutA, layoutB string     // CUTLASS's layout tags of its A and B
+	layoutCD         string     // of the output and the C source
+	a, b             ir.Operand // the kgen operands it reads as its A and B
+	strideA, strideB string
+	strideCD         string
+	shape            string // the problem (M, N, K, L)
+	row, col         string // the leaves of an [n] and an [m] input
+	rowArgs, colArgs string // their strides
+}
+
+func cutlassForms(k *ir.Kernel) [2]gemmForm {
+	mm := k.Matmul()
+	a, b := mm.A, mm.B[0]
+	// Strides of CUTLASS's (rows, cols, batch) views, the dynamic one the
+	// leading dimension.
+	rowMajor := func(ld string) string { return "cute::make_stride(int64_t(" + ld + "), cute::_1{}, int64_t(0))" }
+	colMajor := func(ld string) string { return "cute::make_stride(cute::_1{}, int64_t(" + ld + "), int64_t(0))" }
+	pick := func(c bool, x, y string) string {
+		if c {
+			return x
+		}
+		return y
+	}
+	row := "Sm90RowBroadcast<0, TileShape, T, float, Stride<_0, _1, int64_t>>"
+	col := "Sm90ColBroadcast<0, TileShape, T, float, Stride<_1, _0, int64_t>, 1>"
+	rowArgs, colArgs := "{cute::_0{}, cute::_1{}, int64_t(0)}", "{cute::_1{}, cute::_0{}, int64_t(0)}"
+	plain := gemmForm{gemm: "Gemm", run: "kgen_run",
+		layoutA: cutlassLayout(a.ColMajor), layoutB: cutlassLayout(b.ColMajor), layoutCD: cutlassLayout(false),
+		a: a, b: b,
+		// A [m, k]: row-major (K, 1), column-major (1, M); B as CUTLASS's
+		// (N, K) view: row-major [k, n] is (1, N), column-major (K, 1).
+		strideA: pick(a.ColMajor, colMajor("M"), rowMajor("K")), strideB: pick(b.ColMajor, rowMajor("K"), colMajor("N")),
+		strideCD: rowMajor("N"), shape: "{M, N, K, 1}", row: row, col: col, rowArgs: rowArgs, colArgs: colArgs}
+	// Swapped: its A is Bᵀ [n, k] (row-major B is then column-major), its B
+	// Aᵀ in the (N, K) = (m, k) view, its output yᵀ column-major; an [n]
+	// input varies along its rows, an [m] input along its columns.
+	swapped := gemmForm{gemm: "GemmT", run: "kgen_run_t",
+		layoutA: cutlassLayout(!b.ColMajor), layoutB: cutlassLayout(!a.ColMajor), layoutCD: cutlassLayout(true),
+		a: b, b: a,
+		strideA: pick(b.ColMajor, rowMajor("K"), colMajor("N")), strideB: pick(a.ColMajor, colMajor("M"), rowMajor("K")),
+		strideCD: colMajor("N"), shape: "{N, M, K, 1}",
+		row:     "Sm90ColBroadcast<0, TileShape, T, float, Stride<_1, _0, int64_t>, 1>",
+		col:     "Sm90RowBroadcast<0, TileShape, T, float, Stride<_0, _1, int64_t>, 1>",
+		rowArgs: colArgs, colArgs: rowArgs}
+	return [2]gemmForm{plain, swapped}
+}
+
+// cutlassGemmType writes the GEMM type of one form, templated on the
+// problem class: the EVT, the epilogue and mainloop collectives (CUTLASS's
+// builders) and the adapter.
+func cutlassGemmType(w *Writer, c *ir.CUTLASS, ns string, f gemmForm) {
+	w.P("template <class T, class TileShape, class ClusterShape, class MainSchedule, class EpiSchedule>")
+	w.P("struct ", f.gemm, " {")
+	w.Indent(func() {
+		var leaves []string
+		for _, l := range c.Leaves {
+			switch l.Kind {
+			case ir.EVTAcc:
+				leaves = append(leaves, "Sm90AccFetch")
+			case ir.EVTRow:
+				leaves = append(leaves, f.row)
+			case ir.EVTCol:
+				leaves = append(leaves, f.col)
+			case ir.EVTSource:
+				leaves = append(leaves, "Sm90SrcFetch<T>")
+			}
+		}
+		w.P("using EVT = Sm90EVT<Sm90Compute<", ns, "_evt, T, float, cutlass::FloatRoundStyle::round_to_nearest>,")
+		w.P("    ", strings.Join(leaves, ",\n        "), ">;")
+		elemC := "void"
+		if c.Source >= 0 {
+			elemC = "T"
+		}
+		w.P("using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<")
+		w.P("    cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,")
+		w.P("    cutlass::epilogue::collective::EpilogueTileAuto, float, float,")
+		w.P("    ", elemC, ", ", f.layoutCD, ", ", c.Align, ", T, ", f.layoutCD, ", ", c.Align, ", EpiSchedule, EVT>::CollectiveOp;")
+		w.P("using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<")
+		w.P("    cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp,")
+		w.P("    T, ", f.layoutA, ", ", c.Align, ", T, ", f.layoutB, ", ", c.Align, ", float,")
+		w.P("    TileShape, ClusterShape,")
+		w.P("    cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename Epilogue::SharedStorage))>,")
+		w.P("    MainSchedule>::CollectiveOp;")
+		w.P("using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue>;")
+		w.P("using Adapter = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;")
+	})
+	w.P("};")
+}
+
+// cutlassLayout is CUTLASS's layout tag of an operand, which names the
+// logical matrix ([m, k] for A, [k, n] for B) as kgen's layouts do.
+func cutlassLayout(colMajor bool) string {
+	if colMajor {
+		return "cutlass::layout::ColumnMajor"
+	}
+	return "cutlass::layout::RowMajor"
+}
+
+// cutlassRun writes the host function of one form: CUTLASS's arguments
+// from the pointers and the args struct, then the GEMM on the stream.
+func cutlassRun(w *Writer, k *ir.Kernel, c *ir.CUTLASS, f gemmForm) {
+	out := k.BindingsOf(ir.Output)[0]
+	ptr := func(b int, cnst bool) string {
+		if cnst {
+			return fmt.Sprintf("static_cast<T const*>(kgen_ptrs[%d])", b)
+		}
+		return fmt.Sprintf("static_cast<T*>(kgen_ptrs[%d])", b)
+	}
+	src := "nullptr"
+	if c.Source >= 0 {
+		src = ptr(c.Source, true)
+	}
+	w.P("template <class G>")
+	w.Block("int "+f.run+"(void* kgen_stream, void* const* kgen_ptrs, const "+k.Name+"_args& kgen_a, char* kgen_err, int kgen_errlen)", func() {
+		w.P("using T = typename G::Adapter::ElementA;")
+		w.P("const int M = int(kgen_a.m), N = int(kgen_a.n), K = int(kgen_a.k);")
+		w.P("typename G::Adapter::Arguments kgen_args{cutlass::gemm::GemmUniversalMode::kGemm, ", f.shape, ",")
+		w.P("    {", ptr(f.a.Binding, true), ", ", f.strideA, ", ", ptr(f.b.Binding, true), ", ", f.strideB, "},")
+		w.P("    {{}, ", src, ", ", f.strideCD, ", ", ptr(out.Index, false), ", ", f.strideCD, "}};")
+		var leaves []string
+		for _, l := range c.Leaves {
+			switch l.Kind {
+			case ir.EVTRow:
+				leaves = append(leaves, "{"+ptr(l.Binding, true)+", T(0), "+f.rowArgs+"}")
+			case ir.EVTCol:
+				leaves = append(leaves, "{"+ptr(l.Binding, true)+", T(0), "+f.colArgs+"}")
+			default:
+				leaves = append(leaves, "{}")
+			}
+		}
+		w.P("kgen_args.epilogue.thread = {", strings.Join(append(leaves, "{kgen_a}"), ", "), "};")
+		w.P("typename G::Adapter kgen_gemm;")
+		w.P("cutlass::Status kgen_st = kgen_gemm.can_implement(kgen_args);")
+		w.Block("if (kgen_st != cutlass::Status::kSuccess)", func() {
+			w.P(`std::snprintf(kgen_err, kgen_errlen, "CUTLASS cannot run m=%d n=%d k=%d: %s", M, N, K, cutlass::cutlassGetStatusString(kgen_st));`)
+			w.P("return 1;")
+		})
+		w.Block("if (G::Adapter::get_workspace_size(kgen_args) != 0)", func() {
+			w.P(`std::snprintf(kgen_err, kgen_errlen, "CUTLASS asks for a workspace; kgen gives none");`)
+			w.P("return 2;")
+		})
+		w.P("kgen_st = kgen_gemm.run(kgen_args, nullptr, static_cast<cudaStream_t>(kgen_stream));")
+		w.Block("if (kgen_st != cutlass::Status::kSuccess)", func() {
+			w.P(`std::snprintf(kgen_err, kgen_errlen, "CUTLASS run: %s (%s)", cutlass::cutlassGetStatusString(kgen_st), cudaGetErrorString(cudaGetLastError()));`)
+			w.P("return 3;")
+		})
+		w.P("return 0;")
+	})
+}

@@ -1,0 +1,176 @@
+package ir
+
+import (
+	"fmt"
+
+	"github.com/kgen-dev/kgen/diag"
+	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/spec"
+)
+
+// CUTLASS is the CUDA port of a matmul: a CUTLASS 3.x SM90 GEMM (TMA loads,
+// warp-specialised WGMMA mainloop, f32 accumulate) whose epilogue is an
+// Epilogue Visitor Tree: one compute node, the kernel's epilogue stage
+// function applied per element, over the leaves below. Everything the
+// emitter instantiates is decided here.
+type CUTLASS struct {
+	// Leaves are the compute node's children, in the epilogue stage's
+	// argument order (params excluded: they travel in the compute node's
+	// arguments, the args struct by value).
+	Leaves []EVTLeaf
+	// Source is the binding read as CUTLASS's C operand (the one [m, n]
+	// epilogue input, loaded by TMA like the output is stored), -1 none.
+	Source int
+	// DTypes are the storage dtypes with a CUTLASS kernel (16-bit: the
+	// tensor cores' bf16/f16 WGMMA). f32 storage has no entry point: WGMMA
+	// multiplies f32 as TF32, which misses the f32 bound by orders of
+	// magnitude, and CUTLASS's SM90 builders have no SIMT path.
+	DTypes []dtype.DType
+	// Configs are the problem classes, tried in order: the first whose
+	// MaxM is 0 or at least m runs.
+	Configs []GemmConfig
+	// Align is the element multiple k and n must be: TMA needs 16-byte
+	// row strides (8 elements of 16-bit storage).
+	Align int
+}
+
+// EVTLeafKind is how an EVT leaf reads its value at element (i, j).
+type EVTLeafKind int
+
+// The leaves.
+const (
+	EVTAcc    EVTLeafKind = iota // the accumulator (Sm90AccFetch)
+	EVTRow                       // an [n] input: one value per column (Sm90RowBroadcast)
+	EVTCol                       // an [m] input: one value per row (Sm90ColBroadcast)
+	EVTSource                    // the [m, n] input read as C (Sm90SrcFetch)
+)
+
+var evtNames = [...]string{"accumulator", "row broadcast", "column broadcast", "C source"}
+
+func (l EVTLeafKind) String() string { return evtNames[l] }
+
+// EVTLeaf is one child of the compute node.
+type EVTLeaf struct {
+	Kind    EVTLeafKind
+	Binding int // the input's buffer index (EVTAcc: -1)
+	Name    string
+}
+
+// GemmConfig is one problem class's CUTLASS kernel: CTA tile M×N×K, thread
+// block cluster M×N, mainloop schedule. Swap computes the transposed
+// problem, yᵀ = Bᵀ·Aᵀ (n in the tile's M, m in its N): a short m then fills
+// the tensor cores' 64-row side with n instead of padding m up to it.
+type GemmConfig struct {
+	Name     string // the part's suffix: "tiny", "small", "large"
+	Tile     [3]int
+	Cluster  [2]int
+	Schedule string // "cooperative" or "pingpong"
+	MaxM     int    // 0: any m
+	Swap     bool
+}
+
+// CUTLASSConfigs are kgen's problem classes. Large m: the cooperative
+// kernel with a 128×256×64 tile on 2×1 clusters, the tile the H200 probe
+// measured at 1.03–1.05× cuBLAS (shared/notes/matmul.md §8b). Small m
+// (≤ 256): a 64×128×64 pingpong tile, so a short problem has 4–8× more
+// tiles for the 132 SMs (m = 128, n = 4096: 64 tiles instead of 16). Tiny m
+// (≤ 64): the swapped problem on a 64×32×128 pingpong tile (the probe's
+// M = 16 kernel): the unswapped 64-row tile measured 1.87× cuBLAS at m = 16.
+var CUTLASSConfigs = []GemmConfig{
+	{Name: "tiny", Tile: [3]int{64, 32, 128}, Cluster: [2]int{1, 1}, Schedule: "pingpong", MaxM: 64, Swap: true},
+	{Name: "small", Tile: [3]int{64, 128, 64}, Cluster: [2]int{1, 1}, Schedule: "pingpong", MaxM: 256},
+	{Name: "large", Tile: [3]int{128, 256, 64}, Cluster: [2]int{2, 1}, Schedule: "cooperative"},
+}
+
+// CUTLASSF32Why says why f32 storage has no CUDA matmul kernel.
+const CUTLASSF32Why = "the CUDA matmul is CUTLASS WGMMA on bf16/f16 storage; its f32 path multiplies as TF32 (10-bit mantissas), far outside the f32 bound, and CUTLASS's SM90 builders have no exact-f32 (SIMT) GEMM"
+
+// cutlassPlan decides the CUDA port of a matmul, or says at the spec's
+// `cuda: generated` why kgen cannot write it yet.
+func cutlassPlan(s *spec.Spec, k *Kernel, mm *Matmul, diags *diag.List) *CUTLASS {
+	pos := s.Ports[spec.CUDA].Pos
+	refuse := func(why string) *CUTLASS {
+		diags.Addf(pos, "kgen cannot generate the CUDA port of this matmul yet: %s; set `cuda: null`", why)
+		return nil
+	}
+	switch {
+	case len(mm.B) > 1:
+		return refuse("a gated matmul (two Bs) needs two accumulators in one epilogue, which the CUTLASS GEMM does not have")
+	case mm.Rows != nil:
+		return refuse("row reductions (row_*) need a whole row in one CTA or a second launch; neither is generated yet")
+	case len(k.BindingsOf(Output)) != 1:
+		return refuse("the CUTLASS epilogue stores one output")
+	}
+	plan := &CUTLASS{Source: -1, Configs: CUTLASSConfigs, Align: 8}
+	for _, v := range k.Variants {
+		if v.DType.Size() == 2 {
+			plan.DTypes = append(plan.DTypes, v.DType)
+		}
+	}
+	if len(plan.DTypes) == 0 {
+		return refuse(CUTLASSF32Why)
+	}
+	ins := k.ElementInputs(0)
+	for _, a := range k.Stages()[0].Args {
+		switch a.Kind {
+		case ArgAcc:
+			plan.Leaves = append(plan.Leaves, EVTLeaf{Kind: EVTAcc, Binding: -1, Name: a.Name})
+		case ArgParam:
+			if a.Int {
+				return refuse(fmt.Sprintf("param %s is an integer; the epilogue takes f32 params", a.Name))
+			}
+		case ArgInput:
+			b := ins[a.Index]
+			if b.DType != dtype.Invalid {
+				return refuse(fmt.Sprintf("input %s pins its dtype; epilogue inputs are in the storage type", b.Name))
+			}
+			leaf := EVTLeaf{Binding: b.Index, Name: a.Name}
+			switch b.Shape.String() {
+			case "[n]":
+				leaf.Kind = EVTRow
+			case "[m]":
+				leaf.Kind = EVTCol
+			default:
+				if plan.Source >= 0 {
+					return refuse("more than one [m, n] epilogue input (one is read as C; a second needs an auxiliary load)")
+				}
+				leaf.Kind, plan.Source = EVTSource, b.Index
+			}
+			plan.Leaves = append(plan.Leaves, leaf)
+		default:
+			return refuse(fmt.Sprintf("the epilogue reads %s, which is not a value at one element", a.Name))
+		}
+	}
+	return plan
+}
+
+// describeCUDA is the CUDA port's schedule in words.
+func (c *CUTLASS) describeCUDA() []string {
+	leaves := ""
+	for i, l := range c.Leaves {
+		if i > 0 {
+			leaves += ", "
+		}
+		leaves += l.Name + " (" + l.Kind.String() + ")"
+	}
+	var cfgs string
+	for i, g := range c.Configs {
+		if i > 0 {
+			cfgs += "; "
+		}
+		when := "otherwise"
+		if g.MaxM > 0 {
+			when = fmt.Sprintf("m ≤ %d", g.MaxM)
+		}
+		swap := ""
+		if g.Swap {
+			swap = " on yᵀ = Bᵀ·Aᵀ"
+		}
+		cfgs += fmt.Sprintf("%s: %s %d×%d×%d, cluster %d×%d%s", when, g.Schedule, g.Tile[0], g.Tile[1], g.Tile[2], g.Cluster[0], g.Cluster[1], swap)
+	}
+	return []string{
+		"CUDA: CUTLASS 3.x SM90 GEMM (TMA, warp-specialised WGMMA, f32 accumulate), " + cfgs,
+		"CUDA epilogue: an EVT whose compute node is the epilogue stage over " + leaves + "; params by value",
+		fmt.Sprintf("CUDA: k and n must be multiples of %d (16-byte TMA strides); storage %v only", c.Align, c.DTypes),
+	}
+}

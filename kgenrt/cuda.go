@@ -104,10 +104,6 @@ func (m *CUDAModule) load() error {
 		if m.err = cudaReady(); m.err != nil {
 			return
 		}
-		if m.Library != nil {
-			m.mod, m.err = m.openLibrary()
-			return
-		}
 		get := cudaGetFunction
 		if m.Library != nil {
 			get = cudaLibraryFunction

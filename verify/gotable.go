@@ -68,6 +68,7 @@ type diskConst struct {
 // diskPackage is the generated package on disk.
 type diskPackage struct {
 	Kernels map[string]*diskKernel // by kernel name
+	Phases  map[string]*diskKernel // a split kernel's launches, by entry name
 	Consts  map[string]diskConst
 }
 
@@ -85,7 +86,7 @@ func readGoPackage(root, outGo string) (*diskPackage, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &tableReader{fset: files.fset, pkg: &diskPackage{Kernels: map[string]*diskKernel{}, Consts: map[string]diskConst{}},
+	r := &tableReader{fset: files.fset, pkg: &diskPackage{Kernels: map[string]*diskKernel{}, Phases: map[string]*diskKernel{}, Consts: map[string]diskConst{}},
 		byDesc: map[string]*diskKernel{}, methods: map[string][]*ast.FuncDecl{}}
 	for _, f := range files.list {
 		r.file(f)
@@ -209,6 +210,8 @@ func (r *tableReader) genDecl(f goFile, d *ast.GenDecl) {
 		switch {
 		case isSel(lit.Type, f.rt, "Kernel"):
 			r.kernel(name, vs.Names[0].Pos(), lit)
+		case isArrayOf(lit.Type, f.rt, "Kernel"):
+			r.phases(lit)
 		case isSel(lit.Type, f.rt, "PortTable"):
 			r.portTable(name, vs.Names[0].Pos(), lit)
 		}
@@ -223,6 +226,12 @@ func isSel(e ast.Expr, x, sel string) bool {
 	}
 	id, ok := s.X.(*ast.Ident)
 	return ok && id.Name == x
+}
+
+// isArrayOf reports whether e is an array or slice type of x.sel.
+func isArrayOf(e ast.Expr, x, sel string) bool {
+	a, ok := e.(*ast.ArrayType)
+	return ok && isSel(a.Elt, x, sel)
 }
 
 // fields returns a keyed composite literal's elements by key.
@@ -254,6 +263,28 @@ func identName(e ast.Expr) string {
 }
 
 func (r *tableReader) kernel(desc string, at token.Pos, lit *ast.CompositeLit) {
+	k := r.descriptor(desc, at, lit)
+	if k.Name != "" {
+		r.pkg.Kernels[k.Name] = k
+		r.byDesc[desc] = k
+	}
+}
+
+// phases reads the array of a split kernel's launch descriptors
+// ([...]kgenrt.Kernel{…}), each with its own dtype-key table.
+func (r *tableReader) phases(lit *ast.CompositeLit) {
+	for _, e := range lit.Elts {
+		if el, ok := e.(*ast.CompositeLit); ok {
+			if k := r.descriptor("", el.Pos(), el); k.Name != "" {
+				r.pkg.Phases[k.Name] = k
+			}
+		}
+	}
+}
+
+// descriptor reads one kgenrt.Kernel literal: name, math mode, source
+// constant and dtype-key table.
+func (r *tableReader) descriptor(desc string, at token.Pos, lit *ast.CompositeLit) *diskKernel {
 	fs := fields(lit)
 	k := &diskKernel{Name: stringLit(fs["Name"]), Desc: desc, DescPos: r.pos(at), Math: stringLit(fs["Math"]),
 		Source: identName(fs["Source"]), Launch: map[string]*diskLauncher{}}
@@ -264,10 +295,7 @@ func (r *tableReader) kernel(desc string, at token.Pos, lit *ast.CompositeLit) {
 			}
 		}
 	}
-	if k.Name != "" {
-		r.pkg.Kernels[k.Name] = k
-		r.byDesc[desc] = k
-	}
+	return k
 }
 
 func (r *tableReader) variant(el *ast.CompositeLit) diskVariant {

@@ -159,7 +159,7 @@ func (kc *keyCheck) compareMetal(k *ir.Kernel, mslPath string, ins []instance) {
 		byHost[in.Host] = in
 		kc.claim(k.Name, in.Host, "", in.Pos)
 	}
-	for _, v := range k.Variants {
+	for _, v := range splitVariants(k) {
 		in, ok := byHost[v.HostName]
 		switch {
 		case !ok:
@@ -191,19 +191,43 @@ func (kc *keyCheck) compareTable(k *ir.Kernel, mslPath string, src []byte, dk *d
 		kc.r.add("keys", c.Pos, "%s: the embedded source %s differs from %s, which the keys hash; run `kgen gen`", k.Name, dk.Source, mslPath)
 		hash = false
 	}
+	kc.compareVariants(k, k.Variants, dk, mslPath, src, hash)
+	for _, p := range k.Phases() {
+		dp := kc.disk.Phases[p.Entry]
+		if dp == nil {
+			kc.r.add("keys", dk.DescPos, "%s: the split launch %s has no descriptor in the generated package; run `kgen gen`", k.Name, p.Entry)
+			continue
+		}
+		kc.compareVariants(k, p.Variants, dp, mslPath, src, hash && dp.Source == dk.Source)
+	}
+}
+
+// compareVariants checks one descriptor's dtype-key table (the kernel's,
+// or one split launch's) against the variants the spec gives it.
+func (kc *keyCheck) compareVariants(k *ir.Kernel, variants []ir.Variant, dk *diskKernel, mslPath string, src []byte, hash bool) {
 	want := map[string]ir.Variant{}
-	for _, v := range k.Variants {
+	for _, v := range variants {
 		want[v.HostName] = v
 	}
 	seen := map[string]bool{}
 	for _, dv := range dk.Variants {
 		kc.tableEntry(k, mslPath, src, dv, want, seen, hash)
 	}
-	for _, v := range k.Variants {
+	for _, v := range variants {
 		if !seen[v.HostName] {
 			kc.r.add("keys", dk.DescPos, "%s: the spec has dtype %s but the dtype-key table has no %s entry; run `kgen gen`", k.Name, v.DType, v.HostName)
 		}
 	}
+}
+
+// splitVariants lists every host name a kernel's source instantiates: its
+// variants, then each split launch's.
+func splitVariants(k *ir.Kernel) []ir.Variant {
+	out := append([]ir.Variant(nil), k.Variants...)
+	for _, p := range k.Phases() {
+		out = append(out, p.Variants...)
+	}
+	return out
 }
 
 // tableEntry checks one entry of the dtype-key table; hash says whether to

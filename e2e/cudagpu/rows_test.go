@@ -37,40 +37,59 @@ var (
 // by parity over each shape, with the variant's element size.
 func TestRowParity(t *testing.T) {
 	_, ks := load(t)
+	rows := make([]string, len(ks)) // each kernel's report lines, in kernel order
+	// One parallel subtest per kernel (TestRowParity/kernels/<name>): the
+	// float64 references dominate, and -test.run can pick kernels.
+	t.Run("kernels", func(t *testing.T) {
+		for i, k := range ks {
+			if !k.Ports[spec.CUDA] || k.Kind != ir.Rowwise {
+				continue
+			}
+			t.Run(k.Name, func(t *testing.T) {
+				t.Parallel()
+				rows[i] = rowParity(t, k)
+			})
+		}
+	})
 	var report strings.Builder
 	fmt.Fprintf(&report, "| variant | shapes | elements checked | failed | max |got-ref| |\n|---|---|---|---|---|\n")
-	for _, k := range ks {
-		if !k.Ports[spec.CUDA] || k.Kind != ir.Rowwise {
-			continue
-		}
-		d := descriptor(t, k.Name)
-		port, err := kgenrt.CUDAPortOf(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := port.Ready(); err != nil {
-			t.Skipf("CUDA port of %s cannot run here: %v", k.Name, err)
-		}
-		results, err := parity.Check(context.Background(), k, nil, parity.Options{Seed: 7, Plain: true, Range: 8,
-			Cols: rowCols, Rows: rowRows, Backend: ir.CUDA, Run: gpuRunner(d, port)})
-		if err != nil {
-			t.Fatalf("%s: %v", k.Name, err)
-		}
-		shapes := map[string]int{}
-		for _, r := range results {
-			shapes[r.HostName]++
-			if r.Failed > 0 {
-				t.Errorf("%s rows=%d cols=%d: %d of %d elements outside tolerance; first: %s", r.HostName, r.Rows, r.Cols, r.Failed, r.Checked, r.First)
-			}
-		}
-		for _, r := range parity.Summarize(results) {
-			fmt.Fprintf(&report, "| %s | %d | %d | %d | %.3g |\n", r.HostName, shapes[r.HostName], r.Lanes, r.Differ, r.MaxAbs)
-		}
+	for _, r := range rows {
+		report.WriteString(r)
 	}
 	t.Logf("CUDA row parity (cols %v × rows %v):\n%s", rowCols, rowRows, report.String())
 	if dir := os.Getenv("KGEN_PARITY_OUT"); dir != "" {
 		os.WriteFile(filepath.Join(dir, "parity_rows.md"), []byte(report.String()), 0o644)
 	}
+}
+
+// rowParity checks one rowwise kernel's CUDA port and returns its report
+// lines.
+func rowParity(t *testing.T, k *ir.Kernel) string {
+	d := descriptor(t, k.Name)
+	port, err := kgenrt.CUDAPortOf(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := port.Ready(); err != nil {
+		t.Skipf("CUDA port of %s cannot run here: %v", k.Name, err)
+	}
+	results, err := parity.Check(context.Background(), k, nil, parity.Options{Seed: 7, Plain: true, Range: 8,
+		Cols: rowCols, Rows: rowRows, Backend: ir.CUDA, Run: gpuRunner(d, port)})
+	if err != nil {
+		t.Fatalf("%s: %v", k.Name, err)
+	}
+	shapes := map[string]int{}
+	for _, r := range results {
+		shapes[r.HostName]++
+		if r.Failed > 0 {
+			t.Errorf("%s rows=%d cols=%d: %d of %d elements outside tolerance; first: %s", r.HostName, r.Rows, r.Cols, r.Failed, r.Checked, r.First)
+		}
+	}
+	var report strings.Builder
+	for _, r := range parity.Summarize(results) {
+		fmt.Fprintf(&report, "| %s | %d | %d | %d | %.3g |\n", r.HostName, shapes[r.HostName], r.Lanes, r.Differ, r.MaxAbs)
+	}
+	return report.String()
 }
 
 // TestRowTypedLauncher goes through the generated API (RmsNorm.Run with

@@ -20,8 +20,8 @@ func chains(t *testing.T) ([]*ir.Kernel, map[string][]byte) {
 			out = append(out, k)
 		}
 	}
-	if len(out) != 2 {
-		t.Fatalf("want the 2 chain built-ins (matmul_softmax_matmul, attention), got %d", len(out))
+	if len(out) != 3 {
+		t.Fatalf("want the 3 chain built-ins (matmul_softmax_matmul, attention, causal_attention), got %d", len(out))
 	}
 	return out, src
 }

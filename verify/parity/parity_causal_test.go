@@ -2,6 +2,8 @@ package parity_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -88,8 +90,81 @@ func TestCausalMaskMutationFails(t *testing.T) {
 		for _, r := range parity.Summarize(results) {
 			if r.OK() {
 				t.Errorf("%s offset %v: parity passes a mask of col >= row + offset: %s", r.HostName, c.offset, r)
+			} else {
+				t.Logf("col >= row + offset, offset %v: %s", c.offset, r)
 			}
 		}
 	}
 }
 
+// indexMatmuls builds two downstream matmul specs whose formulas read row,
+// col, m and n: a tiled epilogue (a lower-triangular product) and a
+// row-owning causal softmax with a per-row let of row (split above n = 928).
+func indexMatmuls(t *testing.T) ([]*ir.Kernel, map[string][]byte) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "specs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"kgen.yaml": "version: 1\nspecs: specs\nout:\n  msl: gen/msl\n  go: gen/kernels\ngo:\n  package: kernels\n",
+		"specs/tril.yaml": "kernel: tril\nkind: matmul\ndtypes: [f32, f16, bf16]\nmatmul: {a: x, b: w}\n" +
+			"outputs:\n  - y: select(col > row, 0, acc) + f32(m - n) * 0.125\nports: {metal: generated, cuda: null, rocm: null}\n",
+		"specs/causal_mm.yaml": "kernel: causal_mm\nkind: matmul\ndtypes: [f32, f16, bf16]\nmatmul: {a: x, b: w}\n" +
+			"params:\n  - {name: offset, type: i32}\n" +
+			"let:\n  - s: select(col > row + offset, -inf, acc)\n  - e: exp(s - row_max(s))\n  - r: f32(row % 3 + m % 2) * 0.25\n" +
+			"outputs:\n  - y: e / row_sum(e) + r\nports: {metal: generated, cuda: null, rocm: null}\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kernels, src := projectKernels(t, filepath.Join(dir, "kgen.yaml"))
+	if len(kernels) != 2 || kernels[0].Matmul().Rows == nil || kernels[0].Matmul().NMax != 928 || kernels[1].Matmul().Rows != nil {
+		t.Fatalf("want the row-owning causal_mm (NMax 928) and the tiled tril, got %d kernels", len(kernels))
+	}
+	return kernels, src
+}
+
+// indexShapes: tiles with ragged edges, a wide row within the strip and
+// n = 1000, where the row-owning kernel's launcher takes the split form.
+var indexShapes = []parity.MatmulShape{{1, 1, 1}, {9, 33, 17}, {33, 7, 8}, {9, 1000, 33}}
+
+// TestMatmulIndicesParity: matmul formulas reading row, col, m and n pass
+// parity in every dtype in each form — the tiled epilogue, the row-owning
+// kernel and the split phases — under the real and the scrambled lane map;
+// and fail it when the kernel passes the column as the row and the row as
+// the column, in each form (the split's shape alone runs only its phases).
+func TestMatmulIndicesParity(t *testing.T) {
+	needCompiler(t)
+	kernels, src := indexMatmuls(t)
+	for _, k := range kernels {
+		for _, lanes := range []mslcpu.MatrixLaneMap{mslcpu.AppleLanes, mslcpu.ScrambledLanes} {
+			for _, r := range checkAll(t, k, src[k.Name], parity.Options{Seed: 9, Matmul: indexShapes, MatrixLanes: lanes}) {
+				checkConfined(t, r)
+			}
+		}
+		const from, to = "(int)kgen_i, (int)kgen_j", "(int)kgen_j, (int)kgen_i"
+		if !strings.Contains(string(src[k.Name]), from) {
+			t.Fatalf("%s: the rewrite %q does not apply", k.Name, from)
+		}
+		mutated := []byte(strings.ReplaceAll(string(src[k.Name]), from, to))
+		forms := [][]parity.MatmulShape{{{33, 40, 8}}}
+		if k.Matmul().Split != nil {
+			forms = append(forms, []parity.MatmulShape{{9, 1000, 33}})
+		}
+		for _, shapes := range forms {
+			results, err := parity.Check(context.Background(), k, mutated, parity.Options{Seed: 10, Matmul: shapes, Params: map[string]float64{"offset": 2}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range parity.Summarize(results) {
+				if r.OK() {
+					t.Errorf("%s %v: parity passes row and col swapped: %s", r.HostName, shapes, r)
+				} else {
+					t.Logf("row and col swapped, %v: %s (%d results)", shapes, r, len(results))
+				}
+			}
+		}
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -70,14 +69,7 @@ func TestMatmulParity(t *testing.T) {
 		if mm == nil || mm.CUDA == nil {
 			continue
 		}
-		d := descriptor(t, k.Name)
-		port, err := kgenrt.CUDAPortOf(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := port.Ready(); err != nil {
-			t.Skipf("CUDA port of %s cannot run here: %v", k.Name, err)
-		}
+		d, port := readyPort(t, k.Name)
 		only := *k // the variants with a CUDA kernel
 		only.Variants = nil
 		for _, v := range k.Variants {
@@ -105,9 +97,7 @@ func TestMatmulParity(t *testing.T) {
 		}
 	}
 	t.Logf("CUDA matmul parity (shapes %v):\n%s", shapes, report.String())
-	if dir := os.Getenv("KGEN_PARITY_OUT"); dir != "" {
-		os.WriteFile(filepath.Join(dir, "parity_matmul.md"), []byte(report.String()), 0o644)
-	}
+	saveReport("parity_matmul.md", report.String())
 }
 
 // TestMatmulRefusals runs everywhere (the checks come before the driver is
@@ -178,14 +168,7 @@ func TestMatmulParityCatchesMutations(t *testing.T) {
 	if k == nil {
 		t.Fatal("matmul_bias has no CUDA plan")
 	}
-	d := descriptor(t, k.Name)
-	port, err := kgenrt.CUDAPortOf(d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := port.Ready(); err != nil {
-		t.Skipf("CUDA port of %s cannot run here: %v", k.Name, err)
-	}
+	d, port := readyPort(t, k.Name)
 	only := *k
 	only.Variants = nil
 	for _, v := range k.Variants {

@@ -57,6 +57,29 @@ func descriptor(t *testing.T, name string) *kgenrt.Kernel {
 	return nil
 }
 
+// readyPort returns kernel name's descriptor and CUDA port, skipping the
+// test where the port cannot run.
+func readyPort(t *testing.T, name string) (*kgenrt.Kernel, kgenrt.Port) {
+	t.Helper()
+	d := descriptor(t, name)
+	port, err := kgenrt.CUDAPortOf(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := port.Ready(); err != nil {
+		t.Skipf("CUDA port of %s cannot run here: %v", name, err)
+	}
+	return d, port
+}
+
+// saveReport writes a parity table into $KGEN_PARITY_OUT, when set (the
+// device runs collect them).
+func saveReport(file, report string) {
+	if dir := os.Getenv("KGEN_PARITY_OUT"); dir != "" {
+		os.WriteFile(filepath.Join(dir, file), []byte(report), 0o644)
+	}
+}
+
 // TestRefusal runs everywhere: every built-in has a CUDA port (except the
 // matmuls whose spec says cuda: null, with the reason), and where it cannot
 // run Select refuses it with a reason that says what is missing.
@@ -139,14 +162,7 @@ func TestParity(t *testing.T) {
 		if !k.Ports[spec.CUDA] || k.Kind != ir.Elementwise { // rowwise: TestRowParity
 			continue
 		}
-		d := descriptor(t, k.Name)
-		port, err := kgenrt.CUDAPortOf(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := port.Ready(); err != nil {
-			t.Skipf("CUDA port of %s cannot run here: %v", k.Name, err)
-		}
+		d, port := readyPort(t, k.Name)
 		results, err := parity.Check(context.Background(), k, nil, parity.Options{Seed: 1, Sizes: sizes, Backend: ir.CUDA, Run: gpuRunner(d, port)})
 		if err != nil {
 			t.Fatalf("%s: %v", k.Name, err)
@@ -161,9 +177,7 @@ func TestParity(t *testing.T) {
 		}
 	}
 	t.Logf("CUDA parity (sizes %v):\n%s", sizes, report.String())
-	if dir := os.Getenv("KGEN_PARITY_OUT"); dir != "" {
-		os.WriteFile(filepath.Join(dir, "parity.md"), []byte(report.String()), 0o644)
-	}
+	saveReport("parity.md", report.String())
 }
 
 // TestTypedLauncher goes through the generated API (Run → Select → port),

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -57,22 +55,13 @@ func TestRowParity(t *testing.T) {
 		report.WriteString(r)
 	}
 	t.Logf("CUDA row parity (cols %v × rows %v):\n%s", rowCols, rowRows, report.String())
-	if dir := os.Getenv("KGEN_PARITY_OUT"); dir != "" {
-		os.WriteFile(filepath.Join(dir, "parity_rows.md"), []byte(report.String()), 0o644)
-	}
+	saveReport("parity_rows.md", report.String())
 }
 
 // rowParity checks one rowwise kernel's CUDA port and returns its report
 // lines.
 func rowParity(t *testing.T, k *ir.Kernel) string {
-	d := descriptor(t, k.Name)
-	port, err := kgenrt.CUDAPortOf(d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := port.Ready(); err != nil {
-		t.Skipf("CUDA port of %s cannot run here: %v", k.Name, err)
-	}
+	d, port := readyPort(t, k.Name)
 	results, err := parity.Check(context.Background(), k, nil, parity.Options{Seed: 7, Plain: true, Range: 8,
 		Cols: rowCols, Rows: rowRows, Backend: ir.CUDA, Run: gpuRunner(d, port)})
 	if err != nil {

@@ -89,3 +89,83 @@ func TestChainLauncherChecks(t *testing.T) {
 		t.Errorf("V [6, 4] after B [3, 5]: Reference gave %v, want a TensorError", err)
 	}
 }
+
+// TestCausalAttentionReference: causal_attention's CPU references (f32
+// streamed, float64 two-pass) agree with attention written out here in
+// float64 — row i sees key j only when j <= i + offset — at offsets that
+// mask whole rows (NaN, 0/0, in both), the square causal mask, and ones
+// that leave later rows fully visible, over one and many 32-column blocks.
+func TestCausalAttentionReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, c := range []struct{ m, n, k, p, offset int }{
+		{5, 7, 4, 3, -2}, {9, 33, 8, 5, 0}, {4, 100, 16, 6, 90}, {3, 1000, 9, 7, 997}, {6, 70, 5, 4, -40},
+	} {
+		m, n, k, p := c.m, c.n, c.k, c.p
+		vals := func(count int) []float32 {
+			out := make([]float32, count)
+			for i := range out {
+				out[i] = float32(r.Float64()*4 - 2)
+			}
+			return out
+		}
+		qv, kv, vv := vals(m*k), vals(n*k), vals(n*p)
+		q, _ := kgenrt.FromFloat32(kgenrt.F32, qv, m, k)
+		kc, _ := kgenrt.FromFloat32(kgenrt.F32, kv, n, k)
+		v, _ := kgenrt.FromFloat32(kgenrt.F32, vv, n, p)
+		o, err := kgenrt.New(kgenrt.F32, m, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const scale = 0.5
+		if err := kernels.CausalAttention.Reference(q, kc, v, o, scale, int32(c.offset)); err != nil {
+			t.Fatal(err)
+		}
+		got64, err := kernels.CausalAttention.Reference64(m, n, k, f64(qv), f64(kv), f64(vv), scale, int32(c.offset))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range m {
+			want := naiveCausalRow(i, c.offset, scale, qv[i*k:(i+1)*k], kv, vv, n, k, p)
+			for col, w := range want {
+				g32, g64 := float64(o.Float32At(i*p+col)), got64[i*p+col]
+				if math.IsNaN(w) != math.IsNaN(g32) || math.IsNaN(w) != math.IsNaN(g64) || math.Abs(g32-w) > 2e-5 || math.Abs(g64-w) > 1e-12 {
+					t.Errorf("m=%d n=%d offset=%d: o[%d, %d] = %g (f32), %g (f64), want %g", m, n, c.offset, i, col, g32, g64, w)
+				}
+			}
+		}
+	}
+}
+
+// naiveCausalRow is row i of causal attention in float64: softmax over the
+// keys j <= i + offset of scale·q·k_j, times V (NaN where no key is seen).
+func naiveCausalRow(i, offset int, scale float64, q, kv, vv []float32, n, k, p int) []float64 {
+	s := make([]float64, n)
+	mx := math.Inf(-1)
+	for j := range n {
+		s[j] = math.Inf(-1)
+		if j <= i+offset {
+			var dot float64
+			for t := range k {
+				dot += float64(q[t]) * float64(kv[j*k+t])
+			}
+			s[j] = scale * dot
+			mx = math.Max(mx, s[j])
+		}
+	}
+	out := make([]float64, p)
+	var l float64
+	for j := range n {
+		if j > i+offset {
+			continue
+		}
+		w := math.Exp(s[j] - mx)
+		l += w
+		for c := range p {
+			out[c] += w * float64(vv[j*p+c])
+		}
+	}
+	for c := range out {
+		out[c] /= l // 0/0 = NaN when no key is seen
+	}
+	return out
+}

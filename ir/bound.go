@@ -88,11 +88,19 @@ func (k *Kernel) EvalBoundAt(i, n int, inputs, params []float64, r Rounding) (va
 	return boundEnv{k: k, inputs: inputs, params: params, r: r, ints: ints}.steps()
 }
 
-// EvalEpilogueBound is EvalBound for a matmul's epilogue: inputs are the
-// element inputs (ElementInputs) at the element, accs the accumulators'
-// values and accErrs the bounds on their f32 sums' errors.
-func (k *Kernel) EvalEpilogueBound(inputs, accs, accErrs, params []float64, r Rounding) (vals, bounds []float64) {
-	env := boundEnv{k: k, inputs: inputs, params: params, r: r}
+// MatmulAt is a matmul element's position: Row and Col in the [M, N]
+// product acc, the values of the formulas' row, col, m and n.
+type MatmulAt struct{ Row, Col, M, N int }
+
+func (a MatmulAt) ints() map[string]int32 {
+	return map[string]int32{"row": int32(a.Row), "col": int32(a.Col), "m": int32(a.M), "n": int32(a.N)}
+}
+
+// EvalEpilogueBound is EvalBound for a matmul's epilogue at element at:
+// inputs are the element inputs (ElementInputs) there, accs the
+// accumulators' values and accErrs the bounds on their f32 sums' errors.
+func (k *Kernel) EvalEpilogueBound(at MatmulAt, inputs, accs, accErrs, params []float64, r Rounding) (vals, bounds []float64) {
+	env := boundEnv{k: k, inputs: inputs, params: params, r: r, ints: at.ints()}
 	for i, a := range accs {
 		env.accs = append(env.accs, dual{a, accErrs[i]})
 	}

@@ -24,7 +24,7 @@ const (
 	RefPi                      // π
 	RefReduce                  // a row reduction's result (rowwise): Index into Rows.Reductions
 	RefAcc                     // a matmul accumulator (f32, at the element's i, j): Index into Matmul.B
-	RefIndex                   // an index or size (i, n; row, col, rows, cols): an integer, by Name
+	RefIndex                   // an index or size (IndexNames: i, n; row, col, rows, cols; row, col, m, n): an integer, by Name
 	RefInf                     // +∞ (inf; -inf is its negation)
 	// RefPair is the element paired with this one in input Index (rowwise,
 	// [rows, cols]): at column PairCol(Text, col, cols), Text the layout
@@ -50,6 +50,9 @@ func PairCol(layout string, col, cols int) int {
 var IndexNames = map[Kind][]string{
 	Elementwise: {"i", "n"},
 	Rowwise:     {"row", "col", "rows", "cols"},
+	// A matmul's element (row, col) of the [m, n] product acc (a chain's
+	// scores), and its sizes.
+	KindMatmul: {"row", "col", "m", "n"},
 }
 
 // Expr is a checked expression. Numbers are in the compute type; Bool marks

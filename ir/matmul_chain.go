@@ -197,12 +197,12 @@ func (mm *Matmul) chainDescribe() []string {
 	}
 }
 
-// EvalChainScoreBound is a chain's score at one element (the row_max
+// EvalChainScoreBound is a chain's score at element at (the row_max
 // argument of its weights) in float64 with the running error analysis's
 // bound, from acc's value and the bound of its f32 sum.
-func (k *Kernel) EvalChainScoreBound(acc, accErr float64, params []float64, r Rounding) (float64, float64) {
+func (k *Kernel) EvalChainScoreBound(at MatmulAt, acc, accErr float64, params []float64, r Rounding) (float64, float64) {
 	ch := k.Matmul().Chain
-	env := boundEnv{k: k, params: params, r: r, accs: []dual{{acc, accErr}}}
+	env := boundEnv{k: k, params: params, r: r, accs: []dual{{acc, accErr}}, ints: at.ints()}
 	var lets []dual
 	for i := 0; i < ch.Weight; i++ { // the scores' lets come before the weights
 		env.lets = lets

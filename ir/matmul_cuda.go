@@ -137,6 +137,8 @@ func cutlassPlan(s *spec.Spec, k *Kernel, mm *Matmul, diags *diag.List) *CUTLASS
 				leaf.Kind, plan.Source = EVTSource, b.Index
 			}
 			plan.Leaves = append(plan.Leaves, leaf)
+		case ArgIndex:
+			return refuse(fmt.Sprintf("the epilogue reads the index %s; the EVT compute node is given values, not the element's coordinates (a coordinate leaf is not generated yet)", a.Name))
 		default:
 			return refuse(fmt.Sprintf("the epilogue reads %s, which is not a value at one element", a.Name))
 		}

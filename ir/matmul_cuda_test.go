@@ -42,6 +42,7 @@ func TestCUTLASSPlan(t *testing.T) {
 		{"outputs:\n  - y: acc / row_sum(acc)\n", "row reductions"},
 		{"outputs:\n  - y: acc\n  - z: 2 * acc\n", "stores one output"},
 		{"params:\n  - {name: c, type: i32}\noutputs:\n  - y: acc * f32(c)\n", "param c is an integer"},
+		{"outputs:\n  - y: select(col > row, 0, acc)\n", "reads the index row"},
 	} {
 		_, diags := build(t, head+c.body)
 		if len(diags) == 0 || !strings.Contains(diags[0].String(), "specs/k.yaml:5:") || !strings.Contains(diags[0].String(), c.want) {

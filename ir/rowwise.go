@@ -39,11 +39,16 @@ type Rows struct {
 	// once per row.
 	Cached       []int
 	CachePerLane int
+	// LetCache lists the per-element lets a reduction pass exports and
+	// later passes take instead of recomputing (CachedLet), on the CUDA
+	// vector cache path; CUDAVectors counts their registers.
+	LetCache []CachedLet
 	// CUDAVectors is the 16-byte vectors a CUDA lane takes below the whole
 	// block (its team is the narrowest holding the row at that many) and
-	// the vectors its register cache holds per cached input: a power of
-	// two sharing cudaCacheVectors among the cached inputs (4 for one, 2
-	// for two), 4 without a cache. Fewer, fuller lanes measured faster
+	// the vectors its register cache holds per cached input and let: a
+	// power of two sharing cudaCacheVectors among the cached inputs (4 for
+	// one, 2 for two), 4 without a cache; with cached lets, sharing
+	// cudaLetCacheVectors, a let costing cudaLetCost (cudaVectors). Fewer, fuller lanes measured faster
 	// (H200, rms_norm bf16 at 1K columns: 4 vectors per lane 97% of copy,
 	// 2 vectors 92.5%): less reduction per element.
 	CUDAVectors int
@@ -244,6 +249,7 @@ func schedule(s *spec.Spec, k *Kernel, r *Rows, diags *diag.List) {
 		return // the matmul sizes its own memory and reads no input twice
 	}
 	sc.reads()
+	sc.letCache()
 	tg := k.Threadgroup
 	r.ThreadgroupBytes = 4 * (tg / SimdWidth)
 	for b := Backend(0); b < NumBackends; b++ {
@@ -251,16 +257,12 @@ func schedule(s *spec.Spec, k *Kernel, r *Rows, diags *diag.List) {
 			diags.Addf(s.KindPos, "the kernel needs %d bytes of threadgroup memory; %s allows %d", r.ThreadgroupBytes, b, lim)
 		}
 	}
-	r.CUDAVectors = 4
+	r.CUDAVectors = r.cudaVectors()
 	if n := len(r.Cached); n > 0 {
 		per := cacheBudget * 256 / (tg * n)
 		r.CachePerLane = 1
 		for r.CachePerLane*2 <= per {
 			r.CachePerLane *= 2
-		}
-		r.CUDAVectors = 1
-		for r.CUDAVectors*2*n <= cudaCacheVectors {
-			r.CUDAVectors *= 2
 		}
 	}
 }
@@ -402,6 +404,7 @@ type Deps struct {
 	Constants  map[int]bool
 	Indices    map[string]bool // the index and size names used (IndexNames)
 	RowLets    []int           // step indices, in order
+	CachedLets []int           // per-element lets taken from the let cache (Rows.CachedStage), in order
 	Reductions []int           // in order
 	Accs       []bool          // matmul: the accumulators used, by index into Matmul.B
 }
@@ -416,8 +419,14 @@ func (k *Kernel) ElementDeps(targets []*Expr) Deps {
 // lets computed once per row (passed as arguments) from the per-element
 // ones (computed in place).
 func (k *Kernel) elementDeps(targets []*Expr, perRow func(step int) bool) Deps {
+	return k.elementDepsCached(targets, perRow, func(int) bool { return false })
+}
+
+// elementDepsCached is elementDeps where the lets cached tells are taken
+// as arguments from the let cache (Deps.CachedLets), not computed.
+func (k *Kernel) elementDepsCached(targets []*Expr, perRow, cached func(step int) bool) Deps {
 	d := Deps{Inputs: map[int]bool{}, Pairs: map[int]bool{}, Params: map[int]bool{}, Constants: map[int]bool{}, Indices: map[string]bool{}}
-	lets, rowLets, reds := map[int]bool{}, map[int]bool{}, map[int]bool{}
+	lets, rowLets, cachedLets, reds := map[int]bool{}, map[int]bool{}, map[int]bool{}, map[int]bool{}
 	var walk func(e *Expr)
 	walk = func(e *Expr) {
 		if e.Op == OpRef {
@@ -440,9 +449,12 @@ func (k *Kernel) elementDeps(targets []*Expr, perRow func(step int) bool) Deps {
 				}
 				d.Accs[e.Index] = true
 			case RefLet:
-				if perRow(e.Index) {
+				switch {
+				case perRow(e.Index):
 					rowLets[e.Index] = true
-				} else if !lets[e.Index] {
+				case cached(e.Index):
+					cachedLets[e.Index] = true
+				case !lets[e.Index]:
 					lets[e.Index] = true
 					walk(k.Steps[e.Index].Expr)
 				}
@@ -461,6 +473,9 @@ func (k *Kernel) elementDeps(targets []*Expr, perRow func(step int) bool) Deps {
 		}
 		if rowLets[i] {
 			d.RowLets = append(d.RowLets, i)
+		}
+		if cachedLets[i] {
+			d.CachedLets = append(d.CachedLets, i)
 		}
 	}
 	for i := range reds {
@@ -623,7 +638,16 @@ func (r *Rows) Describe(k *Kernel) []string {
 			}
 			reads = append(reads, fmt.Sprintf("%s (%s)", k.inputName(i), src))
 		}
-		out = append(out, fmt.Sprintf("pass %d: %s; reads %s", p, strings.Join(what, ", "), strings.Join(reads, ", ")))
+		line := fmt.Sprintf("pass %d: %s; reads %s", p, strings.Join(what, ", "), strings.Join(reads, ", "))
+		for _, c := range r.LetCache {
+			switch {
+			case c.Pass == p:
+				line += fmt.Sprintf("; keeps %s in registers for pass %s (CUDA, when the row fits)", k.Steps[c.Step].Name, joinInts(c.Users))
+			case contains(c.Users, p):
+				line += fmt.Sprintf("; takes %s from pass %d's registers there instead of recomputing it", k.Steps[c.Step].Name, c.Pass)
+			}
+		}
+		out = append(out, line)
 	}
 	return out
 }

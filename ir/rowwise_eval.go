@@ -53,18 +53,19 @@ func (k *Kernel) EvalRowsBoundAt(row, rows int, in [][]float64, params []float64
 	return e.outputs()
 }
 
-// EvalMatmulRowBound is EvalRowsBound for one row of a row-reducing
-// matmul (Matmul.Rows): in[e] is epilogue input e at the row's n elements
+// EvalMatmulRowBound is EvalRowsBound for row at.Row of a row-reducing
+// matmul (Matmul.Rows; at.Col is set per element, n is at.N): in[e] is
+// epilogue input e at the row's n elements
 // (an [m] input repeated), accs[b] and accErrs[b] accumulator b and its
 // error bound there. The summation depth is the row-owning kernel's: each
 // of 32 lanes sums a strided chain of ceil(n/32) terms, then a butterfly
 // of 5 levels (32 covers it).
-func (k *Kernel) EvalMatmulRowBound(in, accs, accErrs [][]float64, n int, params []float64, r Rounding) (vals, bounds [][]float64) {
-	rows := k.Rows()
+func (k *Kernel) EvalMatmulRowBound(at MatmulAt, in, accs, accErrs [][]float64, params []float64, r Rounding) (vals, bounds [][]float64) {
+	rows, n := k.Rows(), at.N
 	e := &rowEval{
 		k: k, rows: rows, in: in, cols: n, elem: make([]float64, len(in)), accIn: accs, accErr: accErrs,
 		perRow: make([]bool, len(in)), // an [m] input comes repeated along the row
-		env: boundEnv{k: k, params: params, r: r, accs: make([]dual, len(accs)), ints: map[string]int32{},
+		env: boundEnv{k: k, params: params, r: r, accs: make([]dual, len(accs)), ints: at.ints(),
 			lets: make([]dual, len(k.Steps)), reds: make([]dual, len(rows.Reductions))},
 		depth: float64((n+SimdWidth-1)/SimdWidth + SimdWidth),
 	}

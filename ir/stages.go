@@ -60,6 +60,7 @@ const (
 	ArgAcc                      // a matmul accumulator at the element (Index: into Matmul.B)
 	ArgIndex                    // an index or size (Name: one of IndexNames), an integer
 	ArgPair                     // an input at the paired element (Index: among the spec's inputs; see RefPair)
+	ArgCachedLet                // a per-element let from the let cache (Index: step index; see Rows.CachedStage)
 )
 
 // StageArg is one value parameter of a stage function.
@@ -99,6 +100,9 @@ func (k *Kernel) finishStage(st Stage) Stage {
 	}
 	for _, i := range st.Deps.RowLets {
 		st.Args = append(st.Args, StageArg{Kind: ArgRowLet, Index: i, Name: k.Steps[i].Name, Bool: k.Steps[i].Expr.Bool, Int: k.Steps[i].Expr.Int})
+	}
+	for _, i := range st.Deps.CachedLets {
+		st.Args = append(st.Args, StageArg{Kind: ArgCachedLet, Index: i, Name: k.Steps[i].Name})
 	}
 	for i := range st.Deps.Accs {
 		if st.Deps.Accs[i] {

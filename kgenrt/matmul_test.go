@@ -2,7 +2,6 @@ package kgenrt_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/kgen-dev/kgen/kgenrt"
 )
@@ -38,20 +37,22 @@ func TestMatMulLayouts(t *testing.T) {
 	}
 }
 
-// TestMatMul1024IsFast: a 1024³ float32 reference takes well under a
-// second (0.27 s on two idle cores here); the limit leaves room for a
-// loaded CI machine running other packages' tests at the same time.
-func TestMatMul1024IsFast(t *testing.T) {
-	if testing.Short() {
-		t.Skip("timing")
-	}
+// BenchmarkMatMul1024: the 1024³ float32 reference the CPU fallback and
+// parity use (blocked; issue 11 asks for well under a second). A benchmark,
+// not a timed test: under -race or a loaded machine a time limit fails
+// correct code.
+func BenchmarkMatMul1024(b *testing.B) {
 	const n = 1024
-	vals := make([]float64, n*n)
-	a := f32(t, vals)
-	start := time.Now()
-	kgenrt.MatMulF32(a, false, a, true, n, n, n)
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("1024³ MatMulF32 took %v", d)
+	x := make([]float32, n*n)
+	for i := range x {
+		x[i] = float32(i%7) - 3
+	}
+	a, err := kgenrt.FromFloat32(kgenrt.F32, x)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		kgenrt.MatMulF32(a, false, a, true, n, n, n)
 	}
 }
 

@@ -179,6 +179,12 @@ func code(k *ir.Kernel, d *Dialect, bw bodyWriter, v *view, own bool) string {
 			stageFunc(w, k, d, st, c)
 			w.P()
 		}
+		if r, ok := k.Schedule.(*ir.Rows); ok && d.LetCache {
+			for _, st := range r.CachedStages(k) {
+				stageFunc(w, k, d, st, c)
+				w.P()
+			}
+		}
 	}
 	if own {
 		bw.(ownCode).writeOwn(w, k, d)

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/ir"
 )
 
@@ -32,16 +31,8 @@ import (
 func vectorSlots(r *ir.Rows) int { return r.CUDAVectors }
 
 // vectorPaths reports whether every tensor a pass walks is stored in T,
-// the condition for the 16-byte vector paths ([rows] tensors are read and
-// written once per row, never as vectors).
-func vectorPaths(k *ir.Kernel) bool {
-	for _, bd := range k.Bindings {
-		if bd.Role != ir.Args && bd.DType != dtype.Invalid && !bd.IsPerRow() {
-			return false
-		}
-	}
-	return true
-}
+// the condition for the 16-byte vector paths (ir.Kernel.RowTensorsInT).
+func vectorPaths(k *ir.Kernel) bool { return k.RowTensorsInT() }
 
 // cudaRowDecls declares the vector width and whether this launch may take
 // the 16-byte vector path (and its cached variant).
@@ -63,6 +54,10 @@ func cudaRowDecls(rw *rowWriter) {
 		rw.P("const bool kgen_vcached = args.cols <= kSlots * kV * kgen_width;")
 		for _, i := range rw.r.Cached {
 			rw.P("alignas(16) T kgen_vc_", rw.inputName(i), "[kSlots * kV];")
+		}
+		for _, c := range rw.r.LetCache {
+			n := rw.k.Steps[c.Step].Name
+			rw.P("C ", letCacheName(n), "[kSlots * kV]; // ", n, ", from pass ", c.Pass, " (ir.Rows.LetCache)")
 		}
 	}
 }
@@ -88,7 +83,7 @@ func scalarLoop(rw *rowWriter, p int, body elemBody) {
 			rw.P("const ", rw.valType(i), " kgen_v_", rw.inputName(i), " = ", rw.deviceLoad(i), ";")
 		}
 		rw.pairLoads(p, "kgen_j")
-		body(false)
+		body(false, false)
 	})
 }
 
@@ -116,7 +111,7 @@ func vectorLoops(rw *rowWriter, p int, body elemBody) {
 				}
 			})
 		}
-		cacheSlots(rw, func() { vecElems(rw, p, true, body) })
+		cacheSlots(rw, func() { vecElems(rw, p, true, body) }) // the let-cached path
 	}, strided)
 }
 
@@ -160,6 +155,9 @@ func unrolledElems(rw *rowWriter, body func()) {
 func vecElems(rw *rowWriter, p int, fromCache bool, body elemBody) {
 	k, r := rw.k, rw.r
 	reads := r.Reads[p-1]
+	if fromCache {
+		reads = rw.letCachedReads(p)
+	}
 	write := p == r.Passes+1
 	for _, i := range reads {
 		n := rw.inputName(i)
@@ -185,7 +183,7 @@ func vecElems(rw *rowWriter, p int, fromCache bool, body elemBody) {
 			}
 		}
 		vecPairLoads(rw, p, fromCache)
-		body(true)
+		body(true, fromCache)
 	})
 	if write {
 		for _, o := range elemOutputs(k) {
@@ -194,6 +192,10 @@ func vecElems(rw *rowWriter, p int, fromCache bool, body elemBody) {
 		}
 	}
 }
+
+// letCacheName is the let cache of the let named n: its floats for the
+// lane's cache slots, kSlots * kV of them.
+func letCacheName(n string) string { return "kgen_lc_" + n }
 
 // vecPairLoads declares the paired elements of pass p's pair reads on the
 // vector path: an interleaved partner sits in the same 16-byte vector (kV

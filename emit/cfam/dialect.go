@@ -56,6 +56,9 @@ type Dialect struct {
 	// RowLoops writes a row pass's element loops around body (the
 	// backend's strategy for caches and vector loads).
 	RowLoops func(rw *rowWriter, p int, body elemBody)
+	// LetCache: RowLoops' let-cached path calls the let-cached stages
+	// (ir.Rows.CachedStage), whose cache RowDecls declares.
+	LetCache bool
 	// RowDecls declares what RowLoops needs after the shared row setup.
 	RowDecls func(rw *rowWriter)
 	// ScalarRowCache: the element-by-element row loop keeps cached inputs
@@ -180,6 +183,7 @@ var CUDA = &Dialect{
 	KernelHead:      func(k string) string { return "__device__ __forceinline__ void " + k + "_body" },
 	RowLoops:        cudaRowLoops,
 	RowDecls:        cudaRowDecls,
+	LetCache:        true,
 	RowHelpers:      []string{"row_io"},
 	Instances:       cudaInstances,
 }

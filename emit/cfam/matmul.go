@@ -237,6 +237,8 @@ func (mw *matmulWriter) epilogue(tid string) {
 					args = append(args, paramArg(d, a))
 				case ir.ArgAcc:
 					args = append(args, fmt.Sprintf("kgen_cs%d[kgen_e]", a.Index))
+				case ir.ArgIndex:
+					args = append(args, matmulIndexArg(a.Name))
 				}
 			}
 			for _, b := range outs {
@@ -249,6 +251,13 @@ func (mw *matmulWriter) epilogue(tid string) {
 			}
 		})
 	})
+}
+
+// matmulIndexArg is index name (ir.IndexNames[ir.KindMatmul]) at element
+// (kgen_i, kgen_j) of the product, as the stage's int argument: every
+// matmul body names the element so.
+func matmulIndexArg(name string) string {
+	return map[string]string{"row": "(int)kgen_i", "col": "(int)kgen_j", "m": "(int)args.m", "n": "(int)args.n"}[name]
 }
 
 // elemIndex is an epilogue input's index at element (i, j) by its shape.

@@ -33,9 +33,7 @@ func (mw *matmulWriter) chainBody() {
 	w.P("const uint kgen_row0 = ", tg, " * BM;")
 	w.P("const uint kgen_sn = ", simd, " * 8; // this simdgroup's 8 columns of each block")
 	w.P("const uint kgen_lane = ", tid, " % 32;")
-	for _, p := range mw.k.Params() {
-		w.P("const C ", p.Name, " = ", mw.d.Cvt("C", "args."+p.Name), ";")
-	}
+	mw.paramLocals()
 	w.Block("for (uint kgen_e = "+tid+"; kgen_e < BM * PMAX; kgen_e += kThreads)", func() { w.P("kgen_os[kgen_e] = 0.0f;") })
 	w.P("float kgen_m[kRowsPerSimd], kgen_l[kRowsPerSimd]; // the running max and sum of this simdgroup's rows")
 	w.Block("for (uint kgen_q = 0; kgen_q < kRowsPerSimd; ++kgen_q)", func() {
@@ -153,14 +151,18 @@ func (mw *matmulWriter) chainWrite(simd string) {
 	})
 }
 
-// chainCall calls a chain stage with acc (or acc2) at `at`, the params and
-// the reduction by name, then the targets.
+// chainCall calls a chain stage with acc (or acc2) at `at`, the indices
+// of element (kgen_i, kgen_j) (the score stage's: the output stage reads
+// none), the params and the reduction by name, then the targets.
 func (mw *matmulWriter) chainCall(st ir.Stage, at, targets string) string {
 	var args []string
 	for _, a := range st.Args {
-		if a.Kind == ir.ArgAcc {
+		switch a.Kind {
+		case ir.ArgAcc:
 			args = append(args, at)
-		} else {
+		case ir.ArgIndex:
+			args = append(args, matmulIndexArg(a.Name))
+		default:
 			args = append(args, a.Name)
 		}
 	}

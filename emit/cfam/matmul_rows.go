@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/ir"
 )
 
@@ -74,15 +75,25 @@ func (mw *matmulWriter) rowPassBody(t ir.Tile) {
 func (mw *matmulWriter) rowLoop() {
 	w := mw.Writer
 	w.P("const uint kgen_lane = ", mw.tid, " % 32;")
-	for _, p := range mw.k.Params() {
-		w.P("const C ", p.Name, " = ", mw.d.Cvt("C", "args."+p.Name), ";")
-	}
+	mw.paramLocals()
 	w.Block("for (uint kgen_q = 0; kgen_q < kRowsPerSimd; ++kgen_q)", func() {
 		w.P("const uint kgen_r = ", mw.simd, " * kRowsPerSimd + kgen_q, kgen_i = kgen_row0 + kgen_r;")
 		w.P("// Past the last row: no element work, but the shuffles stay uniform.")
 		w.P("const uint kgen_cols = kgen_i < args.m ? args.n : 0;")
 		mw.rowPasses()
 	})
+}
+
+// paramLocals declares each param as a local of its formula type: f32 as
+// C, i32 and u32 as int (u32 wrapping, as the formulas read it).
+func (mw *matmulWriter) paramLocals() {
+	for _, p := range mw.k.Params() {
+		if p.Type != dtype.F32 {
+			mw.P("const int ", p.Name, " = (int)args.", p.Name, ";")
+			continue
+		}
+		mw.P("const C ", p.Name, " = ", mw.d.Cvt("C", "args."+p.Name), ";")
+	}
 }
 
 // rowPasses writes the stages of one row in order: per-row lets, reduction
@@ -168,6 +179,8 @@ func (mw *matmulWriter) rowCall(st ir.Stage, extra []string) string {
 			args = append(args, mw.d.Cvt("C", ins[a.Index].Name+"["+elemIndex(ins[a.Index])+"]"))
 		case ir.ArgAcc:
 			args = append(args, mw.accAt(a.Index))
+		case ir.ArgIndex:
+			args = append(args, matmulIndexArg(a.Name))
 		default: // params, per-row lets and reductions: locals by name
 			args = append(args, a.Name)
 		}

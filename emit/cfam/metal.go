@@ -21,7 +21,7 @@ func metalRowLoops(rw *rowWriter, p int, body elemBody) {
 			}
 		}
 		rw.pairLoads(p, "kgen_j")
-		body(false)
+		body(false, false)
 	})
 }
 

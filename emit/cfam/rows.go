@@ -51,20 +51,29 @@ func (rows) threads() []ThreadIndex { return []ThreadIndex{LocalID, GroupID, Sim
 // rowWriter holds the state shared while a rowwise body is written.
 type rowWriter struct {
 	*Writer
-	k    *ir.Kernel
-	d    *Dialect
-	r    *ir.Rows
-	sts  []ir.Stage // the kernel's stages, in order
-	si   int        // index of the next stage to call
-	rows string     // the row count of the team's segment
+	k   *ir.Kernel
+	d   *Dialect
+	r   *ir.Rows
+	sts []ir.Stage // the kernel's stages, in order
+	si  int        // index of the next stage to call
+	// lets: the let-cached path's stages by pass (ir.Rows.CachedStage),
+	// when the dialect keeps a let cache.
+	lets map[int]ir.Stage
+	rows string // the row count of the team's segment
 }
 
 // elemBody writes one element's work inside a pass loop; vec says whether
-// it is inside a vector path (kgen_e indexes the vector).
-type elemBody func(vec bool)
+// it is inside a vector path (kgen_e indexes the vector), lets whether on
+// the let-cached path (ir.Rows.LetCache: the vector cache path, slot kgen_s).
+type elemBody func(vec, lets bool)
 
 func (rows) body(w *Writer, k *ir.Kernel, d *Dialect) {
-	rw := &rowWriter{Writer: w, k: k, d: d, r: k.Rows(), sts: k.Stages()}
+	rw := &rowWriter{Writer: w, k: k, d: d, r: k.Rows(), sts: k.Stages(), lets: map[int]ir.Stage{}}
+	if d.LetCache {
+		for _, st := range rw.r.CachedStages(k) {
+			rw.lets[st.Level] = st
+		}
+	}
 	rw.threadGeometry()
 	rows, group := "args.rows", d.Threads[GroupID].Expr
 	if len(k.Segments) > 0 {
@@ -202,9 +211,46 @@ func (rw *rowWriter) stageCallAt(st ir.Stage, extra []string, vec bool) string {
 			names = append(names, "kgen_p_"+rw.inputName(a.Index))
 			continue
 		}
+		if a.Kind == ir.ArgCachedLet {
+			names = append(names, letCacheName(a.Name)+"[kgen_s * kV + kgen_e]")
+			continue
+		}
 		names = append(names, a.Name)
 	}
 	return st.Name + "(" + strings.Join(append(names, extra...), ", ") + ");"
+}
+
+// passCall is the call of pass p's stage st with its targets outs; on the
+// let-cached path, of the pass's cached stage when the let cache changes
+// it, which also stores the lets it exports into their cache slots.
+func (rw *rowWriter) passCall(st ir.Stage, p int, outs []string, vec, lets bool) string {
+	cst, ok := rw.lets[p]
+	if !lets || !ok {
+		return rw.stageCallAt(st, outs, vec)
+	}
+	for _, i := range rw.r.LetCacheExports(p) {
+		outs = append(outs, letCacheName(rw.k.Steps[i].Name)+"[kgen_s * kV + kgen_e]")
+	}
+	return rw.stageCallAt(cst, outs, vec)
+}
+
+// letCachedReads lists the inputs pass p reads on the let-cached path:
+// those its stage there takes (a let taken from the cache needs no input).
+func (rw *rowWriter) letCachedReads(p int) []int {
+	st, ok := rw.lets[p]
+	if !ok {
+		return rw.r.Reads[p-1]
+	}
+	var out []int
+	for _, i := range rw.r.Reads[p-1] {
+		for _, a := range st.Args {
+			if (a.Kind == ir.ArgInput || a.Kind == ir.ArgPair) && a.Index == i {
+				out = append(out, i)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // rowStage calls the next stage when it computes per-row values (one call
@@ -255,9 +301,9 @@ func (rw *rowWriter) reducePass(p int) {
 		rw.P(fmt.Sprintf("float kgen_a%d = %s; // %s(%s)", i, rw.identity(red.Op), red.Op.Func(), rw.k.FormatExpr(red.Arg)))
 		terms = append(terms, fmt.Sprintf("kgen_t%d", i))
 	}
-	rw.d.RowLoops(rw, p, func(vec bool) {
+	rw.d.RowLoops(rw, p, func(vec, lets bool) {
 		rw.P("C ", strings.Join(terms, ", "), ";")
-		rw.P(rw.stageCallAt(st, terms, vec))
+		rw.P(rw.passCall(st, p, terms, vec, lets))
 		for j, i := range reds {
 			acc, t := fmt.Sprintf("kgen_a%d", i), rw.d.ToFloat(terms[j])
 			if op := rw.r.Reductions[i].Op; op.Sums() {
@@ -298,7 +344,7 @@ func (rw *rowWriter) writePass() {
 	for _, t := range st.Targets {
 		outs = append(outs, "kgen_o_"+t.Name)
 	}
-	rw.d.RowLoops(rw, rw.r.Passes+1, func(vec bool) {
+	rw.d.RowLoops(rw, rw.r.Passes+1, func(vec, lets bool) {
 		var floats, ints []string // integer outputs are int until their store
 		for i, t := range st.Targets {
 			if t.Int {
@@ -313,7 +359,7 @@ func (rw *rowWriter) writePass() {
 		if len(ints) > 0 {
 			rw.P("int ", strings.Join(ints, ", "), ";")
 		}
-		rw.P(rw.stageCallAt(st, outs, vec))
+		rw.P(rw.passCall(st, rw.r.Passes+1, outs, vec, lets))
 		for i, o := range elemOutputs(rw.k) {
 			if vec {
 				rw.P("kgen_y_", rw.k.FormulaName(o), "[kgen_e] = ", rw.d.Cvt("T", outs[i]), ";")

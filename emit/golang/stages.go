@@ -188,14 +188,17 @@ func (g *evalGen) call(st ir.Stage, seg int, idx func(ir.Binding) jen.Code) *jen
 }
 
 // indexValue is the Go value of index or size name (ir.IndexNames) in the
-// reference's loops: i < n elementwise; kgenRow < rows, kgenJ < cols by row.
+// reference's loops: i < n elementwise; kgenRow < rows, kgenJ < cols by row;
+// kgenI < m, kgenJ < n in a matmul.
 func (g *evalGen) indexValue(name string, seg int) jen.Code {
-	switch name {
-	case "row":
+	switch {
+	case g.k.Kind == ir.KindMatmul:
+		return jen.Id(map[string]string{"row": "kgenI", "col": "kgenJ", "m": "m", "n": "n"}[name])
+	case name == "row":
 		return jen.Id("kgenRow")
-	case "col":
+	case name == "col":
 		return jen.Id("kgenJ")
-	case "rows":
+	case name == "rows":
 		return jen.Id(g.k.SegmentBindings(seg, ir.Output)[0].Shape[0])
 	}
 	return jen.Id(name) // i, n, cols

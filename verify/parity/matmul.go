@@ -185,7 +185,7 @@ func matmulReference(c *check, visit visitor) {
 			for e, b := range ins {
 				x[e] = c.vals[b.Index][elemAt(b, i, j, n)]
 			}
-			want, bound := k.EvalEpilogueBound(x, accs, errs, c.params, c.rounding)
+			want, bound := k.EvalEpilogueBound(ir.MatmulAt{Row: i, Col: j, M: m, N: n}, x, accs, errs, c.params, c.rounding)
 			for o, b := range outs {
 				visit(b, i*n+j, i, want[o], bound[o])
 			}
@@ -232,7 +232,7 @@ func matmulRowReference(c *check, visit visitor, gamma float64) {
 				in[e][j] = c.vals[b.Index][elemAt(b, i, j, n)]
 			}
 		}
-		want, bound := k.EvalMatmulRowBound(in, accs, errs, n, c.params, c.rounding)
+		want, bound := k.EvalMatmulRowBound(ir.MatmulAt{Row: i, M: m, N: n}, in, accs, errs, c.params, c.rounding)
 		for o, b := range outs {
 			for j := range n {
 				visit(b, i*n+j, i, want[o][j], bound[o][j])
@@ -291,7 +291,7 @@ func chainReference(c *check, visit visitor, gamma float64) {
 			if math.IsInf(sum, 0) || math.IsNaN(sum) {
 				e = 0
 			}
-			s[j], serr[j] = k.EvalChainScoreBound(sum, e, c.params, c.rounding)
+			s[j], serr[j] = k.EvalChainScoreBound(ir.MatmulAt{Row: i, Col: j, M: m, N: n}, sum, e, c.params, c.rounding)
 		}
 		want, bound := ir.SoftmaxMatmulRowBound(s, serr, vAt, p, ir.RowTile.BN, c.rounding)
 		for col := range p {

@@ -85,6 +85,10 @@ type Options struct {
 	Orders []mslcpu.LaneOrder
 	// Sanitize runs every launch in an instrumented build (mslcpu.Sanitizer).
 	Sanitize mslcpu.Sanitizer
+	// Params are runtime params by name, replacing paramValues' choice
+	// (a causal mask's offset, say, at values that hide or show whole
+	// rows).
+	Params map[string]float64
 	// Flags are extra compiler flags (mslcpu.Launch.Flags).
 	Flags []string
 	// Backend is whose launch (ir.Kernel.Launch) gives the grid and the
@@ -213,7 +217,7 @@ func checkOne(ctx context.Context, k *ir.Kernel, v ir.Variant, gen shapeGen, sou
 		return Result{}, fmt.Errorf("parity: %s: %w", v.HostName, err)
 	}
 	c := &check{k: k, v: v, gen: gen, opts: opts, sizes: sizes,
-		params: paramValues(k, gen.f32Param), rounding: roundingOf(k, v),
+		params: paramValues(k, gen.f32Param, opts.Params), rounding: roundingOf(k, v),
 		res: Result{HostName: v.HostName, DType: v.DType, N: sh.n, Rows: sh.rows, Cols: sh.cols}}
 	c.vals = gen.inputs(rand.New(rand.NewPCG(opts.Seed, sh.seed)), k, v, sizes, opts)
 	buffers, err := c.buffers()
@@ -287,10 +291,17 @@ func (c *check) buffers() ([][]byte, error) {
 
 // paramValues picks fixed, typical values for runtime params, exact in
 // every type: f32 params from the kind's rule (f32Param of their index),
-// integers 3, 4, … by index.
-func paramValues(k *ir.Kernel, f32Param func(i int) float64) []float64 {
+// integers 3, 4, … by index; a value in given (by name) replaces them.
+func paramValues(k *ir.Kernel, f32Param func(i int) float64, given map[string]float64) []float64 {
 	var out []float64
 	for i, p := range k.Params() {
+		if v, ok := given[p.Name]; ok {
+			if p.Type == dtype.F32 {
+				v = float64(float32(v))
+			}
+			out = append(out, v)
+			continue
+		}
 		if v, err := strconv.ParseFloat(p.Example, 64); p.Example != "" && err == nil {
 			if p.Type == dtype.F32 {
 				v = float64(float32(v))

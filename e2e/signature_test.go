@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"go/types"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -195,13 +196,50 @@ func checkSignature(t *testing.T, k *kgenrt.Kernel, sig *signature, ikBindings [
 	}
 }
 
-// checkLauncher reads the kernel's call builder: the tensors it passes, in
-// order, must be the tensor bindings, and its args writes must be at the
-// fields' offsets.
+// checkLauncher reads the kernel's launchers and call builder: the tensor
+// lists Run, Encode and Enqueue pass it (ts) must be the tensor bindings in
+// order, each call's tensors (ts itself, or ts[i] and workspaces for a
+// split's phases) must be its kernel's bindings, and its args writes must
+// be at the fields' offsets.
 func checkLauncher(t *testing.T, k *kgenrt.Kernel) {
 	f, err := parser.ParseFile(token.NewFileSet(), "../gen/kernels/"+k.Name+"_kernel.go", nil, 0)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var want []string
+	for _, b := range k.Tensors() {
+		want = append(want, b.Name)
+	}
+	idents := func(es []ast.Expr) []string {
+		var out []string
+		for _, e := range es {
+			if id, ok := e.(*ast.Ident); ok {
+				out = append(out, strings.TrimSuffix(id.Name, "_"))
+			}
+		}
+		return out
+	}
+	var ts []string // the order the launchers pass the tensors in
+	for _, d := range f.Decls {
+		fn, ok := d.(*ast.FuncDecl)
+		if !ok || fn.Recv == nil || (fn.Name.Name != "Run" && fn.Name.Name != "Encode" && fn.Name.Name != "Enqueue") {
+			continue
+		}
+		found := false
+		ast.Inspect(fn.Body, func(n ast.Node) bool {
+			if cl, ok := n.(*ast.CompositeLit); ok {
+				if at, ok := cl.Type.(*ast.ArrayType); ok && types.ExprString(at.Elt) == "*kgenrt.Tensor" {
+					found, ts = true, idents(cl.Elts)
+					if strings.Join(ts, ",") != strings.Join(want, ",") {
+						t.Errorf("%s passes %v, bindings are %v", fn.Name.Name, ts, want)
+					}
+				}
+			}
+			return true
+		})
+		if !found {
+			t.Errorf("%s passes no tensor list", fn.Name.Name)
+		}
 	}
 	var lists [][]string // each call's tensors: a split's phases first, then the kernel's own
 	var offsets []int
@@ -210,11 +248,23 @@ func checkLauncher(t *testing.T, k *kgenrt.Kernel) {
 		switch v := n.(type) {
 		case *ast.KeyValueExpr:
 			if id, ok := v.Key.(*ast.Ident); ok && id.Name == "Tensors" {
+				if x, ok := v.Value.(*ast.Ident); ok && x.Name == "ts" {
+					lists = append(lists, ts)
+					break
+				}
 				var tensors []string
 				for _, e := range v.Value.(*ast.CompositeLit).Elts {
-					name := strings.TrimSuffix(e.(*ast.Ident).Name, "_")
-					if m := ws.FindStringSubmatch(name); m != nil {
-						name = "kgen_ws" + m[1]
+					name := "?"
+					switch e := e.(type) {
+					case *ast.IndexExpr: // ts[i]
+						if i := atoi(t, e.Index.(*ast.BasicLit).Value); i < len(ts) {
+							name = ts[i]
+						}
+					case *ast.Ident:
+						name = e.Name
+						if m := ws.FindStringSubmatch(name); m != nil {
+							name = "kgen_ws" + m[1]
+						}
 					}
 					tensors = append(tensors, name)
 				}
@@ -237,7 +287,7 @@ func checkLauncher(t *testing.T, k *kgenrt.Kernel) {
 			want = append(want, b.Name)
 		}
 		if strings.Join(lists[i], ",") != strings.Join(want, ",") {
-			t.Errorf("launcher passes %v to %s, bindings are %v", lists[i], of.Name, want)
+			t.Errorf("the call builder passes %v to %s, bindings are %v", lists[i], of.Name, want)
 		}
 	}
 	args := k.ArgsBinding()

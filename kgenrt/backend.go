@@ -65,6 +65,22 @@ func (t *PortTable) Select(b Backend) (Port, error) {
 	return p, nil
 }
 
+// Enqueue is Select(stream.Backend()) and the port's Enqueue, for the
+// generated launchers' Enqueue: the CUDA port is called directly, not
+// through the Port interface, so c (which the launcher builds on its stack,
+// with its tensors and args) does not escape and a launch allocates
+// nothing. Any other port gets a copy of c on the heap.
+func (t *PortTable) Enqueue(stream CUDAStream, c *Call) error {
+	p, err := t.Select(stream.Backend())
+	if err != nil {
+		return err
+	}
+	if cp, ok := p.(*cudaPort); ok {
+		return cp.Enqueue(stream, c)
+	}
+	return p.Enqueue(stream, c.heapCopy(t.Kernel))
+}
+
 // Available reports whether Select would return a port for b. It reads the
 // same table through Select, so the two can never disagree.
 func (t *PortTable) Available(b Backend) bool {

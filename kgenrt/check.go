@@ -174,7 +174,7 @@ func (k *Kernel) bind(i int, bs []int, tensors []*Tensor, entries []sizeEntry) (
 		return entries, nil
 	}
 	lead := len(dims) - (len(b.Shape) - 1)
-	if k.isAxis(b.Shape[0]) && len(dims) != len(b.Shape) || lead < 1 {
+	if len(dims) != len(b.Shape) && k.isAxis(b.Shape[0]) || lead < 1 { // isAxis (a scan) only when the ranks differ
 		return nil, k.tensorErr(*b, fmt.Sprintf("has shape %v, want %s", t.shape, shapeText(b.Shape)))
 	}
 	for j, name := range b.Shape {

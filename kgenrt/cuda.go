@@ -182,6 +182,10 @@ func CUDAPortOf(k *Kernel) (CUDALauncher, error) {
 
 var cudaPorts sync.Map // *Kernel → *cudaPort
 
+// launchKernel is the driver launch; tests without a GPU replace it to time
+// and count the host path up to the driver (export_test.go).
+var launchKernel = cudaLaunchKernel
+
 type cudaPort struct {
 	kernel *Kernel
 	module *CUDAModule
@@ -310,7 +314,7 @@ func (p *cudaPort) launch(stream CUDAStream, c *Call, ptrs []DevicePtr) error {
 	if err != nil {
 		return err
 	}
-	if err := cudaLaunchKernel(fn, blocks, p.geom.threads, stream, buf); err != nil {
+	if err := launchKernel(fn, blocks, p.geom.threads, stream, buf); err != nil {
 		return fmt.Errorf("kgenrt: kernel %s: %s: %w", p.kernel.Name, c.Variant.HostName, err)
 	}
 	return nil

@@ -77,7 +77,8 @@ const maxLaunchWords = 64
 type launchBuf struct {
 	vals   [maxLaunchWords]uintptr
 	params [maxLaunchWords]unsafe.Pointer
-	cur    uintptr // the driver writes the current context here
+	cur    uintptr     // the driver writes the current context here
+	call   driverFrame // the driver calls' frame (cuda_call_linux.go)
 }
 
 var launchBufs = sync.Pool{New: func() any { return new(launchBuf) }}

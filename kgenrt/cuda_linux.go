@@ -21,9 +21,9 @@ import (
 // context made current.
 //
 // The launch itself (cuLaunchKernel, and cuCtxGetCurrent before it) goes
-// through purego.SyscallN on the symbol's address rather than a
-// RegisterFunc'd Go func: RegisterFunc calls through reflect and allocates
-// per call, which measured as most of the Go launcher's overhead.
+// through driverCall (cuda_call_linux.go) on the symbol's address rather
+// than a RegisterFunc'd Go func (reflection, 10 allocations per call) or
+// purego.SyscallN (2 allocations per call): the launch allocates nothing.
 
 type cudaModuleHandle uintptr
 
@@ -238,11 +238,14 @@ func deviceToHost(data []byte, d uintptr) error {
 // cudaLaunchKernel enqueues fn with buf's parameters on stream, on a locked
 // OS thread where the primary context is current: it is made current only
 // when it is not (cuCtxGetCurrent is a read; a push/pop or set per launch is
-// not needed).
+// not needed). Both driver calls go through driverCall, on buf's call
+// frame: nothing here allocates.
 func cudaLaunchKernel(fn cudaFunction, blocks, threads uint32, stream CUDAStream, buf *launchBuf) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if res, _, _ := purego.SyscallN(cu.symCtxGetCurrent, uintptr(unsafe.Pointer(&buf.cur))); uint32(res) != 0 {
+	f := &buf.call
+	*f = driverFrame{fn: cu.symCtxGetCurrent, a1: uintptr(unsafe.Pointer(&buf.cur))}
+	if res := driverCall(f); uint32(res) != 0 {
 		return cuCheck("cuCtxGetCurrent", res)
 	}
 	if buf.cur != cu.ctx {
@@ -250,8 +253,10 @@ func cudaLaunchKernel(fn cudaFunction, blocks, threads uint32, stream CUDAStream
 			return err
 		}
 	}
-	res, _, _ := purego.SyscallN(cu.symLaunchKernel, uintptr(fn), uintptr(blocks), 1, 1, uintptr(threads), 1, 1, 0,
-		uintptr(stream), uintptr(unsafe.Pointer(&buf.params[0])), 0)
+	*f = driverFrame{fn: cu.symLaunchKernel, a1: uintptr(fn), a2: uintptr(blocks), a3: 1, a4: 1,
+		a5: uintptr(threads), a6: 1, a7: 1, a8: 0, a9: uintptr(stream), a10: uintptr(unsafe.Pointer(&buf.params[0])), a11: 0}
+	res := driverCall(f)
+	runtime.KeepAlive(buf)
 	if uint32(res) != 0 {
 		return cuCheck("cuLaunchKernel", res)
 	}

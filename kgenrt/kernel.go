@@ -287,6 +287,38 @@ func (c *Call) ownedBy(k *Kernel) bool {
 	return false
 }
 
+// heapCopy copies c, its tensor list, args bytes and chain, to the heap,
+// for a port reached through the Port interface. The kernels and variants
+// are k's own (matched by address), not read from c: the compiler's escape
+// analysis is not field-sensitive, and copying any of c's pointers would
+// move the caller's tensor list and args bytes to the heap too.
+func (c *Call) heapCopy(k *Kernel) *Call {
+	d := &Call{
+		Tensors:     append([]*Tensor(nil), c.Tensors...),
+		Args:        append([]byte(nil), c.Args...),
+		Grid:        c.Grid,
+		Threadgroup: c.Threadgroup,
+	}
+	for _, o := range append([]*Kernel{k}, k.Phases...) {
+		if c.Kernel == o {
+			d.Kernel = o
+			for i := range o.Variants {
+				if c.Variant == &o.Variants[i] {
+					d.Variant = &o.Variants[i]
+				}
+			}
+		}
+	}
+	if d.Variant == nil && c.Variant != nil {
+		v := *c.Variant
+		d.Variant = &v
+	}
+	if c.Next != nil {
+		d.Next = c.Next.heapCopy(k)
+	}
+	return d
+}
+
 // empty reports whether the call has no work (a zero grid axis).
 func (c *Call) empty() bool { return c.Grid[0] == 0 || c.Grid[1] == 0 || c.Grid[2] == 0 }
 

@@ -97,7 +97,7 @@ func (e *Expr) Eval(env Env) (int, error) {
 		}
 		return 0, fmt.Errorf("launch: no value for %s", e.Name)
 	}
-	var buf [3]int // at most 3 for most operations: no allocation per launch, whatever the toolchain
+	var buf [4]int // Lanes takes 4, others 2 or 3: no allocation per launch, whatever the toolchain
 	args := buf[:0]
 	for _, a := range e.Args {
 		v, err := a.Eval(env)

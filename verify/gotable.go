@@ -32,7 +32,7 @@ type diskKernel struct {
 	Variants []diskVariant
 	Ports    *diskPorts
 	Type     string                   // the kernel type, receiver of Describe
-	Launch   map[string]*diskLauncher // "Run", "Encode"
+	Launch   map[string]*diskLauncher // "Run", "Encode", "Enqueue"
 }
 
 type diskVariant struct {
@@ -337,7 +337,7 @@ func (r *tableReader) link() {
 		}
 		k.Type = typ
 		for _, m := range ms {
-			if m.Name.Name == "Run" || m.Name.Name == "Encode" {
+			if m.Name.Name == "Run" || m.Name.Name == "Encode" || m.Name.Name == "Enqueue" {
 				k.Launch[m.Name.Name] = r.launcher(k, m)
 			}
 		}
@@ -362,7 +362,8 @@ func (r *tableReader) describedBy(ms []*ast.FuncDecl) *diskKernel {
 	return nil
 }
 
-// launcher reads how a generated Run or Encode reaches its port.
+// launcher reads how a generated Run, Encode or Enqueue reaches its port
+// (Enqueue through the table's Enqueue, which is Select and the port's).
 func (r *tableReader) launcher(k *diskKernel, m *ast.FuncDecl) *diskLauncher {
 	l := &diskLauncher{Pos: r.pos(m.Name.Pos())}
 	if m.Body == nil {
@@ -374,7 +375,7 @@ func (r *tableReader) launcher(k *diskKernel, m *ast.FuncDecl) *diskLauncher {
 			return true
 		}
 		switch {
-		case k.Ports != nil && sel.Sel.Name == "Select" && identName(sel.X) == k.Ports.Var:
+		case k.Ports != nil && (sel.Sel.Name == "Select" || sel.Sel.Name == "Enqueue") && identName(sel.X) == k.Ports.Var:
 			l.Selects = true
 		case l.Direct == "" && (sel.Sel.Name == "Ports" || strings.HasSuffix(sel.Sel.Name, "Port") && identName(sel.X) != ""):
 			l.Direct = types.ExprString(sel)

@@ -61,11 +61,12 @@ func (r *Report) portSlots(k *ir.Kernel, dk *diskKernel) {
 	}
 }
 
-// launchers checks that the generated Run and Encode exist and reach their
-// port only through the table's Select: a launcher reverted by hand to call
-// a backend directly fails here even if its digest line was forged.
+// launchers checks that the generated Run, Encode and Enqueue exist and
+// reach their port only through the table's Select (Enqueue: the table's
+// Enqueue): a launcher reverted by hand to call a backend directly fails
+// here even if its digest line was forged.
 func (r *Report) launchers(k *ir.Kernel, dk *diskKernel) {
-	for _, name := range []string{"Run", "Encode"} {
+	for _, name := range []string{"Run", "Encode", "Enqueue"} {
 		l := dk.Launch[name]
 		switch {
 		case l == nil:

@@ -88,6 +88,42 @@ func BenchmarkLaunchRaw(b *testing.B) {
 	})
 }
 
+// BenchmarkLaunchRawFrame is the same call through purego's trampoline on
+// a frame allocated once, as kgenrt's launch now calls the driver
+// (kgenrt/cuda_call_linux.go): the floor without SyscallN's 2 allocations.
+func BenchmarkLaunchRawFrame(b *testing.B) {
+	benchReady(b)
+	fn := rawFunction(b, "gelu_tanh", "gelu_tanh_bf16")
+	p := newRawParams(memAlloc(b, 2*benchN), memAlloc(b, 2*benchN))
+	onContext(b)
+	defer runtime.UnlockOSThread()
+	f := new(rawFrame)
+	batched(b, 0, func() error {
+		*f = rawFrame{fn: drv.launchKernel, a1: fn, a2: rawBlocks, a3: 1, a4: 1, a5: 256, a6: 1, a7: 1,
+			a10: uintptr(unsafe.Pointer(&p.params[0]))}
+		f.f1, f.f2, f.f3, f.f4, f.f5, f.f6, f.f7, f.f8 = f.a1, f.a2, f.a3, f.a4, f.a5, f.a6, f.a7, f.a8
+		rawCgocall(rawSyscall15X, unsafe.Pointer(f))
+		if uint32(f.a1) != 0 {
+			b.Fatalf("cuLaunchKernel: %d", f.a1)
+		}
+		return nil
+	})
+	runtime.KeepAlive(p)
+}
+
+// rawFrame is purego's syscall15Args, as kgenrt's driverFrame.
+type rawFrame struct {
+	fn, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15 uintptr
+	f1, f2, f3, f4, f5, f6, f7, f8                                       uintptr
+	arm64R8                                                              uintptr
+}
+
+//go:linkname rawCgocall runtime.cgocall
+func rawCgocall(fn uintptr, arg unsafe.Pointer) int32
+
+//go:linkname rawSyscall15X github.com/ebitengine/purego.syscall15XABI0
+var rawSyscall15X uintptr
+
 // BenchmarkLaunchRawRegisterFunc is the same call through a
 // purego.RegisterFunc'd Go func (reflection per call), the binding kgenrt's
 // launch used before.

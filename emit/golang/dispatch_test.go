@@ -14,9 +14,10 @@ import (
 //  1. no code names a backend (no port chosen by comparing backend kinds,
 //     no gate that enumerates backends);
 //  2. ports are made only inside port tables;
-//  3. a port table is read only through Select and Available;
+//  3. a port table is read only through Select, Available and Enqueue
+//     (PortTable.Enqueue is Select and the port's Enqueue);
 //  4. every launch (Run, Encode, Enqueue on a kgenrt.Port) is on the port Select
-//     returned in the same function.
+//     returned in the same function, or is a port table's Enqueue.
 func TestGeneratedCodeRoutesEveryLaunchThroughSelect(t *testing.T) {
 	_, files := generated(t, "../../kgen.yaml")
 	problems, launchers := dispatchProblems(t, files)
@@ -37,6 +38,7 @@ func TestDispatchRulesCatchHandEdits(t *testing.T) {
 		"table read directly":  {"port, err := geluTanhPorts.Select(b)", "port, err := geluTanhPorts.Ports[b], error(nil)"},
 		"backend named":        {"port, err := geluTanhPorts.Select(b)", "port, err := geluTanhPorts.Select(kgenrt.Metal)"},
 		"port outside a table": {"port, err := geluTanhPorts.Select(b)", "port, err := kgenrt.MetalPort(&geluTanhKernel), error(nil)"},
+		"Enqueue past Select":  {"return geluTanhPorts.Enqueue(stream, &call)", "return geluTanhPorts.Ports[1].Enqueue(stream, &call)"},
 	} {
 		if !strings.Contains(orig, edit[0]) {
 			t.Fatalf("%s: the generated code changed; update this test", name)
@@ -105,12 +107,12 @@ func checkPortConstruction(f *ast.File) (problems []string) {
 	return problems
 }
 
-// checkTableUse finds uses of a PortTable variable other than X.Select(…)
-// and X.Available(…).
+// checkTableUse finds uses of a PortTable variable other than X.Select(…),
+// X.Available(…) and X.Enqueue(…).
 func checkTableUse(f *ast.File, info *types.Info) (problems []string) {
 	ok := map[*ast.Ident]bool{}
 	ast.Inspect(f, func(n ast.Node) bool {
-		if sel, isSel := n.(*ast.SelectorExpr); isSel && (sel.Sel.Name == "Select" || sel.Sel.Name == "Available") {
+		if sel, isSel := n.(*ast.SelectorExpr); isSel && (sel.Sel.Name == "Select" || sel.Sel.Name == "Available" || sel.Sel.Name == "Enqueue") {
 			if id, isID := sel.X.(*ast.Ident); isID {
 				ok[id] = true
 			}
@@ -159,6 +161,10 @@ func checkLaunches(f *ast.File, info *types.Info) (problems []string, n int) {
 				}
 			case *ast.CallExpr:
 				sel, ok := v.Fun.(*ast.SelectorExpr)
+				if ok && sel.Sel.Name == "Enqueue" && isPortTable(info.Types[sel.X].Type) {
+					launches++ // PortTable.Enqueue selects the port itself
+					return true
+				}
 				if !ok || (sel.Sel.Name != "Run" && sel.Sel.Name != "Encode" && sel.Sel.Name != "Enqueue") || !isPort(info.Types[sel.X].Type) {
 					return true
 				}

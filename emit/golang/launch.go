@@ -49,6 +49,17 @@ func grouped(ps []param) []jen.Code {
 	return out
 }
 
+// tensorList names the tensors in binding order: "x, y".
+func tensorList(k *ir.Kernel) string {
+	var out []string
+	for _, b := range k.Bindings {
+		if b.Role != ir.Args {
+			out = append(out, b.Name)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
 // tensorArgs passes the tensors in binding order.
 func tensorArgs(k *ir.Kernel, n *names) []jen.Code {
 	var out []jen.Code
@@ -56,15 +67,6 @@ func tensorArgs(k *ir.Kernel, n *names) []jen.Code {
 		if b.Role != ir.Args {
 			out = append(out, jen.Id(n.local(b.Name)))
 		}
-	}
-	return out
-}
-
-// callArgs passes the tensors then the params.
-func callArgs(k *ir.Kernel, n *names) []jen.Code {
-	out := tensorArgs(k, n)
-	for _, p := range k.Params() {
-		out = append(out, jen.Id(n.local(p.Name)))
 	}
 	return out
 }
@@ -153,15 +155,25 @@ func outputFormulas(k *ir.Kernel) string {
 	return strings.Join(out, "; ")
 }
 
-// launchers writes Run and Encode: check, Select, launch.
+// launchers writes Run, Encode and Enqueue: lay out the call, Select,
+// launch. Run and Encode hand the call to the port they select; Enqueue
+// builds its call on the stack (the tensor list and args bytes in local
+// arrays) and launches through the port table's Enqueue, which selects the
+// CUDA port and calls it directly, so an Enqueue allocates nothing.
 func launchers(f *jen.File, k *ir.Kernel, n *names) {
-	checkAndSelect := func(backend jen.Code) []jen.Code {
-		return []jen.Code{
-			jen.List(jen.Id("call"), jen.Err()).Op(":=").Id(n.call).Call(callArgs(k, n)...),
-			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+	argsLen := jen.Lit(4 * len(k.ArgsBinding().Fields))
+	heapCall := []jen.Code{
+		jen.List(jen.Id("call"), jen.Err()).Op(":=").Id(n.call).Call(append([]jen.Code{
+			jen.Index().Op("*").Add(rt("Tensor")).Values(tensorArgs(k, n)...),
+			jen.Make(jen.Index().Byte(), argsLen),
+		}, paramArgs(k, n)...)...),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+	}
+	selectPort := func(backend jen.Code) []jen.Code {
+		return append(heapCall,
 			jen.List(jen.Id("port"), jen.Err()).Op(":=").Id(n.ports).Dot("Select").Call(backend),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
-		}
+		)
 	}
 	doc := append([]string{
 		fmt.Sprintf("Run computes %s on backend b and waits for the result: %s.", k.Name, outputFormulas(k)),
@@ -174,7 +186,7 @@ func launchers(f *jen.File, k *ir.Kernel, n *names) {
 	f.Add(comment(doc...))
 	params := append([]jen.Code{jen.Id("b").Add(rt("Backend"))}, launchParams(k, n)...)
 	f.Func().Params(jen.Id(n.typ)).Id("Run").Params(params...).Error().Block(
-		append(checkAndSelect(jen.Id("b")), jen.Return(jen.Id("port").Dot("Run").Call(jen.Id("call"))))...)
+		append(selectPort(jen.Id("b")), jen.Return(jen.Id("port").Dot("Run").Call(jen.Op("&").Id("call"))))...)
 
 	f.Add(comment(
 		fmt.Sprintf("Encode adds %s to cb without committing it, for batching launches; commit", k.Name),
@@ -183,20 +195,60 @@ func launchers(f *jen.File, k *ir.Kernel, n *names) {
 	))
 	params = append([]jen.Code{jen.Id("cb").Op("*").Add(rt("CommandBuffer"))}, launchParams(k, n)...)
 	f.Func().Params(jen.Id(n.typ)).Id("Encode").Params(params...).Error().Block(
-		append(checkAndSelect(jen.Id("cb").Dot("Backend").Call()),
-			jen.Return(jen.Id("port").Dot("Encode").Call(jen.Id("cb"), jen.Id("call"))))...)
+		append(selectPort(jen.Id("cb").Dot("Backend").Call()),
+			jen.Return(jen.Id("port").Dot("Encode").Call(jen.Id("cb"), jen.Op("&").Id("call"))))...)
 
 	f.Add(comment(
 		fmt.Sprintf("Enqueue launches %s on CUDA stream stream (0: the legacy default stream) and", k.Name),
 		"returns without waiting, for launching into your own CUDA work; synchronize it yourself.",
 		"Tensors must live in CUDA device memory (kgenrt.NewCUDA, or kgenrt.WrapCUDA over yours):",
 		"nothing is copied. Checks and errors are Run's; the port is the one Select returns for",
-		"the stream's backend.",
+		"the stream's backend (kgenrt.PortTable.Enqueue). The call is laid out on the stack: an",
+		"Enqueue allocates nothing.",
 	))
 	params = append([]jen.Code{jen.Id("stream").Add(rt("CUDAStream"))}, launchParams(k, n)...)
 	f.Func().Params(jen.Id(n.typ)).Id("Enqueue").Params(params...).Error().Block(
-		append(checkAndSelect(jen.Id("stream").Dot("Backend").Call()),
-			jen.Return(jen.Id("port").Dot("Enqueue").Call(jen.Id("stream"), jen.Id("call"))))...)
+		jen.Id("ts").Op(":=").Index(jen.Op("...")).Op("*").Add(rt("Tensor")).Values(tensorArgs(k, n)...),
+		jen.Var().Id("args").Index(argsLen).Byte(),
+		jen.List(jen.Id("call"), jen.Err()).Op(":=").Id(n.call).Call(append([]jen.Code{
+			jen.Id("ts").Index(jen.Op(":")), jen.Id("args").Index(jen.Op(":")),
+		}, paramArgs(k, n)...)...),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.Return(jen.Id(n.ports).Dot("Enqueue").Call(jen.Id("stream"), jen.Op("&").Id("call"))),
+	)
+}
+
+// paramArgs passes the params.
+func paramArgs(k *ir.Kernel, n *names) []jen.Code {
+	var out []jen.Code
+	for _, p := range k.Params() {
+		out = append(out, jen.Id(n.local(p.Name)))
+	}
+	return out
+}
+
+// builderParams are the call builder's parameters: the tensors in binding
+// order, the args struct's bytes to fill, then the params.
+func builderParams(k *ir.Kernel, n *names) []jen.Code {
+	ps := []param{
+		{"ts", jen.Index().Op("*").Add(rt("Tensor")), "[]*Tensor"},
+		{"args", jen.Index().Byte(), "[]byte"},
+	}
+	for _, p := range k.Params() {
+		ps = append(ps, param{n.local(p.Name), goParamType(p.Type), p.Type.String()})
+	}
+	return grouped(ps)
+}
+
+// tensorAt is the builder's reference to the tensor of binding f.
+func tensorAt(k *ir.Kernel, f int) jen.Code {
+	i := 0
+	for _, b := range k.Bindings[:f] {
+		if b.Role != ir.Args {
+			i++
+		}
+	}
+	return jen.Id("ts").Index(jen.Lit(i))
 }
 
 // callBuilder writes the function that checks the tensors against the
@@ -229,19 +281,18 @@ func callBuilder(f *jen.File, k *ir.Kernel, n *names) error {
 	body := []jen.Code{
 		jen.Var().Id("sizes").Index(jen.Lit(len(given))).Int().Comment(strings.Join(given, ", ")),
 		jen.List(jen.Id("v"), jen.Err()).Op(":=").Id(n.desc).Dot("CheckSizes").Call(
-			append([]jen.Code{jen.Id("sizes").Index(jen.Op(":"))}, tensorArgs(k, n)...)...),
-		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+			jen.Id("sizes").Index(jen.Op(":")), jen.Id("ts").Op("...")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(rt("Call").Values(), jen.Err())),
 		jen.List(ids...).Op(":=").List(vals...),
 	}
 	body = append(body, derived...)
 	if mm := k.Matmul(); mm != nil && mm.Chain != nil {
 		// The chain keeps p columns of its rows' outputs in threadgroup
 		// memory; a wider p would not fit (the kernel then writes nothing).
-		body = append(body, jen.If(jen.Id("p").Op(">").Lit(mm.Chain.PMax)).Block(jen.Return(jen.Nil(),
+		body = append(body, jen.If(jen.Id("p").Op(">").Lit(mm.Chain.PMax)).Block(jen.Return(rt("Call").Values(),
 			jen.Qual("fmt", "Errorf").Call(jen.Lit(k.Name+": p = %d is wider than the chain's threadgroup-memory output strip ("+
 				fmt.Sprint(mm.Chain.PMax)+" columns; docs/matmul.md)"), jen.Id("p")))))
 	}
-	body = append(body, jen.Id("args").Op(":=").Make(jen.Index().Byte(), jen.Lit(4*len(args.Fields))))
 	for _, fl := range args.Fields {
 		body = append(body, jen.Qual("encoding/binary", "LittleEndian").Dot("PutUint32").Call(
 			jen.Id("args").Index(jen.Lit(fl.Offset).Op(":")), fieldBits(fl, n)).
@@ -255,25 +306,26 @@ func callBuilder(f *jen.File, k *ir.Kernel, n *names) error {
 		body = append(body, split...)
 	}
 	gridText := strings.Join(k.Grid(ir.Metal), ", ")
-	body = append(body, jen.Return(jen.Op("&").Add(rt("Call")).Add(block(
+	body = append(body, jen.Return(rt("Call").Add(block(
 		item(field("Kernel", jen.Op("&").Id(n.desc))),
 		item(field("Variant", jen.Id("v"))),
-		item(field("Tensors", jen.Index().Op("*").Add(rt("Tensor")).Values(tensorArgs(k, n)...))),
+		item(field("Tensors", jen.Id("ts"))),
 		item(field("Args", jen.Id("args"))),
 		item(field("Grid", jen.Index(jen.Lit(3)).Int().Values(grid...))).Comment(gridText),
 		item(field("Threadgroup", jen.Index(jen.Lit(3)).Int().Values(tg...))),
 	)), jen.Nil()))
 	doc := []string{
-		fmt.Sprintf("%s checks the tensors of a %s launch against its binding table (their", n.call, k.Name),
-		fmt.Sprintf("shapes give %s) and lays out the launch: the args struct little-endian at the", strings.Join(givenSizes(k), ", ")),
-		fmt.Sprintf("IR's offsets, and dispatchThreads with grid (%s) and threadgroup (%d, %d, %d).", gridText,
+		fmt.Sprintf("%s checks the tensors of a %s launch (ts: %s) against its binding table", n.call, k.Name, tensorList(k)),
+		fmt.Sprintf("(their shapes give %s) and lays out the launch: the args struct little-endian at", strings.Join(givenSizes(k), ", ")),
+		fmt.Sprintf("the IR's offsets into args (%d bytes), and dispatchThreads with grid (%s) and", 4*len(args.Fields), gridText),
+		fmt.Sprintf("threadgroup (%d, %d, %d). The call refers to ts and args, which the caller owns.",
 			l.Threadgroup[0], l.Threadgroup[1], l.Threadgroup[2]),
 	}
 	if ph := k.Phases(); len(ph) > 0 {
 		doc = append(doc, fmt.Sprintf("For n > %d it returns the split form instead: a chain of %d calls (%s).", k.Matmul().Split.Over, len(ph), n.phases))
 	}
 	f.Add(comment(doc...))
-	f.Func().Id(n.call).Params(launchParams(k, n)...).Params(jen.Op("*").Add(rt("Call")), jen.Error()).Block(body...)
+	f.Func().Id(n.call).Params(builderParams(k, n)...).Params(rt("Call"), jen.Error()).Block(body...)
 	return nil
 }
 
@@ -288,15 +340,15 @@ func splitLines(k *ir.Kernel, n *names) ([]jen.Code, error) {
 	for w := range sp.Space {
 		branch = append(branch,
 			jen.List(jen.Id(ws(w)), jen.Err()).Op(":=").Add(rt("NewWorkspace")).Call(jen.Id("m"), jen.Id("n")),
-			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())))
+			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(rt("Call").Values(), jen.Err())))
 	}
 	phases := k.Phases()
 	for i := range phases {
 		branch = append(branch,
 			jen.List(jen.Id(fmt.Sprintf("kgenV%d", i)), jen.Err()).Op(":=").Id(n.phases).Index(jen.Lit(i)).Dot("Variant").Call(jen.Id("v").Dot("DType")),
-			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())))
+			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(rt("Call").Values(), jen.Err())))
 	}
-	var next jen.Code
+	var next, first jen.Code
 	for i := len(phases) - 1; i >= 0; i-- {
 		p := phases[i]
 		pv := fmt.Sprintf("kgenV%d", i)
@@ -307,7 +359,7 @@ func splitLines(k *ir.Kernel, n *names) ([]jen.Code, error) {
 			case f < 0:
 				tensors = append(tensors, jen.Id(ws(-1-f)))
 			default:
-				tensors = append(tensors, jen.Id(n.local(k.Bindings[f].Name)))
+				tensors = append(tensors, tensorAt(k, f))
 			}
 		}
 		grid := make([]jen.Code, 3)
@@ -331,12 +383,13 @@ func splitLines(k *ir.Kernel, n *names) ([]jen.Code, error) {
 		if next != nil {
 			fields = append(fields, item(field("Next", next)))
 		}
-		next = jen.Op("&").Add(rt("Call")).Add(block(fields...))
+		first = rt("Call").Add(block(fields...))
+		next = jen.Op("&").Add(first)
 	}
 	return []jen.Code{
 		jen.Comment(fmt.Sprintf("n > %d does not fit the row-owning kernel's threadgroup-memory strip: the split", sp.Over)),
 		jen.Comment("form, the accumulators into f32 workspaces, then the row passes over them."),
-		jen.If(jen.Id("n").Op(">").Lit(sp.Over)).Block(append(branch, jen.Return(next, jen.Nil()))...),
+		jen.If(jen.Id("n").Op(">").Lit(sp.Over)).Block(append(branch, jen.Return(first, jen.Nil()))...),
 	}, nil
 }
 

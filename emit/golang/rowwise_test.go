@@ -68,7 +68,7 @@ func TestRowwiseGeneratesACompilingPackage(t *testing.T) {
 		}
 	}
 	src := string(files["rms_kernel.go"])
-	for _, want := range []string{"rmsKernel.CheckSizes(sizes[:], x, w, y)", "rows_per_group := 256 / launch.LanesFor(cols, 256, 4)",
+	for _, want := range []string{"rmsKernel.CheckSizes(sizes[:], ts...)", "rows_per_group := 256 / launch.LanesFor(cols, 256, 4)",
 		`DType: kgenrt.T, Shape: []string{"cols"}`, "256 * ceildiv(rows, rows_per_group)"} {
 		if !strings.Contains(src, want) {
 			t.Errorf("rms_kernel.go lacks %q", want)

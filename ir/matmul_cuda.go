@@ -86,20 +86,14 @@ var CUTLASSConfigs = []GemmConfig{
 const CUTLASSF32Why = "the CUDA matmul is CUTLASS WGMMA on bf16/f16 storage; its f32 path multiplies as TF32 (10-bit mantissas), far outside the f32 bound, and CUTLASS's SM90 builders have no exact-f32 (SIMT) GEMM"
 
 // cutlassPlan decides the CUDA port of a matmul, or says at the spec's
-// `cuda: generated` why kgen cannot write it yet.
+// `cuda: generated` why kgen cannot write it yet. A matmul with a split
+// (row reductions, or two Bs) gets the split's CUDA form (splitPlan);
+// any other one an EVT epilogue.
 func cutlassPlan(s *spec.Spec, k *Kernel, mm *Matmul, diags *diag.List) *CUTLASS {
 	pos := s.Ports[spec.CUDA].Pos
 	refuse := func(why string) *CUTLASS {
 		diags.Addf(pos, "kgen cannot generate the CUDA port of this matmul yet: %s; set `cuda: null`", why)
 		return nil
-	}
-	switch {
-	case len(mm.B) > 1:
-		return refuse("a gated matmul (two Bs) needs two accumulators in one epilogue, which the CUTLASS GEMM does not have")
-	case mm.Rows != nil:
-		return refuse("row reductions (row_*) need a whole row in one CTA or a second launch; neither is generated yet")
-	case len(k.BindingsOf(Output)) != 1:
-		return refuse("the CUTLASS epilogue stores one output")
 	}
 	plan := &CUTLASS{Source: -1, Configs: CUTLASSConfigs, Align: 8}
 	for _, v := range k.Variants {
@@ -109,6 +103,17 @@ func cutlassPlan(s *spec.Spec, k *Kernel, mm *Matmul, diags *diag.List) *CUTLASS
 	}
 	if len(plan.DTypes) == 0 {
 		return refuse(CUTLASSF32Why)
+	}
+	for _, o := range append([]Operand{mm.A}, mm.B...) {
+		if k.Bindings[o.Binding].DType != dtype.Invalid {
+			return refuse(fmt.Sprintf("operand %s pins its dtype; the GEMM's A and B are in the storage type", o.Name))
+		}
+	}
+	if mm.Split != nil {
+		return splitPlan(plan, mm, refuse)
+	}
+	if len(k.BindingsOf(Output)) != 1 {
+		return refuse("the CUTLASS epilogue stores one output")
 	}
 	ins := k.ElementInputs(0)
 	for _, a := range k.Stages()[0].Args {
@@ -146,15 +151,23 @@ func cutlassPlan(s *spec.Spec, k *Kernel, mm *Matmul, diags *diag.List) *CUTLASS
 	return plan
 }
 
-// describeCUDA is the CUDA port's schedule in words.
-func (c *CUTLASS) describeCUDA() []string {
-	leaves := ""
-	for i, l := range c.Leaves {
-		if i > 0 {
-			leaves += ", "
+// splitPlan is the CUDA form of the matmul's split (SplitCUDA): its GEMMs
+// are the plan's problem classes with an identity epilogue, one GEMM type
+// per class for every B. Phase 2 is plain CUDA over the row-owning
+// kernel's stages, so what the EVT refuses (index reads, integer params,
+// pinned epilogue inputs, several outputs) it takes.
+func splitPlan(plan *CUTLASS, mm *Matmul, refuse func(string) *CUTLASS) *CUTLASS {
+	for _, b := range mm.B[1:] {
+		if b.ColMajor != mm.B[0].ColMajor {
+			return refuse(fmt.Sprintf("B %s and B %s are stored in different layouts; the split's GEMMs share one type per problem class, so the Bs must share a layout", mm.B[0].Name, b.Name))
 		}
-		leaves += l.Name + " (" + l.Kind.String() + ")"
 	}
+	mm.Split.CUDA = &SplitCUDA{Tile: CUDARowTile, AlignD: 4, MaxElems: 1<<32 - 1}
+	return plan
+}
+
+// describeCUDA is the CUDA port's schedule in words.
+func (c *CUTLASS) describeCUDA(mm *Matmul) []string {
 	var cfgs string
 	for i, g := range c.Configs {
 		if i > 0 {
@@ -170,9 +183,29 @@ func (c *CUTLASS) describeCUDA() []string {
 		}
 		cfgs += fmt.Sprintf("%s: %s %d×%d×%d, cluster %d×%d%s", when, g.Schedule, g.Tile[0], g.Tile[1], g.Tile[2], g.Cluster[0], g.Cluster[1], swap)
 	}
-	return []string{
-		"CUDA: CUTLASS 3.x SM90 GEMM (TMA, warp-specialised WGMMA, f32 accumulate), " + cfgs,
-		"CUDA epilogue: an EVT whose compute node is the epilogue stage over " + leaves + "; params by value",
-		fmt.Sprintf("CUDA: k and n must be multiples of %d (16-byte TMA strides); storage %v only", c.Align, c.DTypes),
+	out := []string{"CUDA: CUTLASS 3.x SM90 GEMM (TMA, warp-specialised WGMMA, f32 accumulate), " + cfgs}
+	if sp := mm.Split; sp != nil && sp.CUDA != nil {
+		var ws []string
+		for _, b := range sp.Space {
+			ws = append(ws, b.Name)
+		}
+		t := sp.CUDA.Tile
+		second := fmt.Sprintf("the row passes, one warp per row, %d rows per block of %d threads", t.BM, t.Threads())
+		if mm.Rows == nil {
+			second = fmt.Sprintf("the epilogue per element, grid-stride, blocks of %d threads", t.Threads())
+		}
+		out = append(out,
+			fmt.Sprintf("CUDA split, two launches in one library call for any n: launch 1, per B, the GEMM with an identity epilogue writing its f32 accumulator into an f32 [m, n] workspace (%s); launch 2, %s: %s", joinComma(ws), sp.Rows.Entry, second),
+			fmt.Sprintf("CUDA workspace: 4·m·n bytes per B, written once and read by launch 2, from a stream-ordered pool on the caller's stream (cudaMallocFromPoolAsync, cudaFreeAsync); m·n < 2^32"))
+	} else {
+		leaves := ""
+		for i, l := range c.Leaves {
+			if i > 0 {
+				leaves += ", "
+			}
+			leaves += l.Name + " (" + l.Kind.String() + ")"
+		}
+		out = append(out, "CUDA epilogue: an EVT whose compute node is the epilogue stage over "+leaves+"; params by value")
 	}
+	return append(out, fmt.Sprintf("CUDA: k and n must be multiples of %d (16-byte TMA strides); storage %v only", c.Align, c.DTypes))
 }

@@ -44,6 +44,9 @@ func (m *CUDAModule) libraryCheck(c *Call) error {
 	if !ok {
 		return fmt.Errorf("kgenrt: kernel %s: the CUDA port has no %s kernel: %s", m.Kernel.Name, c.Variant.DType, lib.Why)
 	}
+	if emptyOutput(c) {
+		return nil // the host function returns at once (a row kernel's grid counts rows only)
+	}
 	for _, name := range []string{"k", "n"} {
 		v, found := sizeField(c, name)
 		if found && (v == 0 || v%uint32(lib.Align) != 0) {
@@ -51,6 +54,13 @@ func (m *CUDAModule) libraryCheck(c *Call) error {
 		}
 	}
 	return nil
+}
+
+// emptyOutput reports whether the call's [m, n] output has no element.
+func emptyOutput(c *Call) bool {
+	m, okM := sizeField(c, "m")
+	n, okN := sizeField(c, "n")
+	return (okM && m == 0) || (okN && n == 0)
 }
 
 // sizeField reads a size field of the call's args struct by name.

@@ -162,7 +162,13 @@ func splitPlan(plan *CUTLASS, mm *Matmul, refuse func(string) *CUTLASS) *CUTLASS
 			return refuse(fmt.Sprintf("B %s and B %s are stored in different layouts; the split's GEMMs share one type per problem class, so the Bs must share a layout", mm.B[0].Name, b.Name))
 		}
 	}
-	mm.Split.CUDA = &SplitCUDA{Tile: CUDARowTile, AlignD: 4, MaxElems: 1<<32 - 1}
+	sc := &SplitCUDA{Tile: CUDARowTile, AlignD: 4, MaxElems: 1<<32 - 1}
+	t := sc.Tile
+	sc.Comment = fmt.Sprintf("the row passes over the workspace, one warp per row, %d rows per block of %d threads", t.BM, t.Threads())
+	if mm.Rows == nil {
+		sc.Comment = fmt.Sprintf("the epilogue per element over the workspaces, grid-stride, blocks of %d threads", t.Threads())
+	}
+	mm.Split.CUDA = sc
 	return plan
 }
 
@@ -189,11 +195,7 @@ func (c *CUTLASS) describeCUDA(mm *Matmul) []string {
 		for _, b := range sp.Space {
 			ws = append(ws, b.Name)
 		}
-		t := sp.CUDA.Tile
-		second := fmt.Sprintf("the row passes, one warp per row, %d rows per block of %d threads", t.BM, t.Threads())
-		if mm.Rows == nil {
-			second = fmt.Sprintf("the epilogue per element, grid-stride, blocks of %d threads", t.Threads())
-		}
+		second := sp.CUDA.Comment
 		out = append(out,
 			fmt.Sprintf("CUDA split, two launches in one library call for any n: launch 1, per B, the GEMM with an identity epilogue writing its f32 accumulator into an f32 [m, n] workspace (%s); launch 2, %s: %s", joinComma(ws), sp.Rows.Entry, second),
 			fmt.Sprintf("CUDA workspace: 4·m·n bytes per B, written once and read by launch 2, from a stream-ordered pool on the caller's stream (cudaMallocFromPoolAsync, cudaFreeAsync); m·n < 2^32"))

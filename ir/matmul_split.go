@@ -64,6 +64,8 @@ type SplitCUDA struct {
 	AlignD int
 	// MaxElems bounds m·n: phase 2 indexes the [m, n] tensors in 32 bits.
 	MaxElems uint64
+	// Comment says what phase 2 does, for comments and the inventory.
+	Comment string
 }
 
 // CUDARowTile is the CUDA phase 2's block: 8 warps of 256 threads, one row

@@ -37,7 +37,11 @@ func CUTLASSParts(k *ir.Kernel) []string {
 
 // cutlassCode writes the EVT functor, the GEMM types, the parts and the
 // entry points after the stage functions.
-func cutlassCode(w *Writer, k *ir.Kernel, _ *Dialect) {
+func cutlassCode(w *Writer, k *ir.Kernel, d *Dialect) {
+	if sp := k.Matmul().Split; sp != nil && sp.CUDA != nil {
+		splitCode(w, k, d) // cutlass_split.go
+		return
+	}
 	c := k.Matmul().CUDA
 	ns := "kgen_" + k.Name
 	w.P("#if !defined(KGEN_PART_entry) // the entry points need none of CUTLASS")

@@ -407,8 +407,8 @@ func splitLines(k *ir.Kernel, n *names) ([]jen.Code, error) {
 	return []jen.Code{
 		jen.Comment(fmt.Sprintf("On Metal, n > %d does not fit the row-owning kernel's threadgroup-memory strip: the", sp.Over)),
 		jen.Comment("split form, the accumulators into f32 workspaces, then the row passes over them."),
-		jen.Comment("Other ports run their own form of it inside the kernel's one call."),
-		jen.If(jen.Id("b").Op("==").Add(rt("Metal")).Op("&&").Id("n").Op(">").Lit(sp.Over)).Block(append(branch, jen.Return(first, jen.Nil()))...),
+		jen.Comment("Other ports run their own form of it inside the kernel's one call (Backend.ChainsPhases)."),
+		jen.If(jen.Id("b").Dot("ChainsPhases").Call().Op("&&").Id("n").Op(">").Lit(sp.Over)).Block(append(branch, jen.Return(first, jen.Nil()))...),
 	}, nil
 }
 

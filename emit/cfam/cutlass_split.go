@@ -187,7 +187,6 @@ func splitEntries(w *Writer, k *ir.Kernel, d *Dialect, ns string) {
 func splitEntryBody(w *Writer, k *ir.Kernel, d *Dialect, t dtype.DType, gemm string) {
 	mm := k.Matmul()
 	sp, args := mm.Split, k.Name+"_args"
-	p := &sp.Rows
 	tile := sp.CUDA.Tile
 	w.P("const ", args, "& kgen_args = *static_cast<const ", args, "*>(kgen_argp);")
 	w.P("if (kgen_args.m == 0u || kgen_args.n == 0u) return 0; // nothing to write")
@@ -212,31 +211,14 @@ func splitEntryBody(w *Writer, k *ir.Kernel, d *Dialect, t dtype.DType, gemm str
 		w.P(cond, "kgen_rc = ", gemm, "(kgen_stream, kgen_ptrs[", mm.A.Binding, "], kgen_ptrs[", b.Binding, "], ", sp.Space[i].Name, ", kgen_args, kgen_err, kgen_errlen);")
 	}
 	ty := d.Types[t]
-	var ptrs []string
-	for j, b := range p.Bindings {
-		switch f := p.From[j]; {
-		case b.Role == ir.Args:
-			ptrs = append(ptrs, "kgen_args")
-		case f < 0:
-			ptrs = append(ptrs, sp.Space[-1-f].Name)
-		default:
-			et := ty
-			if b.DType != dtype.Invalid {
-				et = d.Types[b.DType]
-			}
-			if b.Role == ir.Input {
-				et = "const " + et
-			}
-			ptrs = append(ptrs, fmt.Sprintf("static_cast<%s*>(kgen_ptrs[%d])", et, f))
-		}
-	}
 	blocks := fmt.Sprintf("(unsigned int)((kgen_args.m + %du) / %du)", tile.BM-1, tile.BM)
 	if mm.Rows == nil {
 		blocks = fmt.Sprintf("(unsigned int)((kgen_elems + %dull) / %dull)", tile.Threads()-1, tile.Threads())
 	}
+	p := &sp.Rows
 	w.Block("if (kgen_rc == 0)", func() {
 		w.P("// Launch 2: ", sp.CUDA.Comment, ".")
-		w.P(p.Entry, "<", ty, "><<<", blocks, ", ", tile.Threads(), ", 0, kgen_s>>>(", strings.Join(ptrs, ", "), ");")
+		w.P(p.Entry, "<", ty, "><<<", blocks, ", ", tile.Threads(), ", 0, kgen_s>>>(", strings.Join(phaseArgs(k, d, ty), ", "), ");")
 		w.P("const cudaError_t kgen_e = cudaGetLastError();")
 		w.Block("if (kgen_e != cudaSuccess)", func() {
 			w.P(`std::snprintf(kgen_err, kgen_errlen, "launch 2 (`, p.Entry, `): %s", cudaGetErrorString(kgen_e));`)
@@ -249,4 +231,30 @@ func splitEntryBody(w *Writer, k *ir.Kernel, d *Dialect, t dtype.DType, gemm str
 		w.P("kgen_rc = 7;")
 	})
 	w.P("return kgen_rc;")
+}
+
+// phaseArgs are phase 2's launch arguments in its binding order: the
+// workspaces, the kernel's pointers (storage type ty unless pinned) and
+// the args struct.
+func phaseArgs(k *ir.Kernel, d *Dialect, ty string) []string {
+	sp := k.Matmul().Split
+	var out []string
+	for j, b := range sp.Rows.Bindings {
+		switch f := sp.Rows.From[j]; {
+		case b.Role == ir.Args:
+			out = append(out, "kgen_args")
+		case f < 0:
+			out = append(out, sp.Space[-1-f].Name)
+		default:
+			et := ty
+			if b.DType != dtype.Invalid {
+				et = d.Types[b.DType]
+			}
+			if b.Role == ir.Input {
+				et = "const " + et
+			}
+			out = append(out, fmt.Sprintf("static_cast<%s*>(kgen_ptrs[%d])", et, f))
+		}
+	}
+	return out
 }

@@ -84,6 +84,12 @@ func TestCUTLASSSplitPlan(t *testing.T) {
 		t.Errorf("the schedule does not describe the CUDA split:\n%s", strings.Join(k.Describe(), "\n"))
 	}
 
+	// What the EVT refuses, phase 2 takes: the element's position, two outputs.
+	causal := mustBuild(t, head+"let:\n  - s: select(col > row, -inf, acc)\n  - e: exp(s - row_max(s))\noutputs:\n  - y: e / row_sum(e)\n  - z: s\n")
+	if causal.Matmul().CUDA == nil || causal.Matmul().Split.CUDA == nil {
+		t.Error("a causal row kernel with two outputs has no CUDA split")
+	}
+
 	gated := "kernel: k\nkind: matmul\ndtypes: [bf16]\nmatmul:\n  a: x\n  b: [{name: wg, acc: g, layout: col_major}, {name: wu, acc: u, layout: col_major}]\nports: {cuda: generated}\noutputs:\n  - y: g * u\n"
 	k = mustBuild(t, gated)
 	mm = k.Matmul()

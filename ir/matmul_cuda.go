@@ -67,6 +67,10 @@ type GemmConfig struct {
 	Schedule string // "cooperative" or "pingpong"
 	MaxM     int    // 0: any m
 	Swap     bool
+	// StreamK runs CUTLASS's stream-K tile scheduler: the CTAs share out
+	// the K loops of all tiles, so a problem with fewer tiles than SMs
+	// still fills the GPU; its partial sums need a workspace.
+	StreamK bool
 }
 
 // CUTLASSConfigs are kgen's problem classes. Large m: the cooperative
@@ -102,6 +106,11 @@ func cutlassPlan(s *spec.Spec, k *Kernel, mm *Matmul, diags *diag.List) *CUTLASS
 		return refuse("the CUTLASS epilogue stores one output")
 	}
 	plan := &CUTLASS{Source: -1, Configs: CUTLASSConfigs, Align: 8}
+	if s.CUDATiles != nil {
+		if plan.Configs = cudaClasses(s.CUDATiles, diags); plan.Configs == nil {
+			return nil
+		}
+	}
 	for _, v := range k.Variants {
 		if v.DType.Size() == 2 {
 			plan.DTypes = append(plan.DTypes, v.DType)
@@ -167,6 +176,9 @@ func (c *CUTLASS) describeCUDA() []string {
 		swap := ""
 		if g.Swap {
 			swap = " on yᵀ = Bᵀ·Aᵀ"
+		}
+		if g.StreamK {
+			swap += ", stream-K"
 		}
 		cfgs += fmt.Sprintf("%s: %s %d×%d×%d, cluster %d×%d%s", when, g.Schedule, g.Tile[0], g.Tile[1], g.Tile[2], g.Cluster[0], g.Cluster[1], swap)
 	}

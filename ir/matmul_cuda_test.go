@@ -58,3 +58,44 @@ func TestCUTLASSPlan(t *testing.T) {
 		t.Errorf("gated: %v", diags)
 	}
 }
+
+// TestCUDATiles: `cuda_tiles:` replaces kgen's problem classes with the
+// spec's, named by their max_m, and every misfit is an error at its field.
+func TestCUDATiles(t *testing.T) {
+	head := "kernel: k\nkind: matmul\ndtypes: [bf16]\nmatmul: {a: x, b: w}\nports: {metal: generated, cuda: generated}\noutputs:\n  - y: acc\ncuda_tiles:\n"
+	k := mustBuild(t, head+"  - {max_m: 64, swap: true, tile: [128, 32, 128], stream_k: true}\n  - {tile: [64, 128, 64], schedule: pingpong, cluster: [1, 2]}\n")
+	got := k.Matmul().CUDA.Configs
+	want := []ir.GemmConfig{
+		{Name: "m64", Tile: [3]int{128, 32, 128}, Cluster: [2]int{1, 1}, Schedule: "cooperative", MaxM: 64, Swap: true, StreamK: true},
+		{Name: "any", Tile: [3]int{64, 128, 64}, Cluster: [2]int{1, 2}, Schedule: "pingpong"},
+	}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("classes %+v, want %+v", got, want)
+	}
+	for _, c := range []struct{ body, at, want string }{
+		{"  - {max_m: 64, tile: [128, 32, 128]}\n", "9:5", "the last cuda_tiles class serves every m left"},
+		{"  - {tile: [128, 32, 128]}\n  - {tile: [128, 32, 128]}\n", "9:5", "only the last cuda_tiles class may leave out max_m"},
+		{"  - {max_m: 64, tile: [128, 32, 128]}\n  - {max_m: 32, tile: [128, 32, 128]}\n  - {tile: [128, 32, 128]}\n", "10:5", "must grow"},
+		{"  - {tile: [64, 32, 128]}\n", "9:12", "tile m 64: the cooperative schedule takes [128 256]"},
+		{"  - {tile: [256, 32, 128], schedule: pingpong}\n", "9:12", "the pingpong schedule takes [64 128]"},
+		{"  - {tile: [128, 48, 128]}\n", "9:12", "tile n 48"},
+		{"  - {tile: [128, 32, 256]}\n", "9:12", "tile k 256"},
+		{"  - {tile: [256, 256, 128]}\n", "9:12", "elements per pipeline stage"},
+		{"  - {tile: [128, 32, 128], cluster: [4, 2]}\n", "9:37", "cluster 4×2"},
+		{"  - {tile: [64, 32, 128], schedule: pingpong, stream_k: true}\n", "9:57", "stream_k needs the cooperative schedule"},
+		{"  - {tile: [128, 32]}\n", "9:12", "takes 3 integers, not 2"},
+		{"  - {tile: [128, 32, 128], swap: 1}\n", "9:34", "swap must be true or false"},
+		{"  - {tile: [128, 32, 128], stream: true}\n", "9:28", "unknown cuda_tiles field \"stream\""},
+		{"  - {swap: true}\n", "9:5", "needs tile"},
+		{"  []\n", "9:3", "at least one problem class"},
+	} {
+		_, diags := build(t, head+c.body)
+		if len(diags) == 0 || !strings.Contains(diags[0].String(), "specs/k.yaml:"+c.at+":") || !strings.Contains(diags[0].String(), c.want) {
+			t.Errorf("%q: got %v, want %s: %q", c.body, diags, c.at, c.want)
+		}
+	}
+	null := strings.Replace(head, "cuda: generated", "cuda: null", 1) + "  - {tile: [128, 32, 128]}\n"
+	if _, diags := build(t, null); len(diags) == 0 || !strings.Contains(diags[0].String(), "specs/k.yaml:8:1:") || !strings.Contains(diags[0].String(), "needs kind: matmul and cuda: generated") {
+		t.Errorf("cuda: null: %v", diags)
+	}
+}

@@ -117,8 +117,12 @@ func cutlassParts(w *Writer, k *ir.Kernel, forms [2]gemmForm, ns string) {
 				if g.Swap {
 					f = forms[1]
 				}
+				sched := "void" // CUTLASS's default: data-parallel tiles
+				if g.StreamK {
+					sched = "cutlass::gemm::StreamKScheduler"
+				}
 				w.P("using G = ", ns, "::", f.gemm, "<", cutlassElem(t), ", cute::Shape<cute::_", g.Tile[0], ", cute::_", g.Tile[1], ", cute::_", g.Tile[2],
-					">, cute::Shape<cute::_", g.Cluster[0], ", cute::_", g.Cluster[1], ", cute::_1>, ", cutlassSchedules[g.Schedule], ">;")
+					">, cute::Shape<cute::_", g.Cluster[0], ", cute::_", g.Cluster[1], ", cute::_1>, ", cutlassSchedules[g.Schedule], ", ", sched, ">;")
 				w.P("return ", ns, "::", f.run, "<G>(kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen);")
 			})
 			w.P("#else")
@@ -241,7 +245,7 @@ func cutlassForms(k *ir.Kernel) [2]gemmForm {
 // problem class: the EVT, the epilogue and mainloop collectives (CUTLASS's
 // builders) and the adapter.
 func cutlassGemmType(w *Writer, c *ir.CUTLASS, ns string, f gemmForm) {
-	w.P("template <class T, class TileShape, class ClusterShape, class MainSchedule, class EpiSchedule>")
+	w.P("template <class T, class TileShape, class ClusterShape, class MainSchedule, class EpiSchedule, class Scheduler>")
 	w.P("struct ", f.gemm, " {")
 	w.Indent(func() {
 		var leaves []string
@@ -273,7 +277,7 @@ func cutlassGemmType(w *Writer, c *ir.CUTLASS, ns string, f gemmForm) {
 		w.P("    TileShape, ClusterShape,")
 		w.P("    cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename Epilogue::SharedStorage))>,")
 		w.P("    MainSchedule>::CollectiveOp;")
-		w.P("using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue>;")
+		w.P("using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue, Scheduler>;")
 		w.P("using Adapter = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;")
 	})
 	w.P("};")
@@ -327,11 +331,17 @@ func cutlassRun(w *Writer, k *ir.Kernel, c *ir.CUTLASS, f gemmForm) {
 			w.P(`std::snprintf(kgen_err, kgen_errlen, "CUTLASS cannot run m=%d n=%d k=%d: %s", M, N, K, cutlass::cutlassGetStatusString(kgen_st));`)
 			w.P("return 1;")
 		})
-		w.Block("if (G::Adapter::get_workspace_size(kgen_args) != 0)", func() {
-			w.P(`std::snprintf(kgen_err, kgen_errlen, "CUTLASS asks for a workspace; kgen gives none");`)
+		w.P("// Stream-K's partial sums: stream-ordered memory, freed after the GEMM")
+		w.P("// in the same stream (so a captured graph owns it too).")
+		w.P("const cudaStream_t kgen_s = static_cast<cudaStream_t>(kgen_stream);")
+		w.P("void* kgen_ws = nullptr;")
+		w.P("const size_t kgen_wsize = G::Adapter::get_workspace_size(kgen_args);")
+		w.Block("if (kgen_wsize != 0 && cudaMallocAsync(&kgen_ws, kgen_wsize, kgen_s) != cudaSuccess)", func() {
+			w.P(`std::snprintf(kgen_err, kgen_errlen, "CUTLASS workspace of %zu bytes: %s", kgen_wsize, cudaGetErrorString(cudaGetLastError()));`)
 			w.P("return 2;")
 		})
-		w.P("kgen_st = kgen_gemm.run(kgen_args, nullptr, static_cast<cudaStream_t>(kgen_stream));")
+		w.P("kgen_st = kgen_gemm.run(kgen_args, kgen_ws, kgen_s);")
+		w.P("if (kgen_ws != nullptr) cudaFreeAsync(kgen_ws, kgen_s);")
 		w.Block("if (kgen_st != cutlass::Status::kSuccess)", func() {
 			w.P(`std::snprintf(kgen_err, kgen_errlen, "CUTLASS run: %s (%s)", cutlass::cutlassGetStatusString(kgen_st), cudaGetErrorString(cudaGetLastError()));`)
 			w.P("return 3;")

@@ -61,3 +61,44 @@ func TestCUDANoSpills(t *testing.T) {
 		t.Error("no CUDA entry point compiled")
 	}
 }
+
+// TestCUDASIMTResources compiles the f32 SIMT GEMM part of every CUDA
+// matmul for sm_90 where nvcc exists (skips otherwise; the part is plain
+// CUDA, no CUTLASS) and asserts no spills and no stack frame: its 64
+// accumulators, two fragments and the prefetched next tile stay in
+// registers under __launch_bounds__(256).
+func TestCUDASIMTResources(t *testing.T) {
+	nvcc, err := cuda.NVCC()
+	if err != nil {
+		t.Skip(err)
+	}
+	n := 0
+	for _, k := range builtins(t) {
+		mm := k.Matmul()
+		if mm == nil || mm.CUDA == nil || len(mm.CUDA.SIMT) == 0 {
+			continue
+		}
+		src, err := cfam.Emit(k, cfam.CUDA, cfam.Options{Header: header})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, dt := range mm.CUDA.SIMT {
+			use, err := cuda.Resources(context.Background(), nvcc, k.Name, src, "-DKGEN_PARTS", "-DKGEN_PART_"+dt.String()+"_simt")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(use) != 1 {
+				t.Fatalf("%s %s: ptxas reported %d entry points, want the SIMT GEMM's one", k.Name, dt, len(use))
+			}
+			u := use[0]
+			n++
+			if u.SpillStores+u.SpillLoads > 0 || u.Stack > 0 || u.Registers > 255 {
+				t.Errorf("%s: %d registers, %d-byte stack frame, %d/%d bytes spill stores/loads; want no spills", u.Entry, u.Registers, u.Stack, u.SpillStores, u.SpillLoads)
+			}
+			t.Logf("%s: %d registers", u.Entry, u.Registers)
+		}
+	}
+	if n == 0 {
+		t.Error("no SIMT GEMM compiled")
+	}
+}

@@ -9,7 +9,8 @@ import (
 
 // CUDA matmul ports are not fatbins: their kernels are CUTLASS GEMMs whose
 // launch (TMA descriptors, cluster shape, persistent grid) is prepared on
-// the host by CUTLASS itself. `kgen cuda` builds such a kernel's .cu into a
+// the host by CUTLASS itself, and for f32 storage kgen's SIMT GEMM, launched
+// by its own host function in the same library. `kgen cuda` builds such a kernel's .cu into a
 // shared library, <kernel>-<hash>.so, that exports one host function per
 // storage dtype, named by the variant's host name:
 //

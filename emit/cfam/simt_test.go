@@ -19,12 +19,12 @@ import (
 func TestSIMTLayouts(t *testing.T) {
 	nvcc, _ := cuda.NVCC()
 	a := map[bool][]string{
-		false: {"size_t kgen_oa = (kgen_i0 + kgen_xa) * kgen_K + kgen_ka;", "kgen_sa = size_t(kgen_THREADS / kgen_BK) * kgen_K", "kgen_da = kgen_BK;"},
-		true:  {"size_t kgen_oa = size_t(kgen_ka) * kgen_M + kgen_i0 + kgen_xa;", "kgen_sa = size_t(kgen_THREADS / kgen_BM) * kgen_M", "kgen_da = size_t(kgen_BK) * kgen_M;"},
+		false: {"I kgen_oa = (kgen_i0 + kgen_xa) * kgen_K + kgen_ka;", "kgen_sa = I(kgen_THREADS / kgen_BK) * kgen_K", "kgen_da = kgen_BK;"},
+		true:  {"I kgen_oa = I(kgen_ka) * kgen_M + kgen_i0 + kgen_xa;", "kgen_sa = I(kgen_THREADS / kgen_BM) * kgen_M", "kgen_da = I(kgen_BK) * kgen_M;"},
 	}
 	b := map[bool][]string{
-		false: {"size_t kgen_ob = size_t(kgen_kb) * kgen_N + kgen_j0 + kgen_xb;", "kgen_sb = size_t(kgen_THREADS / kgen_BN) * kgen_N", "kgen_db = size_t(kgen_BK) * kgen_N;"},
-		true:  {"size_t kgen_ob = (kgen_j0 + kgen_xb) * kgen_K + kgen_kb;", "kgen_sb = size_t(kgen_THREADS / kgen_BK) * kgen_K", "kgen_db = kgen_BK;"},
+		false: {"I kgen_ob = I(kgen_kb) * kgen_N + kgen_j0 + kgen_xb;", "kgen_sb = I(kgen_THREADS / kgen_BN) * kgen_N", "kgen_db = I(kgen_BK) * kgen_N;"},
+		true:  {"I kgen_ob = (kgen_j0 + kgen_xb) * kgen_K + kgen_kb;", "kgen_sb = I(kgen_THREADS / kgen_BK) * kgen_K", "kgen_db = kgen_BK;"},
 	}
 	layout := map[bool]string{false: "row_major", true: "col_major"}
 	for _, ac := range []bool{false, true} {
@@ -52,10 +52,14 @@ func TestSIMTLayouts(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(use) != 1 || use[0].SpillStores+use[0].SpillLoads+use[0].Stack > 0 {
-					t.Errorf("A %s, B %s: ptxas: %+v", layout[ac], layout[bc], use)
-				} else {
-					t.Logf("A %s, B %s: %d registers", layout[ac], layout[bc], use[0].Registers)
+				if len(use) != 2 {
+					t.Fatalf("A %s, B %s: ptxas: %+v", layout[ac], layout[bc], use)
+				}
+				for _, u := range use {
+					if u.SpillStores+u.SpillLoads+u.Stack > 0 {
+						t.Errorf("A %s, B %s: ptxas: %+v", layout[ac], layout[bc], u)
+					}
+					t.Logf("A %s, B %s: %s: %d registers", layout[ac], layout[bc], u.Entry, u.Registers)
 				}
 			}
 			for _, want := range []string{"for (unsigned kgen_t = 0; kgen_t < kgen_kt; ++kgen_t)", "kgen_k_epilogue(kgen_f(bias[kgen_j]), kgen_acc[kgen_r][kgen_c], kgen_y);",

@@ -122,13 +122,13 @@ func (o simtOperand) count() string { return "kgen_L" + strings.ToUpper(o.id) }
 func (o simtOperand) setup(w *Writer) {
 	if o.contiguous {
 		w.P("const int ", o.v("x"), " = int(threadIdx.x) % ", o.side, ", ", o.v("k"), " = int(threadIdx.x) / ", o.side, ";")
-		w.P("I ", o.v("o"), " = I(", o.v("k"), ") * ", o.extent, " + ", o.origin, " + ", o.v("x"), ";")
-		w.P("const I ", o.v("s"), " = I(kgen_THREADS / ", o.side, ") * ", o.extent, ", ", o.v("d"), " = I(kgen_BK) * ", o.extent, ";")
+		w.P("kgen_I ", o.v("o"), " = kgen_I(", o.v("k"), ") * ", o.extent, " + ", o.origin, " + ", o.v("x"), ";")
+		w.P("const kgen_I ", o.v("s"), " = kgen_I(kgen_THREADS / ", o.side, ") * ", o.extent, ", ", o.v("d"), " = kgen_I(kgen_BK) * ", o.extent, ";")
 		return
 	}
 	w.P("const int ", o.v("x"), " = int(threadIdx.x) / kgen_BK, ", o.v("k"), " = int(threadIdx.x) % kgen_BK;")
-	w.P("I ", o.v("o"), " = (", o.origin, " + ", o.v("x"), ") * kgen_K + ", o.v("k"), ";")
-	w.P("const I ", o.v("s"), " = I(kgen_THREADS / kgen_BK) * kgen_K, ", o.v("d"), " = kgen_BK;")
+	w.P("kgen_I ", o.v("o"), " = (", o.origin, " + ", o.v("x"), ") * kgen_K + ", o.v("k"), ";")
+	w.P("const kgen_I ", o.v("s"), " = kgen_I(kgen_THREADS / kgen_BK) * kgen_K, ", o.v("d"), " = kgen_BK;")
 }
 
 // slot is slot q's tile coordinates.
@@ -184,24 +184,24 @@ func simtKernel(w *Writer, k *ir.Kernel, d *Dialect, t dtype.DType) {
 	}
 	params = append(params, k.Name+"_args kgen_args")
 	ops := simtOperands(k, name)
-	w.P("template <typename I> // the index type: unsigned where every index fits (kgen_narrow), else size_t")
+	w.P("template <typename kgen_I> // the index type: unsigned where every index fits (kgen_narrow), else size_t")
 	w.P("__global__ void __launch_bounds__(kgen_THREADS) kgen_gemm(", strings.Join(params, ", "), ") {")
 	w.Indent(func() {
 		w.P("__shared__ __align__(16) float kgen_as[kgen_BK][kgen_BM + kgen_PAD];")
 		w.P("__shared__ __align__(16) float kgen_bs[kgen_BK][kgen_BN + kgen_PAD];")
-		w.P("const I kgen_M = kgen_args.m, kgen_N = kgen_args.n, kgen_K = kgen_args.k;")
+		w.P("const kgen_I kgen_M = kgen_args.m, kgen_N = kgen_args.n, kgen_K = kgen_args.k;")
 		w.P("const unsigned kgen_kt = unsigned((kgen_K + kgen_BK - 1) / kgen_BK); // K tiles")
 		w.P("const int kgen_tx = int(threadIdx.x) % kgen_TX, kgen_ty = int(threadIdx.x) / kgen_TX;")
-		w.P("const I kgen_i0 = I(blockIdx.x) * kgen_BM;")
-		w.Block("for (I kgen_jt = blockIdx.y; kgen_jt * kgen_BN < kgen_N; kgen_jt += gridDim.y)", func() {
-			w.P("const I kgen_j0 = kgen_jt * kgen_BN;")
+		w.P("const kgen_I kgen_i0 = kgen_I(blockIdx.x) * kgen_BM;")
+		w.Block("for (kgen_I kgen_jt = blockIdx.y; kgen_jt * kgen_BN < kgen_N; kgen_jt += gridDim.y)", func() {
+			w.P("const kgen_I kgen_j0 = kgen_jt * kgen_BN;")
 			w.P("float kgen_acc[kgen_TM][kgen_TN] = {};")
 			w.P("float kgen_ra[kgen_LA], kgen_rb[kgen_LB];")
 			for _, o := range ops {
 				o.setup(w)
 			}
 			w.Block("if (kgen_kt > 0)", func() {
-				w.P("const I kgen_k = 0;")
+				w.P("const kgen_I kgen_k = 0;")
 				for _, o := range ops {
 					o.fetch(w)
 					o.store(w)
@@ -211,7 +211,7 @@ func simtKernel(w *Writer, k *ir.Kernel, d *Dialect, t dtype.DType) {
 			w.Block("for (unsigned kgen_t = 0; kgen_t < kgen_kt; ++kgen_t)", func() {
 				w.P("const bool kgen_next = kgen_t + 1 < kgen_kt;")
 				w.Block("if (kgen_next)", func() {
-					w.P("const I kgen_k = I(kgen_t + 1) * kgen_BK;")
+					w.P("const kgen_I kgen_k = kgen_I(kgen_t + 1) * kgen_BK;")
 					for _, o := range ops {
 						o.fetch(w)
 					}
@@ -279,13 +279,13 @@ func simtEpilogue(w *Writer, k *ir.Kernel, name map[int]string, T string) {
 	}
 	w.P("#pragma unroll")
 	w.Block("for (int kgen_r = 0; kgen_r < kgen_TM; ++kgen_r)", func() {
-		w.P("const I kgen_i = kgen_i0 + 4 * kgen_ty + (kgen_r % 4) + (kgen_r / 4) * (kgen_BM / 2);")
+		w.P("const kgen_I kgen_i = kgen_i0 + 4 * kgen_ty + (kgen_r % 4) + (kgen_r / 4) * (kgen_BM / 2);")
 		w.P("if (kgen_i >= kgen_M) break;")
 		w.P("#pragma unroll")
 		w.Block("for (int kgen_c = 0; kgen_c < kgen_TN; ++kgen_c)", func() {
-			w.P("const I kgen_j = kgen_j0 + 4 * kgen_tx + (kgen_c % 4) + (kgen_c / 4) * (kgen_BN / 2);")
+			w.P("const kgen_I kgen_j = kgen_j0 + 4 * kgen_tx + (kgen_c % 4) + (kgen_c / 4) * (kgen_BN / 2);")
 			w.P("if (kgen_j >= kgen_N) break;")
-			w.P("const I kgen_at = kgen_i * kgen_N + kgen_j;")
+			w.P("const kgen_I kgen_at = kgen_i * kgen_N + kgen_j;")
 			w.P("float kgen_y;")
 			w.P(st.Name, "(", strings.Join(append(call, "kgen_y"), ", "), ");")
 			w.P(out.Name, "[kgen_at] = kgen_to<", T, ">(kgen_y);")

@@ -19,12 +19,12 @@ import (
 func TestSIMTLayouts(t *testing.T) {
 	nvcc, _ := cuda.NVCC()
 	a := map[bool][]string{
-		false: {"I kgen_oa = (kgen_i0 + kgen_xa) * kgen_K + kgen_ka;", "kgen_sa = I(kgen_THREADS / kgen_BK) * kgen_K", "kgen_da = kgen_BK;"},
-		true:  {"I kgen_oa = I(kgen_ka) * kgen_M + kgen_i0 + kgen_xa;", "kgen_sa = I(kgen_THREADS / kgen_BM) * kgen_M", "kgen_da = I(kgen_BK) * kgen_M;"},
+		false: {"kgen_I kgen_oa = (kgen_i0 + kgen_xa) * kgen_K + kgen_ka;", "kgen_sa = kgen_I(kgen_THREADS / kgen_BK) * kgen_K", "kgen_da = kgen_BK;"},
+		true:  {"kgen_I kgen_oa = kgen_I(kgen_ka) * kgen_M + kgen_i0 + kgen_xa;", "kgen_sa = kgen_I(kgen_THREADS / kgen_BM) * kgen_M", "kgen_da = kgen_I(kgen_BK) * kgen_M;"},
 	}
 	b := map[bool][]string{
-		false: {"I kgen_ob = I(kgen_kb) * kgen_N + kgen_j0 + kgen_xb;", "kgen_sb = I(kgen_THREADS / kgen_BN) * kgen_N", "kgen_db = I(kgen_BK) * kgen_N;"},
-		true:  {"I kgen_ob = (kgen_j0 + kgen_xb) * kgen_K + kgen_kb;", "kgen_sb = I(kgen_THREADS / kgen_BK) * kgen_K", "kgen_db = kgen_BK;"},
+		false: {"kgen_I kgen_ob = kgen_I(kgen_kb) * kgen_N + kgen_j0 + kgen_xb;", "kgen_sb = kgen_I(kgen_THREADS / kgen_BN) * kgen_N", "kgen_db = kgen_I(kgen_BK) * kgen_N;"},
+		true:  {"kgen_I kgen_ob = (kgen_j0 + kgen_xb) * kgen_K + kgen_kb;", "kgen_sb = kgen_I(kgen_THREADS / kgen_BK) * kgen_K", "kgen_db = kgen_BK;"},
 	}
 	layout := map[bool]string{false: "row_major", true: "col_major"}
 	for _, ac := range []bool{false, true} {

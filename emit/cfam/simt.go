@@ -50,7 +50,17 @@ func simtCode(w *Writer, k *ir.Kernel, d *Dialect, t dtype.DType, ns string) {
 	simtKernel(w, k, d, t)
 	w.P("} // namespace ", inner)
 	w.P()
-	w.Block(`extern "C" int `+ns+"_"+part+partSig(k), func() {
+	simtHost(w, k, d, t, ns+"_"+part, inner)
+	w.P("#else")
+	w.P(`extern "C" int `, ns, "_", part, partSig(k), ";")
+	w.P("#endif")
+	w.P()
+}
+
+// simtHost writes the part's host function fn: the grid, the index type
+// (32-bit where every index fits) and the launch on the caller's stream.
+func simtHost(w *Writer, k *ir.Kernel, d *Dialect, t dtype.DType, fn, inner string) {
+	w.Block(`extern "C" int `+fn+partSig(k), func() {
 		w.P("using namespace ", inner, ";")
 		w.P("const size_t kgen_rt = (size_t(kgen_args.m) + kgen_BM - 1) / kgen_BM, kgen_ct = (size_t(kgen_args.n) + kgen_BN - 1) / kgen_BN;")
 		w.P("if (kgen_rt == 0 || kgen_ct == 0) return 0;")
@@ -78,10 +88,6 @@ func simtCode(w *Writer, k *ir.Kernel, d *Dialect, t dtype.DType, ns string) {
 		})
 		w.P("return 0;")
 	})
-	w.P("#else")
-	w.P(`extern "C" int `, ns, "_", part, partSig(k), ";")
-	w.P("#endif")
-	w.P()
 }
 
 // simtOperand is how the kernel stages one operand's tile. Thread t's

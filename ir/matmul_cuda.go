@@ -22,10 +22,14 @@ type CUTLASS struct {
 	// epilogue input, loaded by TMA like the output is stored), -1 none.
 	Source int
 	// DTypes are the storage dtypes with a CUTLASS kernel (16-bit: the
-	// tensor cores' bf16/f16 WGMMA). f32 storage has no entry point: WGMMA
-	// multiplies f32 as TF32, which misses the f32 bound by orders of
-	// magnitude, and CUTLASS's SM90 builders have no SIMT path.
+	// tensor cores' bf16/f16 WGMMA).
 	DTypes []dtype.DType
+	// SIMT are the storage dtypes with kgen's own SIMT GEMM instead (f32):
+	// WGMMA multiplies f32 as TF32 (10-bit mantissas), which misses the f32
+	// bound by orders of magnitude, and CUTLASS's SM90 builders have no
+	// exact-f32 path; the SIMT GEMM is f32 FMA throughout, as the CPU
+	// reference, and takes any m, n, k.
+	SIMT []dtype.DType
 	// Configs are the problem classes, tried in order: the first whose
 	// MaxM is 0 or at least m runs.
 	Configs []GemmConfig
@@ -86,8 +90,41 @@ var CUTLASSConfigs = []GemmConfig{
 	{Name: "large", Tile: [3]int{128, 256, 64}, Cluster: [2]int{2, 1}, Schedule: "cooperative"},
 }
 
-// CUTLASSF32Why says why f32 storage has no CUDA matmul kernel.
-const CUTLASSF32Why = "the CUDA matmul is CUTLASS WGMMA on bf16/f16 storage; its f32 path multiplies as TF32 (10-bit mantissas), far outside the f32 bound, and CUTLASS's SM90 builders have no exact-f32 (SIMT) GEMM"
+// SIMTGemm is the shape of the SIMT GEMM (emit/cfam/simt.go): a
+// Tile[0]×Tile[1] block of the output per CTA of Threads threads, K in
+// steps of Tile[2] staged in shared memory, each thread a Micro[0]×Micro[1]
+// microtile of f32 accumulators in two float4-wide halves half a tile
+// apart (its shared reads: float4 broadcasts along m, consecutive float4s
+// along n).
+type SIMTGemm struct {
+	Tile    [3]int
+	Micro   [2]int
+	Threads int
+}
+
+// SIMTConfig is the standard SGEMM structure: 128×128×8 tiles, 256
+// threads of 8×8 accumulators.
+var SIMTConfig = SIMTGemm{Tile: [3]int{128, 128, 8}, Micro: [2]int{8, 8}, Threads: 256}
+
+// CUDAMatmulWhy says which storage dtypes the CUDA matmul has kernels for.
+const CUDAMatmulWhy = "the CUDA matmul has CUTLASS WGMMA kernels for bf16/f16 storage and kgen's SIMT GEMM (exact f32 FMA) for f32 storage only"
+
+// AlignOf is the element multiple k and n must be for storage t: Align for
+// CUTLASS's 16-bit storage, 1 (any size, k = 0 included) for the SIMT GEMM.
+func (c *CUTLASS) AlignOf(t dtype.DType) int {
+	for _, s := range c.SIMT {
+		if s == t {
+			return 1
+		}
+	}
+	return c.Align
+}
+
+// Entries are the storage dtypes with a host function: CUTLASS's, then
+// the SIMT GEMM's.
+func (c *CUTLASS) Entries() []dtype.DType {
+	return append(append([]dtype.DType(nil), c.DTypes...), c.SIMT...)
+}
 
 // cutlassPlan decides the CUDA port of a matmul, or says at the spec's
 // `cuda: generated` why kgen cannot write it yet.
@@ -112,12 +149,15 @@ func cutlassPlan(s *spec.Spec, k *Kernel, mm *Matmul, diags *diag.List) *CUTLASS
 		}
 	}
 	for _, v := range k.Variants {
-		if v.DType.Size() == 2 {
+		switch {
+		case v.DType.Size() == 2:
 			plan.DTypes = append(plan.DTypes, v.DType)
+		case v.DType == dtype.F32:
+			plan.SIMT = append(plan.SIMT, v.DType)
 		}
 	}
-	if len(plan.DTypes) == 0 {
-		return refuse(CUTLASSF32Why)
+	if len(plan.DTypes)+len(plan.SIMT) == 0 {
+		return refuse(CUDAMatmulWhy)
 	}
 	ins := k.ElementInputs(0)
 	for _, a := range k.Stages()[0].Args {
@@ -182,9 +222,17 @@ func (c *CUTLASS) describeCUDA() []string {
 		}
 		cfgs += fmt.Sprintf("%s: %s %d×%d×%d, cluster %d×%d%s", when, g.Schedule, g.Tile[0], g.Tile[1], g.Tile[2], g.Cluster[0], g.Cluster[1], swap)
 	}
-	return []string{
-		"CUDA: CUTLASS 3.x SM90 GEMM (TMA, warp-specialised WGMMA, f32 accumulate), " + cfgs,
-		"CUDA epilogue: an EVT whose compute node is the epilogue stage over " + leaves + "; params by value",
-		fmt.Sprintf("CUDA: k and n must be multiples of %d (16-byte TMA strides); storage %v only", c.Align, c.DTypes),
+	var out []string
+	if len(c.DTypes) > 0 {
+		out = append(out,
+			fmt.Sprintf("CUDA %v: CUTLASS 3.x SM90 GEMM (TMA, warp-specialised WGMMA, f32 accumulate), %s", c.DTypes, cfgs),
+			"CUDA epilogue: an EVT whose compute node is the epilogue stage over "+leaves+"; params by value",
+			fmt.Sprintf("CUDA %v: k and n must be multiples of %d (16-byte TMA strides)", c.DTypes, c.Align))
 	}
+	if len(c.SIMT) > 0 {
+		g := SIMTConfig
+		out = append(out, fmt.Sprintf("CUDA %v: kgen's SIMT GEMM (exact f32 FMA), %d×%d×%d tile in shared memory, %d threads of %d×%d accumulators; any m, n, k; the epilogue stage per element over %s",
+			c.SIMT, g.Tile[0], g.Tile[1], g.Tile[2], g.Threads, g.Micro[0], g.Micro[1], leaves))
+	}
+	return out
 }

@@ -11,8 +11,9 @@ import (
 // TestCUTLASSPlan: `cuda: generated` on a matmul gives the IR's CUTLASS
 // plan — EVT leaves in the epilogue stage's argument order, an [n] input a
 // row broadcast, [m] a column broadcast, the [m, n] input the C source —
-// for the 16-bit dtypes only; what it cannot plan is refused at the port's
-// line and column with the reason.
+// CUTLASS for the 16-bit dtypes, the SIMT GEMM (no alignment) for f32;
+// what it cannot plan is refused at the port's line and column with the
+// reason.
 func TestCUTLASSPlan(t *testing.T) {
 	head := "kernel: k\nkind: matmul\ndtypes: [f32, bf16]\nmatmul: {a: x, b: w}\nports: {metal: generated, cuda: generated}\n"
 	k := mustBuild(t, head+"inputs:\n  - {name: s, shape: [m]}\n  - {name: bias, shape: [n]}\n  - {name: res, shape: [m, n]}\nparams:\n  - {name: alpha, type: f32}\noutputs:\n  - y: alpha * acc * s + bias + res\n")
@@ -34,6 +35,12 @@ func TestCUTLASSPlan(t *testing.T) {
 	if c.Source != 4 || len(c.DTypes) != 1 || c.DTypes[0] != dtype.BF16 || c.Align != 8 {
 		t.Errorf("source %d, dtypes %v, align %d", c.Source, c.DTypes, c.Align)
 	}
+	if len(c.SIMT) != 1 || c.SIMT[0] != dtype.F32 || c.AlignOf(dtype.F32) != 1 || c.AlignOf(dtype.BF16) != 8 {
+		t.Errorf("simt %v, align f32 %d bf16 %d", c.SIMT, c.AlignOf(dtype.F32), c.AlignOf(dtype.BF16))
+	}
+	if e := c.Entries(); len(e) != 2 || e[0] != dtype.BF16 || e[1] != dtype.F32 {
+		t.Errorf("entries %v", e)
+	}
 	if k2 := mustBuild(t, strings.Replace(head, "cuda: generated", "cuda: null", 1)+"outputs:\n  - y: acc\n"); k2.Matmul().CUDA != nil {
 		t.Error("a plan without cuda: generated")
 	}
@@ -49,9 +56,9 @@ func TestCUTLASSPlan(t *testing.T) {
 			t.Errorf("got %v, want a positioned %q", diags, c.want)
 		}
 	}
-	_, diags := build(t, strings.Replace(head, "[f32, bf16]", "[f32]", 1)+"outputs:\n  - y: acc\n")
-	if len(diags) == 0 || !strings.Contains(diags[0].String(), "TF32") {
-		t.Errorf("f32 only: %v", diags)
+	f32 := mustBuild(t, strings.Replace(head, "[f32, bf16]", "[f32]", 1)+"outputs:\n  - y: acc\n").Matmul().CUDA
+	if f32 == nil || len(f32.DTypes) != 0 || len(f32.SIMT) != 1 {
+		t.Errorf("f32 only: %+v", f32)
 	}
 	gated := "kernel: k\nkind: matmul\ndtypes: [bf16]\nmatmul:\n  a: x\n  b: [{name: wg, acc: g}, {name: wu, acc: u}]\nports: {cuda: generated}\noutputs:\n  - y: g * u\n"
 	if _, diags := build(t, gated); len(diags) == 0 || !strings.Contains(diags[0].String(), "two Bs") {

@@ -22,8 +22,9 @@ import (
 // × problem class, and the entry points) so the parts compile in parallel:
 // -DKGEN_PART_<part> selects one; without any, the whole file compiles.
 
-// CUTLASSParts are the compile parts of a CUDA matmul: one per storage
-// dtype and problem class, then "entry" (the host entry points).
+// CUTLASSParts are the compile parts of a CUDA matmul: one per 16-bit
+// storage dtype and problem class, one per SIMT dtype (f32_simt, kgen's
+// own GEMM, simt.go), then "entry" (the host entry points).
 func CUTLASSParts(k *ir.Kernel) []string {
 	c := k.Matmul().CUDA
 	var out []string
@@ -32,15 +33,25 @@ func CUTLASSParts(k *ir.Kernel) []string {
 			out = append(out, t.String()+"_"+g.Name)
 		}
 	}
+	return append(out, plainParts(k)...)
+}
+
+// plainParts are the parts that include none of CUTLASS's headers: the
+// SIMT GEMMs and the entry points.
+func plainParts(k *ir.Kernel) []string {
+	var out []string
+	for _, t := range k.Matmul().CUDA.SIMT {
+		out = append(out, SIMTPart(t))
+	}
 	return append(out, "entry")
 }
 
 // cutlassCode writes the EVT functor, the GEMM types, the parts and the
 // entry points after the stage functions.
-func cutlassCode(w *Writer, k *ir.Kernel, _ *Dialect) {
+func cutlassCode(w *Writer, k *ir.Kernel, d *Dialect) {
 	c := k.Matmul().CUDA
 	ns := "kgen_" + k.Name
-	w.P("#if !defined(KGEN_PART_entry) // the entry points need none of CUTLASS")
+	w.P("#if !defined(KGEN_NO_CUTLASS) // the entry points and the SIMT GEMM need none of CUTLASS")
 	cutlassFunctor(w, k, ns)
 	w.P("namespace ", ns, " {")
 	w.P("using namespace ::cute;")
@@ -60,6 +71,9 @@ func cutlassCode(w *Writer, k *ir.Kernel, _ *Dialect) {
 	w.P("#endif")
 	w.P()
 	cutlassParts(w, k, forms, ns)
+	for _, t := range c.SIMT {
+		simtCode(w, k, d, t, ns)
+	}
 	cutlassEntries(w, k, ns)
 }
 
@@ -133,17 +147,22 @@ func cutlassParts(w *Writer, k *ir.Kernel, forms [2]gemmForm, ns string) {
 	}
 }
 
-// cutlassEntries writes the host entry points, one per 16-bit variant:
-// the first problem class whose MaxM admits m runs.
+// cutlassEntries writes the host entry points, one per variant with a
+// kernel: for 16-bit storage the first problem class whose MaxM admits m
+// runs; for f32 the SIMT GEMM.
 func cutlassEntries(w *Writer, k *ir.Kernel, ns string) {
 	c, args := k.Matmul().CUDA, k.Name+"_args"
 	w.P("#if !defined(KGEN_PARTS) || defined(KGEN_PART_entry)")
 	for _, v := range k.Variants {
-		if !hasDType(c.DTypes, v.DType) {
+		if !hasDType(c.Entries(), v.DType) {
 			continue
 		}
 		w.Block(`extern "C" int `+v.HostName+"(void* kgen_stream, void* const* kgen_ptrs, const void* kgen_argp, char* kgen_err, int kgen_errlen)", func() {
 			w.P("const ", args, "& kgen_args = *static_cast<const ", args, "*>(kgen_argp);")
+			if hasDType(c.SIMT, v.DType) {
+				w.P("return ", ns, "_", SIMTPart(v.DType), "(kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen);")
+				return
+			}
 			for _, g := range c.Configs {
 				call := fmt.Sprint("return ", ns, "_", v.DType, "_", g.Name, "(kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen);")
 				if g.MaxM > 0 {

@@ -36,7 +36,7 @@ func (matmul) describe(k *ir.Kernel, d *Dialect, v *view) {
 	if mm.CUDA != nil && d.Backend == ir.CUDA {
 		var entries []string
 		for _, variant := range k.Variants {
-			if hasDType(mm.CUDA.DTypes, variant.DType) {
+			if hasDType(mm.CUDA.Entries(), variant.DType) {
 				entries = append(entries, variant.HostName)
 			}
 		}
@@ -44,9 +44,9 @@ func (matmul) describe(k *ir.Kernel, d *Dialect, v *view) {
 	}
 }
 
-func (matmul) helpers(_ *ir.Kernel, d *Dialect) []helper {
+func (matmul) helpers(k *ir.Kernel, d *Dialect) []helper {
 	if d.Backend == ir.CUDA {
-		return []helper{{name: "cutlass_head"}}
+		return []helper{{name: "cutlass_head", data: plainParts(k)}}
 	}
 	return nil
 }

@@ -85,6 +85,9 @@ func buildKernel(s *spec.Spec, diags *diag.List) *Kernel {
 	if s.Tile != nil && s.Kind != spec.Matmul {
 		diags.Addf(s.Tile.Pos, "the tile field is only for matmul kernels (kind: matmul)")
 	}
+	if s.CUDATiles != nil && (s.Kind != spec.Matmul || !k.Ports[CUDA]) {
+		diags.Addf(s.CUDATilesPos, "cuda_tiles sets the problem classes of a matmul's CUDA port: it needs kind: matmul and cuda: generated")
+	}
 	k.Schedule = kb.schedule(s, k, diags)
 	return k
 }

@@ -22,16 +22,22 @@ type CUTLASS struct {
 	// epilogue input, loaded by TMA like the output is stored), -1 none.
 	Source int
 	// DTypes are the storage dtypes with a CUTLASS kernel (16-bit: the
-	// tensor cores' bf16/f16 WGMMA). f32 storage has no entry point: WGMMA
-	// multiplies f32 as TF32, which misses the f32 bound by orders of
-	// magnitude, and CUTLASS's SM90 builders have no SIMT path.
+	// tensor cores' bf16/f16 WGMMA).
 	DTypes []dtype.DType
+	// SIMT are the storage dtypes with kgen's own SIMT GEMM instead (f32):
+	// WGMMA multiplies f32 as TF32 (10-bit mantissas), which misses the f32
+	// bound by orders of magnitude, and CUTLASS's SM90 builders have no
+	// exact-f32 path; the SIMT GEMM is f32 FMA throughout, as the CPU
+	// reference, and takes any m, n, k.
+	SIMT []dtype.DType
 	// Configs are the problem classes, tried in order: the first whose
 	// MaxM is 0 or at least m runs.
 	Configs []GemmConfig
 	// Align is the element multiple k and n must be: TMA needs 16-byte
 	// row strides (8 elements of 16-bit storage).
 	Align int
+	// Why says why the storage dtypes without an entry have none.
+	Why string
 }
 
 // EVTLeafKind is how an EVT leaf reads its value at element (i, j).
@@ -67,6 +73,10 @@ type GemmConfig struct {
 	Schedule string // "cooperative" or "pingpong"
 	MaxM     int    // 0: any m
 	Swap     bool
+	// StreamK runs CUTLASS's stream-K tile scheduler: the CTAs share out
+	// the K loops of all tiles, so a problem with fewer tiles than SMs
+	// still fills the GPU; its partial sums need a workspace.
+	StreamK bool
 }
 
 // CUTLASSConfigs are kgen's problem classes. Large m: the cooperative
@@ -82,8 +92,44 @@ var CUTLASSConfigs = []GemmConfig{
 	{Name: "large", Tile: [3]int{128, 256, 64}, Cluster: [2]int{2, 1}, Schedule: "cooperative"},
 }
 
-// CUTLASSF32Why says why f32 storage has no CUDA matmul kernel.
-const CUTLASSF32Why = "the CUDA matmul is CUTLASS WGMMA on bf16/f16 storage; its f32 path multiplies as TF32 (10-bit mantissas), far outside the f32 bound, and CUTLASS's SM90 builders have no exact-f32 (SIMT) GEMM"
+// SIMTGemm is the shape of the SIMT GEMM (emit/cfam/simt.go): a
+// Tile[0]×Tile[1] block of the output per CTA of Threads threads, K in
+// steps of Tile[2] staged in shared memory, each thread a Micro[0]×Micro[1]
+// microtile of f32 accumulators in two float4-wide halves half a tile
+// apart (its shared reads: float4 broadcasts along m, consecutive float4s
+// along n).
+type SIMTGemm struct {
+	Tile    [3]int
+	Micro   [2]int
+	Threads int
+}
+
+// SIMTConfig is the standard SGEMM structure: 128×128×8 tiles, 256
+// threads of 8×8 accumulators.
+var SIMTConfig = SIMTGemm{Tile: [3]int{128, 128, 8}, Micro: [2]int{8, 8}, Threads: 256}
+
+// CUDAMatmulWhy says which storage dtypes the CUDA matmul has kernels for.
+const CUDAMatmulWhy = "the CUDA matmul has CUTLASS WGMMA kernels for bf16/f16 storage and kgen's SIMT GEMM (exact f32 FMA) for f32 storage only"
+
+// CUDASplitWhy says which storage dtypes the CUDA split has kernels for.
+const CUDASplitWhy = "the CUDA split (row reductions, two Bs) has CUTLASS WGMMA kernels for bf16/f16 storage only; an f32 split over the SIMT GEMM is not generated yet"
+
+// AlignOf is the element multiple k and n must be for storage t: Align for
+// CUTLASS's 16-bit storage, 1 (any size, k = 0 included) for the SIMT GEMM.
+func (c *CUTLASS) AlignOf(t dtype.DType) int {
+	for _, s := range c.SIMT {
+		if s == t {
+			return 1
+		}
+	}
+	return c.Align
+}
+
+// Entries are the storage dtypes with a host function: CUTLASS's, then
+// the SIMT GEMM's.
+func (c *CUTLASS) Entries() []dtype.DType {
+	return append(append([]dtype.DType(nil), c.DTypes...), c.SIMT...)
+}
 
 // cutlassPlan decides the CUDA port of a matmul, or says at the spec's
 // `cuda: generated` why kgen cannot write it yet. A matmul with a split
@@ -95,14 +141,22 @@ func cutlassPlan(s *spec.Spec, k *Kernel, mm *Matmul, diags *diag.List) *CUTLASS
 		diags.Addf(pos, "kgen cannot generate the CUDA port of this matmul yet: %s; set `cuda: null`", why)
 		return nil
 	}
-	plan := &CUTLASS{Source: -1, Configs: CUTLASSConfigs, Align: 8}
-	for _, v := range k.Variants {
-		if v.DType.Size() == 2 {
-			plan.DTypes = append(plan.DTypes, v.DType)
+	plan := &CUTLASS{Source: -1, Configs: CUTLASSConfigs, Align: 8, Why: CUDAMatmulWhy}
+	if s.CUDATiles != nil {
+		if plan.Configs = cudaClasses(s.CUDATiles, diags); plan.Configs == nil {
+			return nil
 		}
 	}
-	if len(plan.DTypes) == 0 {
-		return refuse(CUTLASSF32Why)
+	for _, v := range k.Variants {
+		switch {
+		case v.DType.Size() == 2:
+			plan.DTypes = append(plan.DTypes, v.DType)
+		case v.DType == dtype.F32:
+			plan.SIMT = append(plan.SIMT, v.DType)
+		}
+	}
+	if len(plan.DTypes)+len(plan.SIMT) == 0 {
+		return refuse(CUDAMatmulWhy)
 	}
 	for _, o := range append([]Operand{mm.A}, mm.B...) {
 		if k.Bindings[o.Binding].DType != dtype.Invalid {
@@ -157,6 +211,10 @@ func cutlassPlan(s *spec.Spec, k *Kernel, mm *Matmul, diags *diag.List) *CUTLASS
 // kernel's stages, so what the EVT refuses (index reads, integer params,
 // pinned epilogue inputs, several outputs) it takes.
 func splitPlan(plan *CUTLASS, mm *Matmul, refuse func(string) *CUTLASS) *CUTLASS {
+	plan.SIMT, plan.Why = nil, CUDASplitWhy
+	if len(plan.DTypes) == 0 {
+		return refuse(CUDASplitWhy)
+	}
 	for _, b := range mm.B[1:] {
 		if b.ColMajor != mm.B[0].ColMajor {
 			return refuse(fmt.Sprintf("B %s and B %s are stored in different layouts; the split's GEMMs share one type per problem class, so the Bs must share a layout", mm.B[0].Name, b.Name))
@@ -174,6 +232,13 @@ func splitPlan(plan *CUTLASS, mm *Matmul, refuse func(string) *CUTLASS) *CUTLASS
 
 // describeCUDA is the CUDA port's schedule in words.
 func (c *CUTLASS) describeCUDA(mm *Matmul) []string {
+	leaves := ""
+	for i, l := range c.Leaves {
+		if i > 0 {
+			leaves += ", "
+		}
+		leaves += l.Name + " (" + l.Kind.String() + ")"
+	}
 	var cfgs string
 	for i, g := range c.Configs {
 		if i > 0 {
@@ -187,27 +252,37 @@ func (c *CUTLASS) describeCUDA(mm *Matmul) []string {
 		if g.Swap {
 			swap = " on yᵀ = Bᵀ·Aᵀ"
 		}
+		if g.StreamK {
+			swap += ", stream-K"
+		}
 		cfgs += fmt.Sprintf("%s: %s %d×%d×%d, cluster %d×%d%s", when, g.Schedule, g.Tile[0], g.Tile[1], g.Tile[2], g.Cluster[0], g.Cluster[1], swap)
 	}
-	out := []string{"CUDA: CUTLASS 3.x SM90 GEMM (TMA, warp-specialised WGMMA, f32 accumulate), " + cfgs}
-	if sp := mm.Split; sp != nil && sp.CUDA != nil {
-		var ws []string
-		for _, b := range sp.Space {
-			ws = append(ws, b.Name)
+	var out []string
+	if len(c.DTypes) > 0 {
+		out = append(out, fmt.Sprintf("CUDA %v: CUTLASS 3.x SM90 GEMM (TMA, warp-specialised WGMMA, f32 accumulate), %s", c.DTypes, cfgs))
+		if sp := mm.Split; sp != nil && sp.CUDA != nil {
+			out = append(out, sp.describeCUDA()...)
+		} else {
+			out = append(out, "CUDA epilogue: an EVT whose compute node is the epilogue stage over "+leaves+"; params by value")
 		}
-		second := sp.CUDA.Comment
-		out = append(out,
-			fmt.Sprintf("CUDA split, two launches in one library call for any n: launch 1, per B, the GEMM with an identity epilogue writing its f32 accumulator into an f32 [m, n] workspace (%s); launch 2, %s: %s", joinComma(ws), sp.Rows.Entry, second),
-			fmt.Sprintf("CUDA workspace: 4·m·n bytes per B, written once and read by launch 2, from a stream-ordered pool on the caller's stream (cudaMallocFromPoolAsync, cudaFreeAsync); m·n < 2^32"))
-	} else {
-		leaves := ""
-		for i, l := range c.Leaves {
-			if i > 0 {
-				leaves += ", "
-			}
-			leaves += l.Name + " (" + l.Kind.String() + ")"
-		}
-		out = append(out, "CUDA epilogue: an EVT whose compute node is the epilogue stage over "+leaves+"; params by value")
+		out = append(out, fmt.Sprintf("CUDA %v: k and n must be multiples of %d (16-byte TMA strides)", c.DTypes, c.Align))
 	}
-	return append(out, fmt.Sprintf("CUDA: k and n must be multiples of %d (16-byte TMA strides); storage %v only", c.Align, c.DTypes))
+	if len(c.SIMT) > 0 {
+		g := SIMTConfig
+		out = append(out, fmt.Sprintf("CUDA %v: kgen's SIMT GEMM (exact f32 FMA), %d×%d×%d tile in shared memory, %d threads of %d×%d accumulators; any m, n, k; the epilogue stage per element over %s",
+			c.SIMT, g.Tile[0], g.Tile[1], g.Tile[2], g.Threads, g.Micro[0], g.Micro[1], leaves))
+	}
+	return out
+}
+
+// describeCUDA is the CUDA split's two launches and workspace in words.
+func (sp *Split) describeCUDA() []string {
+	var ws []string
+	for _, b := range sp.Space {
+		ws = append(ws, b.Name)
+	}
+	return []string{
+		fmt.Sprintf("CUDA split, two launches in one library call for any n: launch 1, per B, the GEMM with an identity epilogue writing its f32 accumulator into an f32 [m, n] workspace (%s); launch 2, %s: %s", joinComma(ws), sp.Rows.Entry, sp.CUDA.Comment),
+		"CUDA workspace: 4·m·n bytes per B, written once and read by launch 2, from a stream-ordered pool on the caller's stream (cudaMallocFromPoolAsync, cudaFreeAsync); m·n < 2^32",
+	}
 }

@@ -11,8 +11,9 @@ import (
 // TestCUTLASSPlan: `cuda: generated` on a matmul gives the IR's CUTLASS
 // plan — EVT leaves in the epilogue stage's argument order, an [n] input a
 // row broadcast, [m] a column broadcast, the [m, n] input the C source —
-// for the 16-bit dtypes only; what it cannot plan is refused at the port's
-// line and column with the reason.
+// CUTLASS for the 16-bit dtypes, the SIMT GEMM (no alignment) for f32;
+// what it cannot plan is refused at the port's line and column with the
+// reason.
 func TestCUTLASSPlan(t *testing.T) {
 	head := "kernel: k\nkind: matmul\ndtypes: [f32, bf16]\nmatmul: {a: x, b: w}\nports: {metal: generated, cuda: generated}\n"
 	k := mustBuild(t, head+"inputs:\n  - {name: s, shape: [m]}\n  - {name: bias, shape: [n]}\n  - {name: res, shape: [m, n]}\nparams:\n  - {name: alpha, type: f32}\noutputs:\n  - y: alpha * acc * s + bias + res\n")
@@ -34,6 +35,12 @@ func TestCUTLASSPlan(t *testing.T) {
 	if c.Source != 4 || len(c.DTypes) != 1 || c.DTypes[0] != dtype.BF16 || c.Align != 8 {
 		t.Errorf("source %d, dtypes %v, align %d", c.Source, c.DTypes, c.Align)
 	}
+	if len(c.SIMT) != 1 || c.SIMT[0] != dtype.F32 || c.AlignOf(dtype.F32) != 1 || c.AlignOf(dtype.BF16) != 8 {
+		t.Errorf("simt %v, align f32 %d bf16 %d", c.SIMT, c.AlignOf(dtype.F32), c.AlignOf(dtype.BF16))
+	}
+	if e := c.Entries(); len(e) != 2 || e[0] != dtype.BF16 || e[1] != dtype.F32 {
+		t.Errorf("entries %v", e)
+	}
 	if k2 := mustBuild(t, strings.Replace(head, "cuda: generated", "cuda: null", 1)+"outputs:\n  - y: acc\n"); k2.Matmul().CUDA != nil {
 		t.Error("a plan without cuda: generated")
 	}
@@ -48,9 +55,9 @@ func TestCUTLASSPlan(t *testing.T) {
 			t.Errorf("got %v, want a positioned %q", diags, c.want)
 		}
 	}
-	_, diags := build(t, strings.Replace(head, "[f32, bf16]", "[f32]", 1)+"outputs:\n  - y: acc\n")
-	if len(diags) == 0 || !strings.Contains(diags[0].String(), "TF32") {
-		t.Errorf("f32 only: %v", diags)
+	f32 := mustBuild(t, strings.Replace(head, "[f32, bf16]", "[f32]", 1)+"outputs:\n  - y: acc\n").Matmul().CUDA
+	if f32 == nil || len(f32.DTypes) != 0 || len(f32.SIMT) != 1 {
+		t.Errorf("f32 only: %+v", f32)
 	}
 }
 
@@ -101,12 +108,53 @@ func TestCUTLASSSplitPlan(t *testing.T) {
 	}
 	for _, c := range []struct{ spec, want string }{
 		{strings.Replace(gated, "acc: u, layout: col_major", "acc: u", 1), "different layouts"},
-		{strings.Replace(head, "[f32, f16, bf16]", "[f32]", 1) + "outputs:\n  - y: acc / row_sum(acc)\n", "TF32"},
+		{strings.Replace(head, "[f32, f16, bf16]", "[f32]", 1) + "outputs:\n  - y: acc / row_sum(acc)\n", "f32 split over the SIMT GEMM is not generated"},
 		{strings.Replace(head, "{a: x, b: w}", "{a: {name: x, dtype: bf16}, b: w}", 1) + "outputs:\n  - y: acc / row_sum(acc)\n", "operand x pins its dtype"},
 	} {
 		_, diags := build(t, c.spec)
 		if len(diags) == 0 || !strings.Contains(diags[0].String(), "specs/k.yaml:") || !strings.Contains(diags[0].String(), c.want) {
 			t.Errorf("got %v, want a positioned %q", diags, c.want)
 		}
+	}
+}
+
+// TestCUDATiles: `cuda_tiles:` replaces kgen's problem classes with the
+// spec's, named by their max_m, and every misfit is an error at its field.
+func TestCUDATiles(t *testing.T) {
+	head := "kernel: k\nkind: matmul\ndtypes: [bf16]\nmatmul: {a: x, b: w}\nports: {metal: generated, cuda: generated}\noutputs:\n  - y: acc\ncuda_tiles:\n"
+	k := mustBuild(t, head+"  - {max_m: 64, swap: true, tile: [128, 32, 128], stream_k: true}\n  - {tile: [64, 128, 64], schedule: pingpong, cluster: [1, 2]}\n")
+	got := k.Matmul().CUDA.Configs
+	want := []ir.GemmConfig{
+		{Name: "m64", Tile: [3]int{128, 32, 128}, Cluster: [2]int{1, 1}, Schedule: "cooperative", MaxM: 64, Swap: true, StreamK: true},
+		{Name: "any", Tile: [3]int{64, 128, 64}, Cluster: [2]int{1, 2}, Schedule: "pingpong"},
+	}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("classes %+v, want %+v", got, want)
+	}
+	for _, c := range []struct{ body, at, want string }{
+		{"  - {max_m: 64, tile: [128, 32, 128]}\n", "9:5", "the last cuda_tiles class serves every m left"},
+		{"  - {tile: [128, 32, 128]}\n  - {tile: [128, 32, 128]}\n", "9:5", "only the last cuda_tiles class may leave out max_m"},
+		{"  - {max_m: 64, tile: [128, 32, 128]}\n  - {max_m: 32, tile: [128, 32, 128]}\n  - {tile: [128, 32, 128]}\n", "10:5", "must grow"},
+		{"  - {tile: [64, 32, 128]}\n", "9:12", "tile m 64: the cooperative schedule takes [128 256]"},
+		{"  - {tile: [256, 32, 128], schedule: pingpong}\n", "9:12", "the pingpong schedule takes [64 128]"},
+		{"  - {tile: [128, 48, 128]}\n", "9:12", "tile n 48"},
+		{"  - {tile: [128, 32, 256]}\n", "9:12", "tile k 256"},
+		{"  - {tile: [256, 256, 128]}\n", "9:12", "elements per pipeline stage"},
+		{"  - {tile: [128, 32, 128], cluster: [4, 2]}\n", "9:37", "cluster 4×2"},
+		{"  - {tile: [64, 32, 128], schedule: pingpong, stream_k: true}\n", "9:57", "stream_k needs the cooperative schedule"},
+		{"  - {tile: [128, 32]}\n", "9:12", "takes 3 integers, not 2"},
+		{"  - {tile: [128, 32, 128], swap: 1}\n", "9:34", "swap must be true or false"},
+		{"  - {tile: [128, 32, 128], stream: true}\n", "9:28", "unknown cuda_tiles field \"stream\""},
+		{"  - {swap: true}\n", "9:5", "needs tile"},
+		{"  []\n", "9:3", "at least one problem class"},
+	} {
+		_, diags := build(t, head+c.body)
+		if len(diags) == 0 || !strings.Contains(diags[0].String(), "specs/k.yaml:"+c.at+":") || !strings.Contains(diags[0].String(), c.want) {
+			t.Errorf("%q: got %v, want %s: %q", c.body, diags, c.at, c.want)
+		}
+	}
+	null := strings.Replace(head, "cuda: generated", "cuda: null", 1) + "  - {tile: [128, 32, 128]}\n"
+	if _, diags := build(t, null); len(diags) == 0 || !strings.Contains(diags[0].String(), "specs/k.yaml:8:1:") || !strings.Contains(diags[0].String(), "needs kind: matmul and cuda: generated") {
+		t.Errorf("cuda: null: %v", diags)
 	}
 }

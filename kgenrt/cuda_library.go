@@ -9,7 +9,8 @@ import (
 
 // CUDA matmul ports are not fatbins: their kernels are CUTLASS GEMMs whose
 // launch (TMA descriptors, cluster shape, persistent grid) is prepared on
-// the host by CUTLASS itself. `kgen cuda` builds such a kernel's .cu into a
+// the host by CUTLASS itself, and for f32 storage kgen's SIMT GEMM, launched
+// by its own host function in the same library. `kgen cuda` builds such a kernel's .cu into a
 // shared library, <kernel>-<hash>.so, that exports one host function per
 // storage dtype, named by the variant's host name:
 //
@@ -24,33 +25,41 @@ import (
 // CUDALibrary marks a CUDAModule built as a shared library, with what its
 // host functions require beyond the generated launcher's checks.
 type CUDALibrary struct {
-	// Align is the multiple k and n must be (TMA's 16-byte row strides).
-	Align int
-	// DTypes are the storage dtypes with a host function; Why says why the
-	// others have none.
-	DTypes []DType
+	// DTypes are the storage dtypes with a host function, each with its
+	// alignment; Why says why the others have none.
+	DTypes []CUDALibraryDType
 	Why    string
 }
 
+// CUDALibraryDType is one storage dtype's host function and what it needs.
+type CUDALibraryDType struct {
+	DType DType
+	// Align is the multiple k and n must be: 8 for CUTLASS's 16-bit GEMMs
+	// (TMA's 16-byte row strides; k = 0 refused, TMA has no empty box), 1
+	// for the f32 SIMT GEMM (any k and n, 0 included).
+	Align int
+}
+
 // libraryCheck refuses what the library's host functions cannot run: a
-// storage dtype without a function, and k or n off the alignment (k = 0
-// included: TMA has no empty box).
+// storage dtype without a function, and k or n off its alignment.
 func (m *CUDAModule) libraryCheck(c *Call) error {
 	lib := m.Library
-	ok := false
+	align := 0
 	for _, t := range lib.DTypes {
-		ok = ok || t == c.Variant.DType
+		if t.DType == c.Variant.DType {
+			align = t.Align
+		}
 	}
-	if !ok {
+	if align == 0 {
 		return fmt.Errorf("kgenrt: kernel %s: the CUDA port has no %s kernel: %s", m.Kernel.Name, c.Variant.DType, lib.Why)
 	}
-	if emptyOutput(c) {
-		return nil // the host function returns at once (a row kernel's grid counts rows only)
+	if align == 1 || emptyOutput(c) {
+		return nil // the SIMT GEMM takes any size; an empty output returns at once (a row kernel's grid counts rows only)
 	}
 	for _, name := range []string{"k", "n"} {
 		v, found := sizeField(c, name)
-		if found && (v == 0 || v%uint32(lib.Align) != 0) {
-			return fmt.Errorf("kgenrt: kernel %s: the CUDA port needs %s to be a positive multiple of %d (16-byte rows for TMA); got %s = %d", m.Kernel.Name, name, lib.Align, name, v)
+		if found && (v == 0 || v%uint32(align) != 0) {
+			return fmt.Errorf("kgenrt: kernel %s: the CUDA port's %s kernel needs %s to be a positive multiple of %d (16-byte rows for TMA); got %s = %d", m.Kernel.Name, c.Variant.DType, name, align, name, v)
 		}
 	}
 	return nil

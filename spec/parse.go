@@ -26,7 +26,7 @@ const DefaultThreadgroup = 256
 
 // Fields lists the top-level keys of a spec, in the order the contract gives.
 var Fields = []string{"kernel", "doc", "kind", "dtypes", "compute", "inputs", "params",
-	"constants", "let", "outputs", "math", "threadgroup", "ports", "tolerance", "segments", "domain", "matmul", "tile"}
+	"constants", "let", "outputs", "math", "threadgroup", "ports", "tolerance", "segments", "domain", "matmul", "tile", "cuda_tiles"}
 
 // parser holds the state of reading one spec file.
 type parser struct {
@@ -125,6 +125,8 @@ func (p *parser) field(f yamlnode.Field) {
 		s.Matmul = p.matmul(f.Value)
 	case "tile":
 		s.Tile = p.tile(f.Value)
+	case "cuda_tiles":
+		s.CUDATiles, s.CUDATilesPos = p.cudaTiles(f.Value), f.KeyPos
 	default:
 		p.diags.Addf(f.KeyPos, "unknown field %q%s", f.Key, diag.Suggest(f.Key, Fields))
 		if meant := diag.Closest(f.Key, Fields); declares[meant] || meant == "kernel" || meant == "dtypes" {

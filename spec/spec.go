@@ -167,8 +167,12 @@ type Spec struct {
 	SegmentsPos diag.Pos // zero when the field is absent
 	// Matmul is a matmul kernel's operands (nil for other kinds); Tile its
 	// tile override (nil: kgen's choice).
-	Matmul         *MatmulSpec
-	Tile           *Tile
+	Matmul *MatmulSpec
+	Tile   *Tile
+	// CUDATiles overrides the problem classes of a matmul's CUDA port
+	// (nil: kgen's); CUDATilesPos is the key's position.
+	CUDATiles      []CUDAClass
+	CUDATilesPos   diag.Pos
 	ThreadgroupPos diag.Pos // zero when the field is absent
 	Pos            diag.Pos // the file's first line, for whole-file messages
 }

@@ -70,15 +70,21 @@ func (r *Report) cudaPorts(ctx context.Context, cfg *config.Config, res *generat
 				return
 			}
 			// A CUTLASS matmul: its first part (one dtype, one problem
-			// class) holds all of its own code; the other parts differ
-			// only in template arguments. `kgen cuda` compiles them all.
+			// class) holds all of its CUTLASS code; the other CUTLASS
+			// parts differ only in template arguments. The SIMT GEMMs'
+			// parts (plain CUDA, seconds each) are their own code. `kgen
+			// cuda` compiles them all.
 			dir, err := os.MkdirTemp("", "kgen-verify-")
 			if err != nil {
 				errs[j] = err
 				return
 			}
 			defer os.RemoveAll(dir)
-			errs[j] = cuda.CompilePart(ctx, nvcc, k.Name, src, include, cfam.CUTLASSParts(k)[0], filepath.Join(dir, "part.o"))
+			for _, part := range verifyParts(k) {
+				if errs[j] = cuda.CompilePart(ctx, nvcc, k.Name, src, include, part, filepath.Join(dir, part+".o")); errs[j] != nil {
+					return
+				}
+			}
 		}(j, i, files[generate.CUDAPath(cfg, res.Kernels[i])])
 	}
 	wg.Wait()
@@ -88,6 +94,19 @@ func (r *Report) cudaPorts(ctx context.Context, cfg *config.Config, res *generat
 			r.Findings = append(r.Findings, Finding{Check: "cuda", Pos: pos, Msg: fmt.Sprint(errs[j])})
 		}
 	}
+}
+
+// verifyParts are the parts of a CUDA matmul `kgen verify` compiles: the
+// first, and every SIMT GEMM's.
+func verifyParts(k *ir.Kernel) []string {
+	parts := cfam.CUTLASSParts(k)
+	out := parts[:1]
+	for _, t := range k.Matmul().CUDA.SIMT {
+		if p := cfam.SIMTPart(t); p != out[0] {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // cutlassTodo drops the CUTLASS matmuls from the compile check when no

@@ -28,6 +28,7 @@ p.add_argument("--budget", type=float, default=300, help="seconds; later compile
 p.add_argument("--total", type=float, default=240, help="seconds; later kernels are skipped past it")
 p.add_argument("--ms", default="", help="only these M (comma-separated)")
 p.add_argument("--kernels", default="matmul_bias_gelu,matmul_bias_residual,matmul,matmul_bias")
+p.add_argument("--alias", default="", help="NAME=KERNEL,...: libraries NAME measured as built-in KERNEL's epilogue (e.g. a spec with its own cuda_tiles)")
 p.add_argument("--out", default="")
 a = p.parse_args()
 t_start = time.time()
@@ -136,13 +137,15 @@ def compiled(kernel, x, w, bias, res):
 
 if a.ms:
     SHAPES = [s for s in SHAPES if str(s[0]) in a.ms.split(",")]
-for kernel in a.kernels.split(","):
-    if kernel not in libs:
-        print(f"no library for {kernel}", file=sys.stderr)
+alias = dict(x.split("=") for x in a.alias.split(",") if x)
+for name in a.kernels.split(","):
+    kernel = alias.get(name, name)  # the epilogue; name: the library
+    if name not in libs:
+        print(f"no library for {name}", file=sys.stderr)
         continue
     for (m, n, k) in SHAPES:
         if time.time() - t_start > a.total:
-            print(f"skipped {kernel} {m}x{n}x{k}: past --total", file=sys.stderr)
+            print(f"skipped {name} {m}x{n}x{k}: past --total", file=sys.stderr)
             continue
         x = (torch.randn(m, k, device=dev) / 8).to(torch.bfloat16)
         w = (torch.randn(k, n, device=dev) / 8).to(torch.bfloat16)
@@ -151,7 +154,7 @@ for kernel in a.kernels.split(","):
         y = torch.full((m, n), float("nan"), device=dev, dtype=torch.bfloat16)
         tensors = [x, w] + ([bias] if kernel != "matmul" else []) + ([res] if kernel == "matmul_bias_residual" else []) + [y]
         arms, ref = arms_for(kernel, x, w, bias, res, y)
-        arms = {"kgen": kgen_fn(kernel, tensors, m, n, k), **arms}
+        arms = {"kgen": kgen_fn(name, tensors, m, n, k), **arms}
         if a.compile and time.time() - t_start < a.budget:
             c = compiled(kernel, x, w, bias, res)
             if c is not None:
@@ -180,7 +183,7 @@ for kernel in a.kernels.split(","):
                 base.append(cb)
                 rounds[name].append((t, t / cb))
             clk.append(clocks())
-        row = {"kernel": kernel, "m": m, "n": n, "k": k,
+        row = {"kernel": name, "m": m, "n": n, "k": k,
                "timing": ("graph" if all(g is not None for g in gs.values()) else "graph*") if graph else "back-to-back",
                "cublas_us": statistics.median(base), "max_rel_err": err, "nan": nan,
                "sm_mhz": [min(c[0] for c in clk), max(c[0] for c in clk)], "watts_max": max(c[1] for c in clk)}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/kgenrt"
 	"github.com/kgen-dev/kgen/verify/mslcpu"
@@ -20,15 +21,20 @@ import (
 // both problem classes and their boundary (m = 256 runs the small tile,
 // 257 the large), partial tiles in every dimension, a 4096-deep K, and
 // empty outputs. The float64 reference and bound cost M·N·K on the host,
-// so 4096 appears in one or two dimensions at a time. The split kernels
-// (row reductions, gated: ir.SplitCUDA) run every shape in their two
-// launches; rows as wide as an MLP's (n = 14336) take the last three, in
-// every problem class.
+// so 4096 appears in one or two dimensions at a time. The f32 SIMT GEMM
+// takes any n and k, so the shapes off the 8-multiple run for f32 only
+// (alignedFor): tails of its 128×128×8 tile in every dimension (k = 1, 7,
+// 9, 13, 255; n = 1, 3, 9, 257), k = 0 (the epilogue of acc = 0), and
+// n = 65535·128 + 257, past the grid's 65535 column tiles (its CTAs loop).
+// The split kernels (row reductions, gated: ir.SplitCUDA, 16-bit only) run
+// every aligned shape in their two launches; rows as wide as an MLP's
+// (n = 14336) take the last three, in every problem class.
 var matmulShapes = shapesOf([][3]int{
 	{1, 8, 8}, {7, 8, 16}, {8, 16, 8}, {33, 40, 64}, {513, 64, 40}, {7, 4096, 72},
 	{4096, 24, 128}, {33, 512, 4096}, {513, 520, 264}, {256, 136, 1024}, {257, 136, 1024},
 	{100, 200, 328}, {1, 4096, 4096}, {4096, 4096, 8}, {64, 136, 264}, {65, 136, 264}, {16, 4096, 1024},
 	{0, 8, 8}, {7, 0, 8},
+	{7, 9, 13}, {129, 257, 255}, {1, 1, 1}, {5, 3, 0}, {513, 1, 7}, {1, 4097, 9}, {4096, 3, 4095}, {1, 65535*128 + 257, 1},
 	{1, 14336, 512}, {33, 14336, 64}, {513, 14336, 8},
 })
 
@@ -58,11 +64,13 @@ func shapesOf(mnk [][3]int) []parity.MatmulShape {
 	return out
 }
 
-// TestMatmulParity: every matmul with a CUDA port × 16-bit dtype × shape
-// through the port's CUTLASS library (host tensors, outputs NaN-poisoned),
-// against the float64 reference with the γ_K accumulation bound carried
-// through the epilogue, parity's adversarial rows (NaN, ±Inf, zero and huge
-// rows of A) included. f32 storage has no CUDA kernel: TestMatmulRefusals.
+// TestMatmulParity: every matmul with a CUDA port × dtype × shape through
+// the port's library (CUTLASS for 16-bit storage, the SIMT GEMM for f32;
+// each dtype on the shapes its alignment takes; host tensors, outputs
+// NaN-poisoned), against the float64 reference with the γ_K accumulation
+// bound (u = 2⁻²⁴: the f32 SIMT GEMM is held to the same bound as the
+// 16-bit kernels' f32 accumulate) carried through the epilogue, parity's
+// adversarial rows (NaN, ±Inf, zero and huge rows of A) included.
 func TestMatmulParity(t *testing.T) {
 	_, ks := load(t)
 	shapes := shapesEnv(t)
@@ -74,40 +82,64 @@ func TestMatmulParity(t *testing.T) {
 			continue
 		}
 		d, port := readyPort(t, k.Name)
-		only := *k // the variants with a CUDA kernel
-		only.Variants = nil
 		for _, v := range k.Variants {
-			for _, dt := range mm.CUDA.DTypes {
-				if v.DType == dt {
-					only.Variants = append(only.Variants, v)
+			if !hasDType(mm.CUDA.Entries(), v.DType) {
+				continue
+			}
+			only := *k // one variant, on the shapes its kernel takes
+			only.Variants = []ir.Variant{v}
+			these := alignedFor(shapes, mm.CUDA.AlignOf(v.DType))
+			results, err := parity.Check(context.Background(), &only, nil, parity.Options{Seed: 11, Matmul: these,
+				Backend: ir.CUDA, Run: gpuRunner(d, port)})
+			if err != nil {
+				t.Fatalf("%s: %v", v.HostName, err)
+			}
+			for _, r := range results {
+				if r.Failed > 0 {
+					t.Errorf("%s %dx%d: %d of %d elements outside tolerance; first: %s", r.HostName, r.Rows, r.Cols, r.Failed, r.Checked, r.First)
 				}
 			}
-		}
-		results, err := parity.Check(context.Background(), &only, nil, parity.Options{Seed: 11, Matmul: shapes,
-			Backend: ir.CUDA, Run: gpuRunner(d, port)})
-		if err != nil {
-			t.Fatalf("%s: %v", k.Name, err)
-		}
-		for _, r := range results {
-			if r.Failed > 0 {
-				t.Errorf("%s %dx%d: %d of %d elements outside tolerance; first: %s", r.HostName, r.Rows, r.Cols, r.Failed, r.Checked, r.First)
+			for _, r := range parity.Summarize(results) {
+				if !r.OK() {
+					t.Errorf("%s", r)
+				}
+				fmt.Fprintf(&report, "| %s | %d | %d | %d | %.3g |\n", r.HostName, len(these), r.Lanes, r.Differ, r.MaxAbs)
 			}
-		}
-		for _, r := range parity.Summarize(results) {
-			if !r.OK() {
-				t.Errorf("%s", r)
-			}
-			fmt.Fprintf(&report, "| %s | %d | %d | %d | %.3g |\n", r.HostName, len(shapes), r.Lanes, r.Differ, r.MaxAbs)
 		}
 	}
 	t.Logf("CUDA matmul parity (shapes %v):\n%s", shapes, report.String())
 	saveReport("parity_matmul.md", report.String())
 }
 
+func hasDType(ts []dtype.DType, t dtype.DType) bool {
+	for _, x := range ts {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+// alignedFor are the shapes a kernel of alignment align takes: n and k
+// multiples of it, k positive (align 1: all).
+func alignedFor(shapes []parity.MatmulShape, align int) []parity.MatmulShape {
+	if align == 1 {
+		return shapes
+	}
+	var out []parity.MatmulShape
+	for _, s := range shapes {
+		if s.N%align == 0 && s.K%align == 0 && s.K > 0 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // TestMatmulRefusals runs everywhere (the checks come before the driver is
-// opened): the CUDA matmul refuses f32 storage and a k or n that is not a
-// positive multiple of 8, each with a message saying why, and accepts
-// (reaches the driver, or runs) an aligned bf16 call.
+// opened): the CUDA matmul's 16-bit kernels refuse a k or n that is not a
+// positive multiple of 8, each with a message saying why, and accept
+// (reach the driver, or run) an aligned bf16 call and an f32 call of any
+// k and n (the SIMT GEMM).
 func TestMatmulRefusals(t *testing.T) {
 	d := descriptor(t, "matmul_bias")
 	port, err := kgenrt.CUDAPortOf(d)
@@ -132,7 +164,6 @@ func TestMatmulRefusals(t *testing.T) {
 		m, n, k int
 		want    string
 	}{
-		{kgenrt.F32, 8, 8, 8, "no f32 kernel"},
 		{kgenrt.BF16, 8, 8, 33, "k to be a positive multiple of 8"},
 		{kgenrt.F16, 8, 12, 8, "n to be a positive multiple of 8"},
 		{kgenrt.BF16, 8, 8, 0, "k to be a positive multiple of 8"},
@@ -142,8 +173,13 @@ func TestMatmulRefusals(t *testing.T) {
 			t.Errorf("%v %dx%dx%d: err = %v, want it to say %q", c.dt, c.m, c.n, c.k, err, c.want)
 		}
 	}
-	if err := port.Run(call(kgenrt.BF16, 7, 16, 8)); err != nil && strings.Contains(err.Error(), "multiple of") {
-		t.Errorf("an aligned call was refused: %v", err)
+	for _, c := range []struct {
+		dt      kgenrt.DType
+		m, n, k int
+	}{{kgenrt.BF16, 7, 16, 8}, {kgenrt.F32, 7, 9, 33}, {kgenrt.F32, 5, 3, 0}} {
+		if err := port.Run(call(c.dt, c.m, c.n, c.k)); err != nil && (strings.Contains(err.Error(), "multiple of") || strings.Contains(err.Error(), "has no")) {
+			t.Errorf("%v %dx%dx%d was refused: %v", c.dt, c.m, c.n, c.k, err)
+		}
 	}
 }
 
@@ -157,14 +193,83 @@ func variantOf(t *testing.T, d *kgenrt.Kernel, dt kgenrt.DType) *kgenrt.Variant 
 	return nil
 }
 
-// TestMatmulParityCatchesMutations: the judge of TestMatmulParity fails a
-// kernel fed the wrong data, so its passes are not vacuous. matmul_bias:
-// the bias read back to front (a row/column broadcast mix-up) and the last
-// 8 of k dropped (a lost K tail). The split kernels (ir.SplitCUDA): the K
-// tail dropped, A's rows read back to front (phase 2 reducing and writing
-// the wrong workspace row), and for the gated matmul the two Bs swapped
-// (each accumulator read from the other's workspace).
+// TestMatmulParityCatchesMutations: the judge of TestMatmulParity fails
+// every CUDA variant (CUTLASS's 16-bit ones and the f32 SIMT GEMM) fed the
+// wrong data — the bias read back to front (a row/column broadcast
+// mix-up), and the last 8 of k dropped (a lost K tail), and for f32 the
+// last 1 of an odd k (a lost tail of the SIMT GEMM's 8-deep K step) — so
+// its passes are not vacuous.
 func TestMatmulParityCatchesMutations(t *testing.T) {
+	_, ks := load(t)
+	var k *ir.Kernel
+	for _, kk := range ks {
+		if kk.Name == "matmul_bias" && kk.Matmul().CUDA != nil {
+			k = kk
+		}
+	}
+	if k == nil {
+		t.Fatal("matmul_bias has no CUDA plan")
+	}
+	d, port := readyPort(t, k.Name)
+	run := gpuRunner(d, port)
+	dropK := func(by uint32) func(*mslcpu.Launch, int) {
+		return func(l *mslcpu.Launch, _ int) {
+			args := append([]byte(nil), l.Buffers[d.ArgsBinding().Index]...)
+			binary.LittleEndian.PutUint32(args[8:], binary.LittleEndian.Uint32(args[8:])-by)
+			l.Buffers[d.ArgsBinding().Index] = args
+		}
+	}
+	type mutation struct {
+		name   string
+		shape  [3]int
+		f32    bool // the f32 variant only (a shape the 16-bit kernels refuse)
+		mutate func(l *mslcpu.Launch, size int)
+	}
+	for _, m := range []mutation{
+		{"bias reversed", [3]int{33, 40, 64}, false, func(l *mslcpu.Launch, size int) {
+			b := l.Buffers[2]
+			es := len(b) / size
+			for i := 0; i < es/2; i++ {
+				x, y := b[i*size:(i+1)*size], b[(es-1-i)*size:(es-i)*size]
+				for p := range x {
+					x[p], y[p] = y[p], x[p]
+				}
+			}
+		}},
+		{"k tail dropped", [3]int{33, 40, 64}, false, dropK(8)},
+		{"last k dropped", [3]int{33, 40, 13}, true, dropK(1)},
+	} {
+		for _, v := range k.Variants {
+			if !hasDType(k.Matmul().CUDA.Entries(), v.DType) || (m.f32 && v.DType != dtype.F32) {
+				continue
+			}
+			only := *k
+			only.Variants = []ir.Variant{v}
+			size := v.DType.Size()
+			results, err := parity.Check(context.Background(), &only, nil, parity.Options{Seed: 3, Plain: true,
+				Matmul: shapesOf([][3]int{m.shape}), Backend: ir.CUDA,
+				Run: func(ctx context.Context, l mslcpu.Launch) ([][]byte, error) { m.mutate(&l, size); return run(ctx, l) }})
+			if err != nil {
+				t.Fatalf("%s: %v", m.name, err)
+			}
+			for _, r := range results {
+				if r.Failed == 0 {
+					t.Errorf("%s: %s passed parity", m.name, r.HostName)
+				} else {
+					t.Logf("%s: %s fails as it must: %d of %d elements", m.name, r.HostName, r.Failed, r.Checked)
+				}
+			}
+		}
+	}
+}
+
+// TestMatmulSplitCatchesMutations: the judge of TestMatmulParity fails the
+// split kernels (ir.SplitCUDA) fed the wrong data — the K tail dropped, A's
+// rows read back to front (phase 2 reducing and writing the wrong
+// workspace row), and for the gated matmul the two Bs swapped (each
+// accumulator read from the other's workspace) — so their passes are not
+// vacuous.
+func TestMatmulSplitCatchesMutations(t *testing.T) {
 	_, ks := load(t)
 	kTail := func(d *kgenrt.Kernel) func(l *mslcpu.Launch) {
 		return func(l *mslcpu.Launch) {
@@ -177,9 +282,6 @@ func TestMatmulParityCatchesMutations(t *testing.T) {
 		kernel  string
 		mutants func(d *kgenrt.Kernel) map[string]func(l *mslcpu.Launch)
 	}{
-		{"matmul_bias", func(d *kgenrt.Kernel) map[string]func(l *mslcpu.Launch) {
-			return map[string]func(l *mslcpu.Launch){"bias reversed": func(l *mslcpu.Launch) { reverse(l.Buffers[2], 2) }, "k tail dropped": kTail(d)}
-		}},
 		{"matmul_rms_norm", func(d *kgenrt.Kernel) map[string]func(l *mslcpu.Launch) {
 			return map[string]func(l *mslcpu.Launch){"rows of x reversed": func(l *mslcpu.Launch) { reverseRows(l, 0) }, "k tail dropped": kTail(d)}
 		}},

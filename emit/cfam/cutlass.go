@@ -22,8 +22,9 @@ import (
 // × problem class, and the entry points) so the parts compile in parallel:
 // -DKGEN_PART_<part> selects one; without any, the whole file compiles.
 
-// CUTLASSParts are the compile parts of a CUDA matmul: one per storage
-// dtype and problem class, then "entry" (the host entry points).
+// CUTLASSParts are the compile parts of a CUDA matmul: one per 16-bit
+// storage dtype and problem class, one per SIMT dtype (f32_simt, kgen's
+// own GEMM, simt.go), then "entry" (the host entry points).
 func CUTLASSParts(k *ir.Kernel) []string {
 	c := k.Matmul().CUDA
 	var out []string
@@ -31,6 +32,16 @@ func CUTLASSParts(k *ir.Kernel) []string {
 		for _, g := range c.Configs {
 			out = append(out, t.String()+"_"+g.Name)
 		}
+	}
+	return append(out, plainParts(k)...)
+}
+
+// plainParts are the parts that include none of CUTLASS's headers: the
+// SIMT GEMMs and the entry points.
+func plainParts(k *ir.Kernel) []string {
+	var out []string
+	for _, t := range k.Matmul().CUDA.SIMT {
+		out = append(out, SIMTPart(t))
 	}
 	return append(out, "entry")
 }
@@ -44,7 +55,7 @@ func cutlassCode(w *Writer, k *ir.Kernel, d *Dialect) {
 	}
 	c := k.Matmul().CUDA
 	ns := "kgen_" + k.Name
-	w.P("#if !defined(KGEN_PART_entry) // the entry points need none of CUTLASS")
+	w.P("#if !defined(KGEN_NO_CUTLASS) // the entry points and the SIMT GEMM need none of CUTLASS")
 	cutlassFunctor(w, k, ns)
 	w.P("namespace ", ns, " {")
 	w.P("using namespace ::cute;")
@@ -64,6 +75,9 @@ func cutlassCode(w *Writer, k *ir.Kernel, d *Dialect) {
 	w.P("#endif")
 	w.P()
 	cutlassParts(w, k, forms, ns)
+	for _, t := range c.SIMT {
+		simtCode(w, k, d, t, ns)
+	}
 	cutlassEntries(w, k, ns)
 }
 
@@ -117,12 +131,7 @@ func cutlassParts(w *Writer, k *ir.Kernel, forms [2]gemmForm, ns string) {
 			part := t.String() + "_" + g.Name
 			w.P("#if !defined(KGEN_PARTS) || defined(KGEN_PART_", part, ")")
 			w.Block(`extern "C" int `+ns+"_"+part+partSig(k), func() {
-				f := forms[0]
-				if g.Swap {
-					f = forms[1]
-				}
-				w.P("using G = ", ns, "::", f.gemm, "<", cutlassElem(t), ", cute::Shape<cute::_", g.Tile[0], ", cute::_", g.Tile[1], ", cute::_", g.Tile[2],
-					">, cute::Shape<cute::_", g.Cluster[0], ", cute::_", g.Cluster[1], ", cute::_1>, ", cutlassSchedules[g.Schedule], ">;")
+				f := gemmAlias(w, ns, forms, t, g)
 				w.P("return ", ns, "::", f.run, "<G>(kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen);")
 			})
 			w.P("#else")
@@ -133,17 +142,38 @@ func cutlassParts(w *Writer, k *ir.Kernel, forms [2]gemmForm, ns string) {
 	}
 }
 
-// cutlassEntries writes the host entry points, one per 16-bit variant:
-// the first problem class whose MaxM admits m runs.
+// gemmAlias writes `using G = …;`, problem class g's GEMM type for storage
+// t, and returns its form (swapped or not).
+func gemmAlias(w *Writer, ns string, forms [2]gemmForm, t dtype.DType, g ir.GemmConfig) gemmForm {
+	f := forms[0]
+	if g.Swap {
+		f = forms[1]
+	}
+	sched := "void" // CUTLASS's default: data-parallel tiles
+	if g.StreamK {
+		sched = "cutlass::gemm::StreamKScheduler"
+	}
+	w.P("using G = ", ns, "::", f.gemm, "<", cutlassElem(t), ", cute::Shape<cute::_", g.Tile[0], ", cute::_", g.Tile[1], ", cute::_", g.Tile[2],
+		">, cute::Shape<cute::_", g.Cluster[0], ", cute::_", g.Cluster[1], ", cute::_1>, ", cutlassSchedules[g.Schedule], ", ", sched, ">;")
+	return f
+}
+
+// cutlassEntries writes the host entry points, one per variant with a
+// kernel: for 16-bit storage the first problem class whose MaxM admits m
+// runs; for f32 the SIMT GEMM.
 func cutlassEntries(w *Writer, k *ir.Kernel, ns string) {
 	c, args := k.Matmul().CUDA, k.Name+"_args"
 	w.P("#if !defined(KGEN_PARTS) || defined(KGEN_PART_entry)")
 	for _, v := range k.Variants {
-		if !hasDType(c.DTypes, v.DType) {
+		if !hasDType(c.Entries(), v.DType) {
 			continue
 		}
 		w.Block(`extern "C" int `+v.HostName+"(void* kgen_stream, void* const* kgen_ptrs, const void* kgen_argp, char* kgen_err, int kgen_errlen)", func() {
 			w.P("const ", args, "& kgen_args = *static_cast<const ", args, "*>(kgen_argp);")
+			if hasDType(c.SIMT, v.DType) {
+				w.P("return ", ns, "_", SIMTPart(v.DType), "(kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen);")
+				return
+			}
 			for _, g := range c.Configs {
 				call := fmt.Sprint("return ", ns, "_", v.DType, "_", g.Name, "(kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen);")
 				if g.MaxM > 0 {
@@ -274,7 +304,7 @@ type epilogueIO struct {
 
 // gemmType writes the GEMM type of one form whose EVT is Sm90EVT<evt>.
 func gemmType(w *Writer, c *ir.CUTLASS, f gemmForm, evt string, io epilogueIO) {
-	w.P("template <class T, class TileShape, class ClusterShape, class MainSchedule, class EpiSchedule>")
+	w.P("template <class T, class TileShape, class ClusterShape, class MainSchedule, class EpiSchedule, class Scheduler>")
 	w.P("struct ", f.gemm, " {")
 	w.Indent(func() {
 		w.P("using EVT = Sm90EVT<", evt, ">;")
@@ -288,7 +318,7 @@ func gemmType(w *Writer, c *ir.CUTLASS, f gemmForm, evt string, io epilogueIO) {
 		w.P("    TileShape, ClusterShape,")
 		w.P("    cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename Epilogue::SharedStorage))>,")
 		w.P("    MainSchedule>::CollectiveOp;")
-		w.P("using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue>;")
+		w.P("using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue, Scheduler>;")
 		w.P("using Adapter = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;")
 	})
 	w.P("};")
@@ -354,11 +384,17 @@ func gemmRun(w *Writer, f gemmForm, params, a, b, src, d, thread string) {
 			w.P(`std::snprintf(kgen_err, kgen_errlen, "CUTLASS cannot run m=%d n=%d k=%d: %s", M, N, K, cutlass::cutlassGetStatusString(kgen_st));`)
 			w.P("return 1;")
 		})
-		w.Block("if (G::Adapter::get_workspace_size(kgen_args) != 0)", func() {
-			w.P(`std::snprintf(kgen_err, kgen_errlen, "CUTLASS asks for a workspace; kgen gives none");`)
+		w.P("// Stream-K's partial sums: stream-ordered memory, freed after the GEMM")
+		w.P("// in the same stream (so a captured graph owns it too).")
+		w.P("const cudaStream_t kgen_s = static_cast<cudaStream_t>(kgen_stream);")
+		w.P("void* kgen_ws = nullptr;")
+		w.P("const size_t kgen_wsize = G::Adapter::get_workspace_size(kgen_args);")
+		w.Block("if (kgen_wsize != 0 && cudaMallocAsync(&kgen_ws, kgen_wsize, kgen_s) != cudaSuccess)", func() {
+			w.P(`std::snprintf(kgen_err, kgen_errlen, "CUTLASS workspace of %zu bytes: %s", kgen_wsize, cudaGetErrorString(cudaGetLastError()));`)
 			w.P("return 2;")
 		})
-		w.P("kgen_st = kgen_gemm.run(kgen_args, nullptr, static_cast<cudaStream_t>(kgen_stream));")
+		w.P("kgen_st = kgen_gemm.run(kgen_args, kgen_ws, kgen_s);")
+		w.P("if (kgen_ws != nullptr) cudaFreeAsync(kgen_ws, kgen_s);")
 		w.Block("if (kgen_st != cutlass::Status::kSuccess)", func() {
 			w.P(`std::snprintf(kgen_err, kgen_errlen, "CUTLASS run: %s (%s)", cutlass::cutlassGetStatusString(kgen_st), cudaGetErrorString(cudaGetLastError()));`)
 			w.P("return 3;")

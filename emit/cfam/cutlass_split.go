@@ -22,7 +22,7 @@ import (
 func splitCode(w *Writer, k *ir.Kernel, d *Dialect) {
 	c := k.Matmul().CUDA
 	ns := "kgen_" + k.Name
-	w.P("#if !defined(KGEN_PART_entry) // the entry points need none of CUTLASS")
+	w.P("#if !defined(KGEN_NO_CUTLASS) // the entry points need none of CUTLASS")
 	w.P("namespace ", ns, " {")
 	w.P("using namespace ::cute;")
 	w.P("using namespace ::cutlass::epilogue::fusion;")
@@ -71,12 +71,7 @@ func splitParts(w *Writer, k *ir.Kernel, forms [2]gemmForm, ns string) {
 			part := t.String() + "_" + g.Name
 			w.P("#if !defined(KGEN_PARTS) || defined(KGEN_PART_", part, ")")
 			w.Block(`extern "C" int `+ns+"_"+part+sig, func() {
-				f := forms[0]
-				if g.Swap {
-					f = forms[1]
-				}
-				w.P("using G = ", ns, "::", f.gemm, "<", cutlassElem(t), ", cute::Shape<cute::_", g.Tile[0], ", cute::_", g.Tile[1], ", cute::_", g.Tile[2],
-					">, cute::Shape<cute::_", g.Cluster[0], ", cute::_", g.Cluster[1], ", cute::_1>, ", cutlassSchedules[g.Schedule], ">;")
+				f := gemmAlias(w, ns, forms, t, g)
 				w.P("return ", ns, "::", f.run, "<G>(kgen_stream, kgen_pa, kgen_pb, kgen_d, kgen_a, kgen_err, kgen_errlen);")
 			})
 			w.P("#else")

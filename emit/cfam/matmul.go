@@ -36,7 +36,7 @@ func (matmul) describe(k *ir.Kernel, d *Dialect, v *view) {
 	if mm.CUDA != nil && d.Backend == ir.CUDA {
 		var entries []string
 		for _, variant := range k.Variants {
-			if hasDType(mm.CUDA.DTypes, variant.DType) {
+			if hasDType(mm.CUDA.Entries(), variant.DType) {
 				entries = append(entries, variant.HostName)
 			}
 		}
@@ -48,10 +48,11 @@ func (matmul) helpers(k *ir.Kernel, d *Dialect) []helper {
 	if d.Backend != ir.CUDA {
 		return nil
 	}
+	head := helper{name: "cutlass_head", data: plainParts(k)}
 	if sp := k.Matmul().Split; sp != nil && sp.CUDA != nil {
-		return []helper{{name: "cutlass_head"}, {name: "cutlass_split"}}
+		return []helper{head, {name: "cutlass_split"}}
 	}
-	return []helper{{name: "cutlass_head"}}
+	return []helper{head}
 }
 
 // owns: the CUDA port is CUTLASS GEMMs (cutlass.go), planned by the IR.

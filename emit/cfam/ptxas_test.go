@@ -3,6 +3,7 @@ package cfam_test
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/kgen-dev/kgen/emit/cfam"
@@ -68,5 +69,53 @@ func TestCUDANoSpills(t *testing.T) {
 	}
 	if n == 0 {
 		t.Error("no CUDA entry point compiled")
+	}
+}
+
+// TestCUDASIMTResources compiles the f32 SIMT GEMM part of every CUDA
+// matmul for sm_90 where nvcc exists (skips otherwise; the part is plain
+// CUDA, no CUTLASS) and asserts no spills and no stack frame in either
+// instantiation: its 64 accumulators, two fragments and the prefetched
+// next tile stay in registers, the 32-bit-index kernel within 128 (two
+// CTAs of 256 threads per SM), the 64-bit one within 255.
+func TestCUDASIMTResources(t *testing.T) {
+	nvcc, err := cuda.NVCC()
+	if err != nil {
+		t.Skip(err)
+	}
+	n := 0
+	for _, k := range builtins(t) {
+		mm := k.Matmul()
+		if mm == nil || mm.CUDA == nil || len(mm.CUDA.SIMT) == 0 {
+			continue
+		}
+		src, err := cfam.Emit(k, cfam.CUDA, cfam.Options{Header: header})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, dt := range mm.CUDA.SIMT {
+			use, err := cuda.Resources(context.Background(), nvcc, k.Name, src, "-DKGEN_PARTS", "-DKGEN_PART_"+cfam.SIMTPart(dt))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(use) != 2 {
+				t.Fatalf("%s %s: ptxas reported %d entry points, want the SIMT GEMM's two (32- and 64-bit indices)", k.Name, dt, len(use))
+			}
+			for _, u := range use {
+				n++
+				limit := 255
+				if strings.Contains(u.Entry, "kgen_gemmIjE") { // kgen_gemm<unsigned>
+					limit = 128
+				}
+				if u.SpillStores+u.SpillLoads > 0 || u.Stack > 0 || u.Registers > limit {
+					t.Errorf("%s: %d registers, %d-byte stack frame, %d/%d bytes spill stores/loads; want no spills within %d registers",
+						u.Entry, u.Registers, u.Stack, u.SpillStores, u.SpillLoads, limit)
+				}
+				t.Logf("%s: %d registers", u.Entry, u.Registers)
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no SIMT GEMM compiled")
 	}
 }

@@ -73,14 +73,16 @@ type Usage struct {
 var ptxasRE = regexp.MustCompile(`Compiling entry function '([^']+)'|(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads|Used (\d+) registers`)
 
 // Resources compiles one .cu source for sm_90 with `ptxas -v` and returns
-// each entry point's registers, stack frame and spill bytes.
-func Resources(ctx context.Context, nvcc, name string, src []byte) ([]Usage, error) {
+// each entry point's registers, stack frame and spill bytes. flags go to
+// nvcc before the source (-D: one part of a CUDA matmul).
+func Resources(ctx context.Context, nvcc, name string, src []byte, flags ...string) ([]Usage, error) {
 	dir, in, err := writeSource(name, src)
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	report, err := run(ctx, nvcc, "-std=c++17", "-O3", "-cubin", "-arch=sm_90", "-Xptxas", "-v", "-o", filepath.Join(dir, name+".cubin"), in)
+	args := append([]string{"-std=c++17", "-O3", "-cubin", "-arch=sm_90", "-Xptxas", "-v", "-o", filepath.Join(dir, name+".cubin")}, flags...)
+	report, err := run(ctx, nvcc, append(args, in)...)
 	if err != nil {
 		return nil, err
 	}

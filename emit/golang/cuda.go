@@ -104,13 +104,15 @@ func cudaLibrary(k *ir.Kernel) jen.Code {
 		return jen.Null()
 	}
 	var ts []jen.Code
-	for _, t := range mm.CUDA.DTypes {
-		ts = append(ts, rt(strings.ToUpper(t.String())))
+	for _, t := range mm.CUDA.Entries() {
+		ts = append(ts, item(jen.Values(
+			jen.Id("DType").Op(":").Add(rt(strings.ToUpper(t.String()))),
+			jen.Id("Align").Op(":").Lit(mm.CUDA.AlignOf(t)),
+		)))
 	}
 	return item(field("Library", jen.Op("&").Add(rt("CUDALibrary")).Add(block(
-		item(field("Align", jen.Lit(mm.CUDA.Align))),
-		item(field("DTypes", jen.Index().Add(rt("DType")).Values(ts...))),
-		item(field("Why", jen.Lit(ir.CUTLASSF32Why))),
+		item(field("DTypes", jen.Index().Add(rt("CUDALibraryDType")).Add(block(ts...)))),
+		item(field("Why", jen.Lit(mm.CUDA.Why))),
 	))))
 }
 

@@ -77,7 +77,7 @@ func matmulIndex(b ir.Binding) jen.Code {
 func matmulDispatchDoc(b *strings.Builder, ik *ir.Kernel, k inventory.Kernel) {
 	cuda := "no CUDA port"
 	if mm := ik.Matmul(); mm != nil && mm.CUDA != nil {
-		cuda = "CUDA: the CUTLASS library's host entry points, launched by CUTLASS"
+		cuda = "CUDA: the library's host entry points, launched by CUTLASS (16-bit storage) or as the SIMT GEMM's grid (f32)"
 	}
 	fmt.Fprintf(b, "- dispatch (Metal): dispatchThreads, grid (`%s`), threadgroup (%d, 1, 1); %s\n",
 		strings.Join(k.Dispatch.Grid[:], "`, `"), ik.Threadgroup, cuda)

@@ -35,7 +35,8 @@ and CI do not. nvcc comes from $KGEN_NVCC, PATH or /usr/local/cuda/bin.
 
 Matmul kernels are CUTLASS GEMMs: each is built into <kernel>-<hash>.so (host
 functions plus sm_90a code), which needs CUTLASS's headers (--cutlass DIR or
-$KGEN_CUTLASS). Their parts (storage dtype x problem class) compile in
+$KGEN_CUTLASS); f32 storage is kgen's SIMT GEMM, one more part of the same
+library. Their parts (storage dtype x problem class, f32_simt, entry) compile in
 parallel into objects cached by source hash in $KGEN_CUDA_CACHE (default: the
 user cache folder's kgen/cuda); a library already in the out folder is kept.`,
 		Args: noArgs,

@@ -43,6 +43,7 @@ type Dialect struct {
 	SimdGroup       string                      // "simdgroup" or "warp", in comments
 	ShuffleXor      func(v, lane string) string // v from the lane lane-xor away in the simdgroup or warp
 	LaneOffset      string                      // the type of a shuffle's lane offset
+	RowUnroll       string                      // the pragma before a matmul row pass's column loop, if any
 	ThreadGroup     string                      // "threadgroup" or "block", in comments
 	Threads         map[ThreadIndex]threadIndex
 	ArrayAlign      string // the prefix of per-thread arrays moved as 16-byte vectors
@@ -174,7 +175,7 @@ var CUDA = &Dialect{
 	InfLit: "__int_as_float(0x7f800000)", NegLit: "(-__int_as_float(0x7f800000))",
 	Shared: "__shared__", SimdGroup: "warp", ThreadGroup: "block",
 	ShuffleXor: func(v, o string) string { return "__shfl_xor_sync(0xffffffffu, " + v + ", " + o + ")" },
-	LaneOffset: "int",
+	LaneOffset: "int", RowUnroll: "#pragma unroll 8",
 	Threads: map[ThreadIndex]threadIndex{
 		GlobalID: {Expr: "(unsigned long long)(blockIdx.x * blockDim.x + threadIdx.x)"},
 		LocalID:  local("kgen_tid", "threadIdx.x"),

@@ -126,6 +126,7 @@ func (mw *matmulWriter) rowPasses() {
 					w.P(fmt.Sprintf("float kgen_a%d = %s; // %s(%s)", i, identityOf(mw.d, red.Op), red.Op.Func(), mw.k.FormatExpr(red.Arg)))
 				}
 			}
+			mw.unrollRow()
 			w.Block("for ("+mw.d.Uint+" kgen_j = kgen_lane; kgen_j < kgen_cols; kgen_j += 32)", func() {
 				w.P("C ", strings.Join(terms, ", "), ";")
 				w.P(mw.rowCall(st, terms))
@@ -159,6 +160,7 @@ func (mw *matmulWriter) rowPasses() {
 			for _, b := range outs {
 				names = append(names, "kgen_o_"+b.Name)
 			}
+			mw.unrollRow()
 			w.Block("for ("+mw.d.Uint+" kgen_j = kgen_lane; kgen_j < kgen_cols; kgen_j += 32)", func() {
 				w.P("C ", strings.Join(names, ", "), ";")
 				w.P(mw.rowCall(st, names))
@@ -167,6 +169,16 @@ func (mw *matmulWriter) rowPasses() {
 				}
 			})
 		}
+	}
+}
+
+// unrollRow asks for the lane's column loop to be unrolled where the
+// dialect says so (CUDA: a warp owns a whole row of up to 14336 columns,
+// and unrolled iterations have their workspace loads in flight together;
+// the sums keep their order).
+func (mw *matmulWriter) unrollRow() {
+	if mw.d.RowUnroll != "" {
+		mw.P(mw.d.RowUnroll)
 	}
 }
 

@@ -9,8 +9,9 @@ import (
 
 // Split is a matmul's two-launch form. On Metal it is a row-reducing
 // matmul's launcher path when n is wider than the row-owning kernel's strip
-// (n > Matmul.NMax); on CUDA (CUDA, set with a CUDA port) it is how every
-// row-reducing or gated matmul runs, for any n, inside one library call:
+// (n > Matmul.NMax); on CUDA (Split.CUDA, set with a CUDA port) it is how
+// every row-reducing or gated matmul runs, for any n, inside one library
+// call. Metal's phases:
 //
 //  1. Acc: the tiled matmul (DefaultTile) writes every accumulator (acc,
 //     acc2) as f32 into an [m, n] workspace; no epilogue.
@@ -29,7 +30,7 @@ import (
 // second phase (suffix "epilogue") runs the epilogue stage per element over
 // the two workspaces; Metal's tiled kernel holds both accumulators itself.
 type Split struct {
-	Over int // the row-owning Metal kernel serves n ≤ Over; the split, any n above
+	Over int // the row-owning Metal kernel serves n ≤ Over; the split, any n above (Metal only)
 	// Metal reports whether Metal launches the phases (chained Go calls,
 	// Kernel.Phases); false for a CUDA-only split.
 	Metal bool
@@ -68,7 +69,7 @@ type SplitCUDA struct {
 	Comment string
 }
 
-// CUDARowTile is the CUDA phase 2's block: 8 warps of 256 threads, one row
+// CUDARowTile is the CUDA phase 2's block: 8 warps, 256 threads, one row
 // per warp (BM = 8 rows per block), so m = 4096 gives 512 blocks for the
 // 132 SMs; the epilogue form uses its 256 threads over elements.
 var CUDARowTile = Tile{BM: 8, BN: 32, BK: 16, WM: 1, WN: 8}
@@ -96,8 +97,8 @@ type Phase struct {
 }
 
 // Phases lists a kernel's split launches in order (nil for a kernel that
-// always launches once).
-// These are Metal's: the CUDA port runs its split inside one library call.
+// always launches once). These are Metal's: the CUDA port runs its split
+// inside one library call (SplitCUDA).
 func (k *Kernel) Phases() []*Phase {
 	if mm := k.Matmul(); mm != nil && mm.Split != nil && mm.Split.Metal {
 		return []*Phase{&mm.Split.Acc, &mm.Split.Rows}

@@ -163,8 +163,24 @@ func CompilePart(ctx context.Context, nvcc, name string, src []byte, include, pa
 // driver.
 func LinkLibrary(ctx context.Context, nvcc string, objs []string, out string) error {
 	args := append(append([]string{"-shared", "-cudart", "static"}, LibraryArch...), "-o", out)
+	if lib := runtimeLibDir(nvcc); lib != "" {
+		args = append(args, "-L"+lib)
+	}
 	_, err := run(ctx, nvcc, append(args, objs...)...)
 	return err
+}
+
+// runtimeLibDir is the folder beside nvcc's bin/ holding the static CUDA
+// runtime, where NVIDIA's PyPI wheels put it (nvidia/cu13/lib): nvcc
+// itself looks in lib64/ only, so without it the link stops at
+// -lcudart_static. "" when there is none (a toolkit install's nvcc finds
+// its own).
+func runtimeLibDir(nvcc string) string {
+	lib := filepath.Join(filepath.Dir(filepath.Dir(nvcc)), "lib")
+	if _, err := os.Stat(filepath.Join(lib, "libcudart_static.a")); err != nil {
+		return ""
+	}
+	return lib
 }
 
 // PartFlags is what, besides the source, decides a part's object: a

@@ -211,15 +211,15 @@ func matmulSchedule(s *spec.Spec, k *Kernel, diags *diag.List) Schedule {
 		mm.Rows = &Rows{}
 		k.Schedule = mm // the scheduler reads reductions through k
 		schedule(s, k, mm.Rows, diags)
-		if k.Ports[CUDA] {
-			cutlassPlan(s, k, mm, diags) // refuses, saying why
-		}
 		t := mm.Tile
 		staging := 4 * (t.BM*t.BK + len(mm.B)*t.BK*t.BN)
 		mm.NMax = (backend.Table[Metal].ThreadgroupBytes - staging) / (4 * t.BM * len(mm.B)) / t.BN * t.BN
 		mm.ThreadgroupBytes = staging + 4*t.BM*len(mm.B)*mm.NMax
 		k.Threadgroup = t.Threads()
-		mm.Split = splitOf(k, mm)
+		mm.Split = splitOf(k, mm, true)
+		if k.Ports[CUDA] {
+			mm.CUDA = cutlassPlan(s, k, mm, diags)
+		}
 		return mm
 	}
 	t := mm.Tile
@@ -227,6 +227,9 @@ func matmulSchedule(s *spec.Spec, k *Kernel, diags *diag.List) Schedule {
 	k.Threadgroup = t.Threads()
 	if k.Ports[CUDA] {
 		k.Schedule = mm // the plan reads the epilogue stage through k
+		if len(mm.B) > 1 {
+			mm.Split = splitOf(k, mm, false) // CUDA's only: Metal's tile holds both accumulators
+		}
 		mm.CUDA = cutlassPlan(s, k, mm, diags)
 	}
 	for b := Backend(0); b < NumBackends; b++ {
@@ -304,7 +307,7 @@ func (mm *Matmul) Describe(k *Kernel) []string {
 	}
 	t := mm.Tile
 	if mm.Rows != nil {
-		return []string{
+		out := []string{
 			fmt.Sprintf("row-owning tile %s: one threadgroup per %d rows of the output, %d threads", t, t.BM, t.Threads()),
 			fmt.Sprintf("n ≤ %d: the rows' accumulators stay in a threadgroup-memory strip (%d bytes in all with staging)", mm.NMax, mm.ThreadgroupBytes),
 			fmt.Sprintf("%d reduction pass(es) then the write pass over the strip, each simdgroup reducing %d rows with simd_sum/simd_max", mm.Rows.Passes, t.BM/(t.WM*t.WN)),
@@ -312,6 +315,10 @@ func (mm *Matmul) Describe(k *Kernel) []string {
 			mm.Split.Acc.Comment,
 			mm.Split.Rows.Comment,
 		}
+		if mm.CUDA != nil {
+			out = append(out, mm.CUDA.describeCUDA(mm)...)
+		}
+		return out
 	}
 	var bs []string
 	for _, b := range mm.B {
@@ -323,7 +330,7 @@ func (mm *Matmul) Describe(k *Kernel) []string {
 		fmt.Sprintf("epilogue: accumulators through threadgroup memory (%d bytes in all), every output of each element in range", mm.ThreadgroupBytes),
 	}
 	if mm.CUDA != nil {
-		out = append(out, mm.CUDA.describeCUDA()...)
+		out = append(out, mm.CUDA.describeCUDA(mm)...)
 	}
 	return out
 }

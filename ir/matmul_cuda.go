@@ -36,6 +36,8 @@ type CUTLASS struct {
 	// Align is the element multiple k and n must be: TMA needs 16-byte
 	// row strides (8 elements of 16-bit storage).
 	Align int
+	// Why says why the storage dtypes without an entry have none.
+	Why string
 }
 
 // EVTLeafKind is how an EVT leaf reads its value at element (i, j).
@@ -109,6 +111,9 @@ var SIMTConfig = SIMTGemm{Tile: [3]int{128, 128, 8}, Micro: [2]int{8, 8}, Thread
 // CUDAMatmulWhy says which storage dtypes the CUDA matmul has kernels for.
 const CUDAMatmulWhy = "the CUDA matmul has CUTLASS WGMMA kernels for bf16/f16 storage and kgen's SIMT GEMM (exact f32 FMA) for f32 storage only"
 
+// CUDASplitWhy says which storage dtypes the CUDA split has kernels for.
+const CUDASplitWhy = "the CUDA split (row reductions, two Bs) has CUTLASS WGMMA kernels for bf16/f16 storage only; an f32 split over the SIMT GEMM is not generated yet"
+
 // AlignOf is the element multiple k and n must be for storage t: Align for
 // CUTLASS's 16-bit storage, 1 (any size, k = 0 included) for the SIMT GEMM.
 func (c *CUTLASS) AlignOf(t dtype.DType) int {
@@ -127,22 +132,16 @@ func (c *CUTLASS) Entries() []dtype.DType {
 }
 
 // cutlassPlan decides the CUDA port of a matmul, or says at the spec's
-// `cuda: generated` why kgen cannot write it yet.
+// `cuda: generated` why kgen cannot write it yet. A matmul with a split
+// (row reductions, or two Bs) gets the split's CUDA form (splitPlan);
+// any other one an EVT epilogue.
 func cutlassPlan(s *spec.Spec, k *Kernel, mm *Matmul, diags *diag.List) *CUTLASS {
 	pos := s.Ports[spec.CUDA].Pos
 	refuse := func(why string) *CUTLASS {
 		diags.Addf(pos, "kgen cannot generate the CUDA port of this matmul yet: %s; set `cuda: null`", why)
 		return nil
 	}
-	switch {
-	case len(mm.B) > 1:
-		return refuse("a gated matmul (two Bs) needs two accumulators in one epilogue, which the CUTLASS GEMM does not have")
-	case mm.Rows != nil:
-		return refuse("row reductions (row_*) need a whole row in one CTA or a second launch; neither is generated yet")
-	case len(k.BindingsOf(Output)) != 1:
-		return refuse("the CUTLASS epilogue stores one output")
-	}
-	plan := &CUTLASS{Source: -1, Configs: CUTLASSConfigs, Align: 8}
+	plan := &CUTLASS{Source: -1, Configs: CUTLASSConfigs, Align: 8, Why: CUDAMatmulWhy}
 	if s.CUDATiles != nil {
 		if plan.Configs = cudaClasses(s.CUDATiles, diags); plan.Configs == nil {
 			return nil
@@ -158,6 +157,17 @@ func cutlassPlan(s *spec.Spec, k *Kernel, mm *Matmul, diags *diag.List) *CUTLASS
 	}
 	if len(plan.DTypes)+len(plan.SIMT) == 0 {
 		return refuse(CUDAMatmulWhy)
+	}
+	for _, o := range append([]Operand{mm.A}, mm.B...) {
+		if k.Bindings[o.Binding].DType != dtype.Invalid {
+			return refuse(fmt.Sprintf("operand %s pins its dtype; the GEMM's A and B are in the storage type", o.Name))
+		}
+	}
+	if mm.Split != nil {
+		return splitPlan(plan, mm, refuse)
+	}
+	if len(k.BindingsOf(Output)) != 1 {
+		return refuse("the CUTLASS epilogue stores one output")
 	}
 	ins := k.ElementInputs(0)
 	for _, a := range k.Stages()[0].Args {
@@ -195,8 +205,33 @@ func cutlassPlan(s *spec.Spec, k *Kernel, mm *Matmul, diags *diag.List) *CUTLASS
 	return plan
 }
 
+// splitPlan is the CUDA form of the matmul's split (SplitCUDA): its GEMMs
+// are the plan's problem classes with an identity epilogue, one GEMM type
+// per class for every B. Phase 2 is plain CUDA over the row-owning
+// kernel's stages, so what the EVT refuses (index reads, integer params,
+// pinned epilogue inputs, several outputs) it takes.
+func splitPlan(plan *CUTLASS, mm *Matmul, refuse func(string) *CUTLASS) *CUTLASS {
+	plan.SIMT, plan.Why = nil, CUDASplitWhy
+	if len(plan.DTypes) == 0 {
+		return refuse(CUDASplitWhy)
+	}
+	for _, b := range mm.B[1:] {
+		if b.ColMajor != mm.B[0].ColMajor {
+			return refuse(fmt.Sprintf("B %s and B %s are stored in different layouts; the split's GEMMs share one type per problem class, so the Bs must share a layout", mm.B[0].Name, b.Name))
+		}
+	}
+	sc := &SplitCUDA{Tile: CUDARowTile, AlignD: 4, MaxElems: 1<<32 - 1}
+	t := sc.Tile
+	sc.Comment = fmt.Sprintf("the row passes over the workspace, one warp per row, %d rows per block of %d threads", t.BM, t.Threads())
+	if mm.Rows == nil {
+		sc.Comment = fmt.Sprintf("the epilogue per element over the workspaces, grid-stride, blocks of %d threads", t.Threads())
+	}
+	mm.Split.CUDA = sc
+	return plan
+}
+
 // describeCUDA is the CUDA port's schedule in words.
-func (c *CUTLASS) describeCUDA() []string {
+func (c *CUTLASS) describeCUDA(mm *Matmul) []string {
 	leaves := ""
 	for i, l := range c.Leaves {
 		if i > 0 {
@@ -224,10 +259,13 @@ func (c *CUTLASS) describeCUDA() []string {
 	}
 	var out []string
 	if len(c.DTypes) > 0 {
-		out = append(out,
-			fmt.Sprintf("CUDA %v: CUTLASS 3.x SM90 GEMM (TMA, warp-specialised WGMMA, f32 accumulate), %s", c.DTypes, cfgs),
-			"CUDA epilogue: an EVT whose compute node is the epilogue stage over "+leaves+"; params by value",
-			fmt.Sprintf("CUDA %v: k and n must be multiples of %d (16-byte TMA strides)", c.DTypes, c.Align))
+		out = append(out, fmt.Sprintf("CUDA %v: CUTLASS 3.x SM90 GEMM (TMA, warp-specialised WGMMA, f32 accumulate), %s", c.DTypes, cfgs))
+		if sp := mm.Split; sp != nil && sp.CUDA != nil {
+			out = append(out, sp.describeCUDA()...)
+		} else {
+			out = append(out, "CUDA epilogue: an EVT whose compute node is the epilogue stage over "+leaves+"; params by value")
+		}
+		out = append(out, fmt.Sprintf("CUDA %v: k and n must be multiples of %d (16-byte TMA strides)", c.DTypes, c.Align))
 	}
 	if len(c.SIMT) > 0 {
 		g := SIMTConfig
@@ -235,4 +273,16 @@ func (c *CUTLASS) describeCUDA() []string {
 			c.SIMT, g.Tile[0], g.Tile[1], g.Tile[2], g.Threads, g.Micro[0], g.Micro[1], leaves))
 	}
 	return out
+}
+
+// describeCUDA is the CUDA split's two launches and workspace in words.
+func (sp *Split) describeCUDA() []string {
+	var ws []string
+	for _, b := range sp.Space {
+		ws = append(ws, b.Name)
+	}
+	return []string{
+		fmt.Sprintf("CUDA split, two launches in one library call for any n: launch 1, per B, the GEMM with an identity epilogue writing its f32 accumulator into an f32 [m, n] workspace (%s); launch 2, %s: %s", joinComma(ws), sp.Rows.Entry, sp.CUDA.Comment),
+		"CUDA workspace: 4·m·n bytes per B, written once and read by launch 2, from a stream-ordered pool on the caller's stream (cudaMallocFromPoolAsync, cudaFreeAsync); m·n < 2^32",
+	}
 }

@@ -46,7 +46,6 @@ func TestCUTLASSPlan(t *testing.T) {
 	}
 	for _, c := range []struct{ body, want string }{
 		{"inputs:\n  - {name: a, shape: [m, n]}\n  - {name: b, shape: [m, n]}\noutputs:\n  - y: acc + a + b\n", "more than one [m, n] epilogue input"},
-		{"outputs:\n  - y: acc / row_sum(acc)\n", "row reductions"},
 		{"outputs:\n  - y: acc\n  - z: 2 * acc\n", "stores one output"},
 		{"params:\n  - {name: c, type: i32}\noutputs:\n  - y: acc * f32(c)\n", "param c is an integer"},
 		{"outputs:\n  - y: select(col > row, 0, acc)\n", "reads the index row"},
@@ -60,9 +59,62 @@ func TestCUTLASSPlan(t *testing.T) {
 	if f32 == nil || len(f32.DTypes) != 0 || len(f32.SIMT) != 1 {
 		t.Errorf("f32 only: %+v", f32)
 	}
-	gated := "kernel: k\nkind: matmul\ndtypes: [bf16]\nmatmul:\n  a: x\n  b: [{name: wg, acc: g}, {name: wu, acc: u}]\nports: {cuda: generated}\noutputs:\n  - y: g * u\n"
-	if _, diags := build(t, gated); len(diags) == 0 || !strings.Contains(diags[0].String(), "two Bs") {
-		t.Errorf("gated: %v", diags)
+}
+
+// TestCUTLASSSplitPlan: a row-reducing matmul and a gated one get the
+// split's CUDA form (ir.SplitCUDA) — the same Split as Metal's, whose
+// workspaces and second phase the CUDA port reads — with one warp per row
+// (or a per-element epilogue) in phase 2; the gated split is CUDA's only
+// (no Metal phases); what the split cannot do is refused at the port.
+func TestCUTLASSSplitPlan(t *testing.T) {
+	head := "kernel: k\nkind: matmul\ndtypes: [f32, f16, bf16]\nmatmul: {a: x, b: w}\nports: {metal: generated, cuda: generated}\n"
+	k := mustBuild(t, head+"inputs:\n  - {name: g, shape: [n]}\nparams:\n  - {name: eps, type: f32}\nlet:\n  - inv: rsqrt(row_mean(acc * acc) + eps)\noutputs:\n  - y: acc * inv * g\n")
+	mm := k.Matmul()
+	if mm.CUDA == nil || mm.Split == nil || mm.Split.CUDA == nil {
+		t.Fatalf("no CUDA split: plan %v, split %v", mm.CUDA, mm.Split)
+	}
+	sc := mm.Split.CUDA
+	if !mm.Split.Metal || len(k.Phases()) != 2 {
+		t.Errorf("the row kernel's Metal phases are gone: metal %v, %d phases", mm.Split.Metal, len(k.Phases()))
+	}
+	if sc.Tile.RowsPerWarp() != 1 || sc.Tile.Threads() != 256 || sc.AlignD != 4 || sc.MaxElems != 1<<32-1 {
+		t.Errorf("CUDA split %+v", sc)
+	}
+	if len(mm.CUDA.Leaves) != 0 || mm.CUDA.Source != -1 || len(mm.CUDA.DTypes) != 2 {
+		t.Errorf("a split plan has EVT leaves or the wrong dtypes: %+v", mm.CUDA)
+	}
+	rows := mm.Split.Rows
+	if rows.Entry != "k_rows" || rows.Bindings[0].Name != "kgen_ws0" || rows.From[0] != -1 || !strings.Contains(sc.Comment, "one warp per row") {
+		t.Errorf("phase 2: %s %v %v %q", rows.Entry, rows.Bindings, rows.From, sc.Comment)
+	}
+	if !strings.Contains(strings.Join(k.Describe(), "\n"), "CUDA split, two launches in one library call") {
+		t.Errorf("the schedule does not describe the CUDA split:\n%s", strings.Join(k.Describe(), "\n"))
+	}
+
+	// What the EVT refuses, phase 2 takes: the element's position, two outputs.
+	causal := mustBuild(t, head+"let:\n  - s: select(col > row, -inf, acc)\n  - e: exp(s - row_max(s))\noutputs:\n  - y: e / row_sum(e)\n  - z: s\n")
+	if causal.Matmul().CUDA == nil || causal.Matmul().Split.CUDA == nil {
+		t.Error("a causal row kernel with two outputs has no CUDA split")
+	}
+
+	gated := "kernel: k\nkind: matmul\ndtypes: [bf16]\nmatmul:\n  a: x\n  b: [{name: wg, acc: g, layout: col_major}, {name: wu, acc: u, layout: col_major}]\nports: {cuda: generated}\noutputs:\n  - y: g * u\n"
+	k = mustBuild(t, gated)
+	mm = k.Matmul()
+	if mm.Split == nil || mm.Split.CUDA == nil || mm.Split.Metal || k.Phases() != nil {
+		t.Fatalf("gated: split %+v, phases %v", mm.Split, k.Phases())
+	}
+	if len(mm.Split.Space) != 2 || mm.Split.Rows.Entry != "k_epilogue" || !strings.Contains(mm.Split.CUDA.Comment, "per element") {
+		t.Errorf("gated: %d workspaces, phase 2 %s %q", len(mm.Split.Space), mm.Split.Rows.Entry, mm.Split.CUDA.Comment)
+	}
+	for _, c := range []struct{ spec, want string }{
+		{strings.Replace(gated, "acc: u, layout: col_major", "acc: u", 1), "different layouts"},
+		{strings.Replace(head, "[f32, f16, bf16]", "[f32]", 1) + "outputs:\n  - y: acc / row_sum(acc)\n", "f32 split over the SIMT GEMM is not generated"},
+		{strings.Replace(head, "{a: x, b: w}", "{a: {name: x, dtype: bf16}, b: w}", 1) + "outputs:\n  - y: acc / row_sum(acc)\n", "operand x pins its dtype"},
+	} {
+		_, diags := build(t, c.spec)
+		if len(diags) == 0 || !strings.Contains(diags[0].String(), "specs/k.yaml:") || !strings.Contains(diags[0].String(), c.want) {
+			t.Errorf("got %v, want a positioned %q", diags, c.want)
+		}
 	}
 }
 

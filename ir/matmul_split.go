@@ -7,8 +7,11 @@ import (
 	"github.com/kgen-dev/kgen/launch"
 )
 
-// Split is a row-reducing matmul's two-launch form, the launcher's path
-// when n is wider than the row-owning kernel's strip (n > Matmul.NMax):
+// Split is a matmul's two-launch form. On Metal it is a row-reducing
+// matmul's launcher path when n is wider than the row-owning kernel's strip
+// (n > Matmul.NMax); on CUDA (Split.CUDA, set with a CUDA port) it is how
+// every row-reducing or gated matmul runs, for any n, inside one library
+// call. Metal's phases:
 //
 //  1. Acc: the tiled matmul (DefaultTile) writes every accumulator (acc,
 //     acc2) as f32 into an [m, n] workspace; no epilogue.
@@ -22,12 +25,57 @@ import (
 // the row-owning kernel, so the workspace holds the accumulators only: the
 // rounding, the summation order and so the parity bound are the row-owning
 // kernel's (Kernel.EvalMatmulRowBound).
+//
+// A gated matmul without row reductions has a split on CUDA only: its
+// second phase (suffix "epilogue") runs the epilogue stage per element over
+// the two workspaces; Metal's tiled kernel holds both accumulators itself.
 type Split struct {
-	Over  int       // the row-owning kernel serves n ≤ Over; the split, any n above
+	Over int // the row-owning Metal kernel serves n ≤ Over; the split, any n above (Metal only)
+	// Metal reports whether Metal launches the phases (chained Go calls,
+	// Kernel.Phases); false for a CUDA-only split.
+	Metal bool
 	Acc   Phase     // the accumulators into the workspace
-	Rows  Phase     // the row passes over the workspace
+	Rows  Phase     // the row passes over the workspace (gated: the epilogue)
 	Space []Binding // the workspace tensors, one f32 [m, n] per B, in B order
+	// CUDA is the CUDA port's form of the same phases (nil without one).
+	CUDA *SplitCUDA
 }
+
+// SplitCUDA is how the CUDA port runs a Split: both phases inside the one
+// host function of the kernel's library, so the Go call is one call
+// (Run/Enqueue/LaunchCUDA) whatever n is.
+//
+//  1. Acc: one CUTLASS SM90 GEMM per B, the plan's problem classes
+//     (CUTLASS.Configs), whose epilogue is the identity with an f32 D: the
+//     accumulator, unrounded, into workspace Space[w], row-major [m, n].
+//  2. Rows: a plain CUDA kernel with the Rows phase's bindings: the
+//     row-owning kernel's passes (the same stage functions), one warp per
+//     row, Tile.BM rows per block, lanes strided and a __shfl_xor_sync
+//     butterfly; or, gated without reductions, the epilogue stage per
+//     element over a grid-stride loop of Tile.Threads() per block.
+//
+// The epilogue cannot be CUTLASS's: an EVT sees one CTA's tile, and a row
+// of n up to 14336 spans many CTAs, with no cross-CTA row reduction; a
+// gated product needs two accumulators in one epilogue, which one GEMM
+// does not have. The split's cost is the f32 workspace: written once by
+// phase 1 and read once per row pass by phase 2, 4·m·n bytes per B.
+type SplitCUDA struct {
+	Tile Tile // phase 2's block
+	// AlignD is the workspace's TMA alignment in elements: 16 bytes of f32.
+	AlignD int
+	// MaxElems bounds m·n: phase 2 indexes the [m, n] tensors in 32 bits.
+	MaxElems uint64
+	// Comment says what phase 2 does, for comments and the inventory.
+	Comment string
+}
+
+// CUDARowTile is the CUDA phase 2's block: 8 warps, 256 threads, one row
+// per warp (BM = 8 rows per block), so m = 4096 gives 512 blocks for the
+// 132 SMs; the epilogue form uses its 256 threads over elements.
+var CUDARowTile = Tile{BM: 8, BN: 32, BK: 16, WM: 1, WN: 8}
+
+// RowsPerWarp is the rows each warp (simdgroup) of tile t reduces.
+func (t Tile) RowsPerWarp() int { return t.BM / (t.WM * t.WN) }
 
 // Phase is one launch of a split kernel: an entry point of the kernel's
 // source with its own signature, host names and launch.
@@ -49,9 +97,10 @@ type Phase struct {
 }
 
 // Phases lists a kernel's split launches in order (nil for a kernel that
-// always launches once).
+// always launches once). These are Metal's: the CUDA port runs its split
+// inside one library call (SplitCUDA).
 func (k *Kernel) Phases() []*Phase {
-	if mm := k.Matmul(); mm != nil && mm.Split != nil {
+	if mm := k.Matmul(); mm != nil && mm.Split != nil && mm.Split.Metal {
 		return []*Phase{&mm.Split.Acc, &mm.Split.Rows}
 	}
 	return nil
@@ -61,9 +110,10 @@ func (k *Kernel) Phases() []*Phase {
 // cannot start with kgen), so it clashes with no tensor.
 func WorkspaceName(w int) string { return fmt.Sprintf("kgen_ws%d", w) }
 
-// splitOf lays out a row-reducing matmul's split form.
-func splitOf(k *Kernel, mm *Matmul) *Split {
-	s := &Split{Over: mm.NMax}
+// splitOf lays out a matmul's split form: a row-reducing one's (metal:
+// Metal launches it above NMax), or a gated one's for CUDA only.
+func splitOf(k *Kernel, mm *Matmul, metal bool) *Split {
+	s := &Split{Over: mm.NMax, Metal: metal}
 	for w := range mm.B {
 		s.Space = append(s.Space, Binding{Name: WorkspaceName(w), DType: dtype.F32, Shape: Shape{"m", "n"}})
 	}
@@ -111,6 +161,11 @@ func splitOf(k *Kernel, mm *Matmul) *Split {
 	s.Acc = phase("acc", fmt.Sprintf("launch 1: the accumulators as f32 into the [m, n] workspace, tile %s", t), t,
 		launch.Times(launch.Ceil(launch.V("m"), launch.N(t.BM)), launch.Ceil(launch.V("n"), launch.N(t.BN))), append(accFrom, args), accRoles)
 	r := RowTile
+	if mm.Rows == nil {
+		s.Rows = phase("epilogue", "launch 2: the epilogue per element over the workspaces", t,
+			launch.Ceil(launch.Times(launch.V("m"), launch.V("n")), launch.N(t.Threads())), append(rowsFrom, args), rowsRoles)
+		return s
+	}
 	s.Rows = phase("rows", fmt.Sprintf("launch 2: the row passes over the workspace, %d rows per threadgroup of %d threads", r.BM, r.Threads()), r,
 		launch.Ceil(launch.V("m"), launch.N(r.BM)), append(rowsFrom, args), rowsRoles)
 	return s

@@ -53,8 +53,8 @@ func (m *CUDAModule) libraryCheck(c *Call) error {
 	if align == 0 {
 		return fmt.Errorf("kgenrt: kernel %s: the CUDA port has no %s kernel: %s", m.Kernel.Name, c.Variant.DType, lib.Why)
 	}
-	if align == 1 {
-		return nil
+	if align == 1 || emptyOutput(c) {
+		return nil // the SIMT GEMM takes any size; an empty output returns at once (a row kernel's grid counts rows only)
 	}
 	for _, name := range []string{"k", "n"} {
 		v, found := sizeField(c, name)
@@ -63,6 +63,13 @@ func (m *CUDAModule) libraryCheck(c *Call) error {
 		}
 	}
 	return nil
+}
+
+// emptyOutput reports whether the call's [m, n] output has no element.
+func emptyOutput(c *Call) bool {
+	m, okM := sizeField(c, "m")
+	n, okN := sizeField(c, "n")
+	return (okM && m == 0) || (okN && n == 0)
 }
 
 // sizeField reads a size field of the call's args struct by name.

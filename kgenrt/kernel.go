@@ -49,6 +49,14 @@ type Kernel struct {
 	Phases []*Kernel
 }
 
+// ChainsPhases reports whether backend b's port runs a split kernel's
+// phases as a chain of calls (Call.Next) that the generated call builder
+// lays out, with workspaces from NewWorkspace: Metal's. The CUDA port runs
+// its own split (one CUTLASS GEMM per B, then a generated kernel) inside
+// the one call of its library's host function, so its call is the
+// kernel's own whatever n is.
+func (b Backend) ChainsPhases() bool { return b == Metal }
+
 // Variant is one storage dtype's instantiation of a kernel.
 type Variant struct {
 	DType    DType

@@ -225,3 +225,23 @@ func TestPortRunsPhaseChains(t *testing.T) {
 		t.Errorf("a port of another kernel ran the call: %v", err)
 	}
 }
+
+// TestChainsPhases: only Metal's port runs a split kernel's phases as a
+// chain of calls; the CUDA port runs its split inside one library call and
+// refuses a chain, so the generated builder must not lay one out for it.
+func TestChainsPhases(t *testing.T) {
+	if !Metal.ChainsPhases() || CUDA.ChainsPhases() {
+		t.Errorf("ChainsPhases: metal %v, cuda %v; want true, false", Metal.ChainsPhases(), CUDA.ChainsPhases())
+	}
+	k, phase := testKernel(), testKernel()
+	phase.Name = "scale_gain_rows"
+	k.Phases = []*Kernel{phase}
+	x, gain := mk(t, F16, 4), mk(t, F32, 4)
+	c := &Call{Kernel: k, Variant: &k.Variants[0], Tensors: []*Tensor{x, gain, x}, Args: make([]byte, 8),
+		Grid: [3]int{1, 1, 1}, Threadgroup: [3]int{256, 1, 1}}
+	c.Next = &Call{Kernel: phase, Variant: &phase.Variants[0], Tensors: []*Tensor{x, gain, x}, Args: make([]byte, 8),
+		Grid: [3]int{1, 1, 1}, Threadgroup: [3]int{256, 1, 1}}
+	if err := (&cudaPort{kernel: k, module: &CUDAModule{Kernel: k}}).check(c); err == nil || !strings.Contains(err.Error(), "one call") {
+		t.Errorf("the CUDA port took a chain: %v", err)
+	}
+}

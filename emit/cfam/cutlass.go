@@ -49,6 +49,10 @@ func plainParts(k *ir.Kernel) []string {
 // cutlassCode writes the EVT functor, the GEMM types, the parts and the
 // entry points after the stage functions.
 func cutlassCode(w *Writer, k *ir.Kernel, d *Dialect) {
+	if sp := k.Matmul().Split; sp != nil && sp.CUDA != nil {
+		splitCode(w, k, d) // cutlass_split.go
+		return
+	}
 	c := k.Matmul().CUDA
 	ns := "kgen_" + k.Name
 	w.P("#if !defined(KGEN_NO_CUTLASS) // the entry points and the SIMT GEMM need none of CUTLASS")
@@ -127,16 +131,7 @@ func cutlassParts(w *Writer, k *ir.Kernel, forms [2]gemmForm, ns string) {
 			part := t.String() + "_" + g.Name
 			w.P("#if !defined(KGEN_PARTS) || defined(KGEN_PART_", part, ")")
 			w.Block(`extern "C" int `+ns+"_"+part+partSig(k), func() {
-				f := forms[0]
-				if g.Swap {
-					f = forms[1]
-				}
-				sched := "void" // CUTLASS's default: data-parallel tiles
-				if g.StreamK {
-					sched = "cutlass::gemm::StreamKScheduler"
-				}
-				w.P("using G = ", ns, "::", f.gemm, "<", cutlassElem(t), ", cute::Shape<cute::_", g.Tile[0], ", cute::_", g.Tile[1], ", cute::_", g.Tile[2],
-					">, cute::Shape<cute::_", g.Cluster[0], ", cute::_", g.Cluster[1], ", cute::_1>, ", cutlassSchedules[g.Schedule], ", ", sched, ">;")
+				f := gemmAlias(w, ns, forms, t, g)
 				w.P("return ", ns, "::", f.run, "<G>(kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen);")
 			})
 			w.P("#else")
@@ -145,6 +140,22 @@ func cutlassParts(w *Writer, k *ir.Kernel, forms [2]gemmForm, ns string) {
 			w.P()
 		}
 	}
+}
+
+// gemmAlias writes `using G = …;`, problem class g's GEMM type for storage
+// t, and returns its form (swapped or not).
+func gemmAlias(w *Writer, ns string, forms [2]gemmForm, t dtype.DType, g ir.GemmConfig) gemmForm {
+	f := forms[0]
+	if g.Swap {
+		f = forms[1]
+	}
+	sched := "void" // CUTLASS's default: data-parallel tiles
+	if g.StreamK {
+		sched = "cutlass::gemm::StreamKScheduler"
+	}
+	w.P("using G = ", ns, "::", f.gemm, "<", cutlassElem(t), ", cute::Shape<cute::_", g.Tile[0], ", cute::_", g.Tile[1], ", cute::_", g.Tile[2],
+		">, cute::Shape<cute::_", g.Cluster[0], ", cute::_", g.Cluster[1], ", cute::_1>, ", cutlassSchedules[g.Schedule], ", ", sched, ">;")
+	return f
 }
 
 // cutlassEntries writes the host entry points, one per variant with a
@@ -264,32 +275,43 @@ func cutlassForms(k *ir.Kernel) [2]gemmForm {
 // problem class: the EVT, the epilogue and mainloop collectives (CUTLASS's
 // builders) and the adapter.
 func cutlassGemmType(w *Writer, c *ir.CUTLASS, ns string, f gemmForm) {
+	var leaves []string
+	for _, l := range c.Leaves {
+		switch l.Kind {
+		case ir.EVTAcc:
+			leaves = append(leaves, "Sm90AccFetch")
+		case ir.EVTRow:
+			leaves = append(leaves, f.row)
+		case ir.EVTCol:
+			leaves = append(leaves, f.col)
+		case ir.EVTSource:
+			leaves = append(leaves, "Sm90SrcFetch<T>")
+		}
+	}
+	elemC := "void"
+	if c.Source >= 0 {
+		elemC = "T"
+	}
+	gemmType(w, c, f, "Sm90Compute<"+ns+"_evt, T, float, cutlass::FloatRoundStyle::round_to_nearest>,\n        "+strings.Join(leaves, ",\n        "),
+		epilogueIO{c: elemC, d: "T", align: c.Align})
+}
+
+// epilogueIO is an epilogue's C and D element types and their alignment.
+type epilogueIO struct {
+	c, d  string
+	align int
+}
+
+// gemmType writes the GEMM type of one form whose EVT is Sm90EVT<evt>.
+func gemmType(w *Writer, c *ir.CUTLASS, f gemmForm, evt string, io epilogueIO) {
 	w.P("template <class T, class TileShape, class ClusterShape, class MainSchedule, class EpiSchedule, class Scheduler>")
 	w.P("struct ", f.gemm, " {")
 	w.Indent(func() {
-		var leaves []string
-		for _, l := range c.Leaves {
-			switch l.Kind {
-			case ir.EVTAcc:
-				leaves = append(leaves, "Sm90AccFetch")
-			case ir.EVTRow:
-				leaves = append(leaves, f.row)
-			case ir.EVTCol:
-				leaves = append(leaves, f.col)
-			case ir.EVTSource:
-				leaves = append(leaves, "Sm90SrcFetch<T>")
-			}
-		}
-		w.P("using EVT = Sm90EVT<Sm90Compute<", ns, "_evt, T, float, cutlass::FloatRoundStyle::round_to_nearest>,")
-		w.P("    ", strings.Join(leaves, ",\n        "), ">;")
-		elemC := "void"
-		if c.Source >= 0 {
-			elemC = "T"
-		}
+		w.P("using EVT = Sm90EVT<", evt, ">;")
 		w.P("using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<")
 		w.P("    cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,")
 		w.P("    cutlass::epilogue::collective::EpilogueTileAuto, float, float,")
-		w.P("    ", elemC, ", ", f.layoutCD, ", ", c.Align, ", T, ", f.layoutCD, ", ", c.Align, ", EpiSchedule, EVT>::CollectiveOp;")
+		w.P("    ", io.c, ", ", f.layoutCD, ", ", io.align, ", ", io.d, ", ", f.layoutCD, ", ", io.align, ", EpiSchedule, EVT>::CollectiveOp;")
 		w.P("using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<")
 		w.P("    cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp,")
 		w.P("    T, ", f.layoutA, ", ", c.Align, ", T, ", f.layoutB, ", ", c.Align, ", float,")
@@ -325,25 +347,37 @@ func cutlassRun(w *Writer, k *ir.Kernel, c *ir.CUTLASS, f gemmForm) {
 	if c.Source >= 0 {
 		src = ptr(c.Source, true)
 	}
+	var leaves []string
+	for _, l := range c.Leaves {
+		switch l.Kind {
+		case ir.EVTRow:
+			leaves = append(leaves, "{"+ptr(l.Binding, true)+", T(0), "+f.rowArgs+"}")
+		case ir.EVTCol:
+			leaves = append(leaves, "{"+ptr(l.Binding, true)+", T(0), "+f.colArgs+"}")
+		default:
+			leaves = append(leaves, "{}")
+		}
+	}
+	gemmRun(w, f, "void* kgen_stream, void* const* kgen_ptrs, const "+k.Name+"_args& kgen_a, char* kgen_err, int kgen_errlen",
+		ptr(f.a.Binding, true), ptr(f.b.Binding, true), src, ptr(out.Index, false),
+		"kgen_args.epilogue.thread = {"+strings.Join(append(leaves, "{kgen_a}"), ", ")+"};")
+}
+
+// gemmRun writes a form's host function with parameters params: the
+// arguments over pointers a, b (the form's operands), the C source src and
+// the output d, the epilogue's thread arguments (thread, a statement or
+// ""), then the checks and the GEMM on kgen_stream.
+func gemmRun(w *Writer, f gemmForm, params, a, b, src, d, thread string) {
 	w.P("template <class G>")
-	w.Block("int "+f.run+"(void* kgen_stream, void* const* kgen_ptrs, const "+k.Name+"_args& kgen_a, char* kgen_err, int kgen_errlen)", func() {
+	w.Block("int "+f.run+"("+params+")", func() {
 		w.P("using T = typename G::Adapter::ElementA;")
 		w.P("const int M = int(kgen_a.m), N = int(kgen_a.n), K = int(kgen_a.k);")
 		w.P("typename G::Adapter::Arguments kgen_args{cutlass::gemm::GemmUniversalMode::kGemm, ", f.shape, ",")
-		w.P("    {", ptr(f.a.Binding, true), ", ", f.strideA, ", ", ptr(f.b.Binding, true), ", ", f.strideB, "},")
-		w.P("    {{}, ", src, ", ", f.strideCD, ", ", ptr(out.Index, false), ", ", f.strideCD, "}};")
-		var leaves []string
-		for _, l := range c.Leaves {
-			switch l.Kind {
-			case ir.EVTRow:
-				leaves = append(leaves, "{"+ptr(l.Binding, true)+", T(0), "+f.rowArgs+"}")
-			case ir.EVTCol:
-				leaves = append(leaves, "{"+ptr(l.Binding, true)+", T(0), "+f.colArgs+"}")
-			default:
-				leaves = append(leaves, "{}")
-			}
+		w.P("    {", a, ", ", f.strideA, ", ", b, ", ", f.strideB, "},")
+		w.P("    {{}, ", src, ", ", f.strideCD, ", ", d, ", ", f.strideCD, "}};")
+		if thread != "" {
+			w.P(thread)
 		}
-		w.P("kgen_args.epilogue.thread = {", strings.Join(append(leaves, "{kgen_a}"), ", "), "};")
 		w.P("typename G::Adapter kgen_gemm;")
 		w.P("cutlass::Status kgen_st = kgen_gemm.can_implement(kgen_args);")
 		w.Block("if (kgen_st != cutlass::Status::kSuccess)", func() {

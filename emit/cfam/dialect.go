@@ -35,13 +35,16 @@ type Dialect struct {
 	Cvt, FromFloat  func(t, x string) string
 	ToFloat         func(x string) string
 	FloatCast       string
-	FloatFunc       func(name string) string // fmax → metal::fmax / fmaxf
-	ReadOnly        func(elem string) string // a load through the read-only path, where there is one
-	PosInf, NegInf  string                   // accumulator identities of max and min
-	InfLit, NegLit  string                   // ±inf as expression literals
-	Shared          string                   // the qualifier of team scratch memory
-	SimdGroup       string                   // "simdgroup" or "warp", in comments
-	ThreadGroup     string                   // "threadgroup" or "block", in comments
+	FloatFunc       func(name string) string    // fmax → metal::fmax / fmaxf
+	ReadOnly        func(elem string) string    // a load through the read-only path, where there is one
+	PosInf, NegInf  string                      // accumulator identities of max and min
+	InfLit, NegLit  string                      // ±inf as expression literals
+	Shared          string                      // the qualifier of team scratch memory
+	SimdGroup       string                      // "simdgroup" or "warp", in comments
+	ShuffleXor      func(v, lane string) string // v from the lane lane-xor away in the simdgroup or warp
+	LaneOffset      string                      // the type of a shuffle's lane offset
+	RowUnroll       string                      // the pragma before a matmul row pass's column loop, if any
+	ThreadGroup     string                      // "threadgroup" or "block", in comments
 	Threads         map[ThreadIndex]threadIndex
 	ArrayAlign      string // the prefix of per-thread arrays moved as 16-byte vectors
 	UnrollElemLoops bool   // loop over all kPerThread slots (constant trip count) with a guard
@@ -132,6 +135,8 @@ var Metal = &Dialect{
 	PosInf:    "INFINITY", NegInf: "-INFINITY",
 	InfLit: "INFINITY", NegLit: "(-INFINITY)",
 	Shared: "threadgroup", SimdGroup: "simdgroup", ThreadGroup: "threadgroup",
+	ShuffleXor: func(v, o string) string { return "simd_shuffle_xor(" + v + ", " + o + ")" },
+	LaneOffset: "ushort",
 	Threads: map[ThreadIndex]threadIndex{
 		GlobalID: attribute("gid", "thread_position_in_grid"),
 		LocalID:  attribute("kgen_tid", "thread_index_in_threadgroup"),
@@ -169,6 +174,8 @@ var CUDA = &Dialect{
 	PosInf:    "__int_as_float(0x7f800000)", NegInf: "__int_as_float(0xff800000)",
 	InfLit: "__int_as_float(0x7f800000)", NegLit: "(-__int_as_float(0x7f800000))",
 	Shared: "__shared__", SimdGroup: "warp", ThreadGroup: "block",
+	ShuffleXor: func(v, o string) string { return "__shfl_xor_sync(0xffffffffu, " + v + ", " + o + ")" },
+	LaneOffset: "int", RowUnroll: "#pragma unroll 8",
 	Threads: map[ThreadIndex]threadIndex{
 		GlobalID: {Expr: "(unsigned long long)(blockIdx.x * blockDim.x + threadIdx.x)"},
 		LocalID:  local("kgen_tid", "threadIdx.x"),

@@ -45,10 +45,14 @@ func (matmul) describe(k *ir.Kernel, d *Dialect, v *view) {
 }
 
 func (matmul) helpers(k *ir.Kernel, d *Dialect) []helper {
-	if d.Backend == ir.CUDA {
-		return []helper{{name: "cutlass_head", data: plainParts(k)}}
+	if d.Backend != ir.CUDA {
+		return nil
 	}
-	return nil
+	head := helper{name: "cutlass_head", data: plainParts(k)}
+	if sp := k.Matmul().Split; sp != nil && sp.CUDA != nil {
+		return []helper{head, {name: "cutlass_split"}}
+	}
+	return []helper{head}
 }
 
 // owns: the CUDA port is CUTLASS GEMMs (cutlass.go), planned by the IR.
@@ -224,23 +228,10 @@ func (mw *matmulWriter) epilogue(tid string) {
 	k, d := mw.k, mw.d
 	st := k.Stages()[0]
 	outs := k.BindingsOf(ir.Output)
-	ins := k.ElementInputs(0)
 	mw.Block("for (uint kgen_e = "+tid+"; kgen_e < BM * BN; kgen_e += kThreads)", func() {
 		mw.P("const uint kgen_i = kgen_row0 + kgen_e / BN, kgen_j = kgen_col0 + kgen_e % BN;")
 		mw.Block("if (kgen_i < args.m && kgen_j < args.n)", func() {
-			var args []string
-			for _, a := range st.Args {
-				switch a.Kind {
-				case ir.ArgInput:
-					args = append(args, d.Cvt("C", ins[a.Index].Name+"["+elemIndex(ins[a.Index])+"]"))
-				case ir.ArgParam:
-					args = append(args, paramArg(d, a))
-				case ir.ArgAcc:
-					args = append(args, fmt.Sprintf("kgen_cs%d[kgen_e]", a.Index))
-				case ir.ArgIndex:
-					args = append(args, matmulIndexArg(a.Name))
-				}
-			}
+			args := mw.elementArgs(st, func(i int) string { return fmt.Sprintf("kgen_cs%d[kgen_e]", i) })
 			for _, b := range outs {
 				mw.P("C kgen_c_", b.Name, ";")
 				args = append(args, "kgen_c_"+b.Name)
@@ -251,6 +242,26 @@ func (mw *matmulWriter) epilogue(tid string) {
 			}
 		})
 	})
+}
+
+// elementArgs are the epilogue stage st's arguments at element (kgen_i,
+// kgen_j), accumulator i read as acc(i).
+func (mw *matmulWriter) elementArgs(st ir.Stage, acc func(i int) string) []string {
+	ins := mw.k.ElementInputs(0)
+	var args []string
+	for _, a := range st.Args {
+		switch a.Kind {
+		case ir.ArgInput:
+			args = append(args, mw.d.Cvt("C", ins[a.Index].Name+"["+elemIndex(ins[a.Index])+"]"))
+		case ir.ArgParam:
+			args = append(args, paramArg(mw.d, a))
+		case ir.ArgAcc:
+			args = append(args, acc(a.Index))
+		case ir.ArgIndex:
+			args = append(args, matmulIndexArg(a.Name))
+		}
+	}
+	return args
 }
 
 // matmulIndexArg is index name (ir.IndexNames[ir.KindMatmul]) at element

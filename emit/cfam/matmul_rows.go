@@ -63,23 +63,25 @@ func (mw *matmulWriter) rowBody() {
 }
 
 // rowPassBody is the split's second phase (ir.Split.Rows): the row-owning
-// kernel's passes, with the accumulators read from the workspace.
+// kernel's passes, with the accumulators read from the workspace. Metal
+// and CUDA (ir.SplitCUDA) write it alike, in their dialect's spellings.
 func (mw *matmulWriter) rowPassBody(t ir.Tile) {
 	mw.P("using C = float;")
-	mw.P(fmt.Sprintf("constexpr uint BM = %d, kRowsPerSimd = %d;", t.BM, t.BM/(t.WM*t.WN)))
-	mw.P("const uint kgen_row0 = ", mw.tg, " * BM;")
+	mw.P(fmt.Sprintf("constexpr %s BM = %d, kRowsPerSimd = %d;", mw.d.Uint, t.BM, t.RowsPerWarp()))
+	mw.P("const ", mw.d.Uint, " kgen_row0 = ", mw.tg, " * BM;")
 	mw.rowLoop()
 }
 
 // rowLoop runs the row passes of each of this simdgroup's rows.
 func (mw *matmulWriter) rowLoop() {
 	w := mw.Writer
-	w.P("const uint kgen_lane = ", mw.tid, " % 32;")
+	u := mw.d.Uint
+	w.P("const ", u, " kgen_lane = ", mw.tid, " % 32;")
 	mw.paramLocals()
-	w.Block("for (uint kgen_q = 0; kgen_q < kRowsPerSimd; ++kgen_q)", func() {
-		w.P("const uint kgen_r = ", mw.simd, " * kRowsPerSimd + kgen_q, kgen_i = kgen_row0 + kgen_r;")
+	w.Block("for ("+u+" kgen_q = 0; kgen_q < kRowsPerSimd; ++kgen_q)", func() {
+		w.P("const ", u, " kgen_r = ", mw.simd, " * kRowsPerSimd + kgen_q, kgen_i = kgen_row0 + kgen_r;")
 		w.P("// Past the last row: no element work, but the shuffles stay uniform.")
-		w.P("const uint kgen_cols = kgen_i < args.m ? args.n : 0;")
+		w.P("const ", u, " kgen_cols = kgen_i < args.m ? args.n : 0;")
 		mw.rowPasses()
 	})
 }
@@ -124,7 +126,8 @@ func (mw *matmulWriter) rowPasses() {
 					w.P(fmt.Sprintf("float kgen_a%d = %s; // %s(%s)", i, identityOf(mw.d, red.Op), red.Op.Func(), mw.k.FormatExpr(red.Arg)))
 				}
 			}
-			w.Block("for (uint kgen_j = kgen_lane; kgen_j < kgen_cols; kgen_j += 32)", func() {
+			mw.unrollRow()
+			w.Block("for ("+mw.d.Uint+" kgen_j = kgen_lane; kgen_j < kgen_cols; kgen_j += 32)", func() {
 				w.P("C ", strings.Join(terms, ", "), ";")
 				w.P(mw.rowCall(st, terms))
 				for j, i := range reds {
@@ -137,11 +140,11 @@ func (mw *matmulWriter) rowPasses() {
 			})
 			for _, i := range reds {
 				op := r.Reductions[i].Op
-				w.Block("for (ushort kgen_o = 16; kgen_o > 0; kgen_o /= 2)", func() {
+				w.Block("for ("+mw.d.LaneOffset+" kgen_o = 16; kgen_o > 0; kgen_o /= 2)", func() {
 					if op.Sums() {
-						w.P(fmt.Sprintf("kgen_a%d += simd_shuffle_xor(kgen_a%d, kgen_o);", i, i))
+						w.P(fmt.Sprintf("kgen_a%d += %s;", i, mw.d.ShuffleXor(fmt.Sprintf("kgen_a%d", i), "kgen_o")))
 					} else {
-						w.P(fmt.Sprintf("kgen_a%d = f%s(kgen_a%d, simd_shuffle_xor(kgen_a%d, kgen_o));", i, op.Combine(), i, i))
+						w.P(fmt.Sprintf("kgen_a%d = f%s(kgen_a%d, %s);", i, op.Combine(), i, mw.d.ShuffleXor(fmt.Sprintf("kgen_a%d", i), "kgen_o")))
 					}
 				})
 				v := fmt.Sprintf("kgen_a%d", i)
@@ -157,7 +160,8 @@ func (mw *matmulWriter) rowPasses() {
 			for _, b := range outs {
 				names = append(names, "kgen_o_"+b.Name)
 			}
-			w.Block("for (uint kgen_j = kgen_lane; kgen_j < kgen_cols; kgen_j += 32)", func() {
+			mw.unrollRow()
+			w.Block("for ("+mw.d.Uint+" kgen_j = kgen_lane; kgen_j < kgen_cols; kgen_j += 32)", func() {
 				w.P("C ", strings.Join(names, ", "), ";")
 				w.P(mw.rowCall(st, names))
 				for i, b := range outs {
@@ -165,6 +169,16 @@ func (mw *matmulWriter) rowPasses() {
 				}
 			})
 		}
+	}
+}
+
+// unrollRow asks for the lane's column loop to be unrolled where the
+// dialect says so (CUDA: a warp owns a whole row of up to 14336 columns,
+// and unrolled iterations have their workspace loads in flight together;
+// the sums keep their order).
+func (mw *matmulWriter) unrollRow() {
+	if mw.d.RowUnroll != "" {
+		mw.P(mw.d.RowUnroll)
 	}
 }
 

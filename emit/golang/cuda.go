@@ -112,7 +112,7 @@ func cudaLibrary(k *ir.Kernel) jen.Code {
 	}
 	return item(field("Library", jen.Op("&").Add(rt("CUDALibrary")).Add(block(
 		item(field("DTypes", jen.Index().Add(rt("CUDALibraryDType")).Add(block(ts...)))),
-		item(field("Why", jen.Lit(ir.CUDAMatmulWhy))),
+		item(field("Why", jen.Lit(mm.CUDA.Why))),
 	))))
 }
 

@@ -162,15 +162,17 @@ func outputFormulas(k *ir.Kernel) string {
 // CUDA port and calls it directly, so an Enqueue allocates nothing.
 func launchers(f *jen.File, k *ir.Kernel, n *names) {
 	argsLen := jen.Lit(4 * len(k.ArgsBinding().Fields))
-	heapCall := []jen.Code{
-		jen.List(jen.Id("call"), jen.Err()).Op(":=").Id(n.call).Call(append([]jen.Code{
-			jen.Index().Op("*").Add(rt("Tensor")).Values(tensorArgs(k, n)...),
-			jen.Make(jen.Index().Byte(), argsLen),
-		}, paramArgs(k, n)...)...),
-		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+	heapCall := func(backend jen.Code) []jen.Code {
+		return []jen.Code{
+			jen.List(jen.Id("call"), jen.Err()).Op(":=").Id(n.call).Call(append(append(builderBackend(k, backend), []jen.Code{
+				jen.Index().Op("*").Add(rt("Tensor")).Values(tensorArgs(k, n)...),
+				jen.Make(jen.Index().Byte(), argsLen),
+			}...), paramArgs(k, n)...)...),
+			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		}
 	}
 	selectPort := func(backend jen.Code) []jen.Code {
-		return append(heapCall,
+		return append(heapCall(backend),
 			jen.List(jen.Id("port"), jen.Err()).Op(":=").Id(n.ports).Dot("Select").Call(backend),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 		)
@@ -210,9 +212,9 @@ func launchers(f *jen.File, k *ir.Kernel, n *names) {
 	f.Func().Params(jen.Id(n.typ)).Id("Enqueue").Params(params...).Error().Block(
 		jen.Id("ts").Op(":=").Index(jen.Op("...")).Op("*").Add(rt("Tensor")).Values(tensorArgs(k, n)...),
 		jen.Var().Id("args").Index(argsLen).Byte(),
-		jen.List(jen.Id("call"), jen.Err()).Op(":=").Id(n.call).Call(append([]jen.Code{
+		jen.List(jen.Id("call"), jen.Err()).Op(":=").Id(n.call).Call(append(append(builderBackend(k, jen.Id("stream").Dot("Backend").Call()), []jen.Code{
 			jen.Id("ts").Index(jen.Op(":")), jen.Id("args").Index(jen.Op(":")),
-		}, paramArgs(k, n)...)...),
+		}...), paramArgs(k, n)...)...),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 		jen.Return(jen.Id(n.ports).Dot("Enqueue").Call(jen.Id("stream"), jen.Op("&").Id("call"))),
 	)
@@ -227,13 +229,29 @@ func paramArgs(k *ir.Kernel, n *names) []jen.Code {
 	return out
 }
 
+// builderBackend is the call builder's backend argument, which only a
+// kernel with Metal split phases takes (builderParams).
+func builderBackend(k *ir.Kernel, backend jen.Code) []jen.Code {
+	if len(k.Phases()) == 0 {
+		return nil
+	}
+	return []jen.Code{backend}
+}
+
 // builderParams are the call builder's parameters: the tensors in binding
-// order, the args struct's bytes to fill, then the params.
+// order, the args struct's bytes to fill, then the params. A kernel with
+// Metal split phases (ir.Kernel.Phases) first takes the backend: the chain
+// of phase calls is Metal's launch form, and any other port (CUDA runs its
+// split inside one library call, ir.SplitCUDA) gets the kernel's one call.
 func builderParams(k *ir.Kernel, n *names) []jen.Code {
-	ps := []param{
+	var ps []param
+	if len(k.Phases()) > 0 {
+		ps = append(ps, param{"b", rt("Backend"), "Backend"})
+	}
+	ps = append(ps, []param{
 		{"ts", jen.Index().Op("*").Add(rt("Tensor")), "[]*Tensor"},
 		{"args", jen.Index().Byte(), "[]byte"},
-	}
+	}...)
 	for _, p := range k.Params() {
 		ps = append(ps, param{n.local(p.Name), goParamType(p.Type), p.Type.String()})
 	}
@@ -322,7 +340,7 @@ func callBuilder(f *jen.File, k *ir.Kernel, n *names) error {
 			l.Threadgroup[0], l.Threadgroup[1], l.Threadgroup[2]),
 	}
 	if ph := k.Phases(); len(ph) > 0 {
-		doc = append(doc, fmt.Sprintf("For n > %d it returns the split form instead: a chain of %d calls (%s).", k.Matmul().Split.Over, len(ph), n.phases))
+		doc = append(doc, fmt.Sprintf("On Metal with n > %d it returns the split form instead: a chain of %d calls (%s).", k.Matmul().Split.Over, len(ph), n.phases))
 	}
 	f.Add(comment(doc...))
 	f.Func().Id(n.call).Params(builderParams(k, n)...).Params(rt("Call"), jen.Error()).Block(body...)
@@ -387,9 +405,10 @@ func splitLines(k *ir.Kernel, n *names) ([]jen.Code, error) {
 		next = jen.Op("&").Add(first)
 	}
 	return []jen.Code{
-		jen.Comment(fmt.Sprintf("n > %d does not fit the row-owning kernel's threadgroup-memory strip: the split", sp.Over)),
-		jen.Comment("form, the accumulators into f32 workspaces, then the row passes over them."),
-		jen.If(jen.Id("n").Op(">").Lit(sp.Over)).Block(append(branch, jen.Return(first, jen.Nil()))...),
+		jen.Comment(fmt.Sprintf("On Metal, n > %d does not fit the row-owning kernel's threadgroup-memory strip: the", sp.Over)),
+		jen.Comment("split form, the accumulators into f32 workspaces, then the row passes over them."),
+		jen.Comment("Other ports run their own form of it inside the kernel's one call (Backend.ChainsPhases)."),
+		jen.If(jen.Id("b").Dot("ChainsPhases").Call().Op("&&").Id("n").Op(">").Lit(sp.Over)).Block(append(branch, jen.Return(first, jen.Nil()))...),
 	}, nil
 }
 

@@ -33,6 +33,19 @@ type Kernel struct {
 	// its threadgroup-memory strip), which its launcher takes for n > Over
 	// within the one call; absent for kernels that always launch once.
 	Split *Split `json:"split,omitempty"`
+	// CUDASplit is the CUDA port's two launches (ir.SplitCUDA), run for any
+	// n inside the one call of its library's host function; absent for
+	// kernels whose CUDA port launches once.
+	CUDASplit *CUDASplit `json:"cuda_split,omitempty"`
+}
+
+// CUDASplit is the CUDA port's split: per B a CUTLASS GEMM writing the f32
+// accumulator into a workspace, then the generated kernel Entry.
+type CUDASplit struct {
+	Workspaces []string `json:"workspaces"` // f32 [m, n] each, from a stream-ordered pool
+	Launches   []string `json:"launches"`   // what each launch does, in order
+	Entry      string   `json:"entry"`      // the second launch's kernel
+	Block      int      `json:"block"`      // its threads per block
 }
 
 // Split is the launches of a kernel's split form, in order.
@@ -141,6 +154,16 @@ func kernel(k *ir.Kernel, msl string) Kernel {
 			}
 			out.Split.Phases = append(out.Split.Phases, pj)
 		}
+	}
+	if mm := k.Matmul(); mm != nil && mm.CUDA != nil && mm.Split != nil && mm.Split.CUDA != nil {
+		sp := mm.Split
+		cs := &CUDASplit{Entry: sp.Rows.Entry, Block: sp.CUDA.Tile.Threads()}
+		for w, b := range sp.Space {
+			cs.Workspaces = append(cs.Workspaces, b.Name)
+			cs.Launches = append(cs.Launches, "CUTLASS GEMM "+mm.A.Name+"·"+mm.B[w].Name+", identity epilogue: the f32 accumulator into "+b.Name)
+		}
+		cs.Launches = append(cs.Launches, sp.Rows.Entry+": "+sp.CUDA.Comment)
+		out.CUDASplit = cs
 	}
 	return out
 }

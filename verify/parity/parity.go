@@ -236,7 +236,7 @@ func checkOne(ctx context.Context, k *ir.Kernel, v ir.Variant, gen shapeGen, sou
 			Order: order, Sanitize: opts.Sanitize, Flags: opts.Flags, MatrixLanes: opts.MatrixLanes,
 		}
 		var got [][]byte
-		if splits(k, sizes) {
+		if splits(k, opts.Backend, sizes) {
 			got, err = runSplit(ctx, run, k, v, sizes, buffers, ml)
 		} else {
 			got, err = run(ctx, ml)

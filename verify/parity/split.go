@@ -10,12 +10,13 @@ import (
 	"github.com/kgen-dev/kgen/verify/mslcpu"
 )
 
-// splits reports whether kernel k launches its split form (ir.Split) at
-// these sizes, as its Go launcher decides: a row-reducing matmul wider than
-// its threadgroup-memory strip.
-func splits(k *ir.Kernel, sizes map[string]int) bool {
+// splits reports whether kernel k launches its split form's phases one by
+// one (ir.Kernel.Phases) on backend b at these sizes, as its Go launcher
+// decides: on Metal, a row-reducing matmul wider than its threadgroup-memory
+// strip. The CUDA port runs its split inside the kernel's one call.
+func splits(k *ir.Kernel, b ir.Backend, sizes map[string]int) bool {
 	mm := k.Matmul()
-	return mm != nil && mm.Split != nil && sizes["n"] > mm.Split.Over
+	return b == ir.Metal && len(k.Phases()) > 0 && sizes["n"] > mm.Split.Over
 }
 
 // runSplit runs a split kernel's phases (ir.Kernel.Phases) in order, as the

@@ -2,6 +2,7 @@ package ir
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/kgen-dev/kgen/diag"
 	"github.com/kgen-dev/kgen/dtype"
@@ -30,6 +31,13 @@ type CUTLASS struct {
 	// exact-f32 path; the SIMT GEMM is f32 FMA throughout, as the CPU
 	// reference, and takes any m, n, k.
 	SIMT []dtype.DType
+	// Unaligned are the CUTLASS storage dtypes whose calls CUTLASS cannot
+	// take — k or n not a multiple of Align, k = 0, or a tensor not on a
+	// 16-byte boundary (TMA) — and run the SIMT GEMM instead, with the
+	// same epilogue and bound, at CUDA-core speed (callers who want the
+	// tensor cores pad k and n to multiples of Align). Empty for a split,
+	// whose workspace GEMMs are CUTLASS's only.
+	Unaligned []dtype.DType
 	// Configs are the problem classes, tried in order: the first whose
 	// MaxM is 0 or at least m runs.
 	Configs []GemmConfig
@@ -117,10 +125,8 @@ const CUDASplitWhy = "the CUDA split (row reductions, two Bs) has CUTLASS WGMMA 
 // AlignOf is the element multiple k and n must be for storage t: Align for
 // CUTLASS's 16-bit storage, 1 (any size, k = 0 included) for the SIMT GEMM.
 func (c *CUTLASS) AlignOf(t dtype.DType) int {
-	for _, s := range c.SIMT {
-		if s == t {
-			return 1
-		}
+	if slices.Contains(c.SIMT, t) || slices.Contains(c.Unaligned, t) {
+		return 1
 	}
 	return c.Align
 }
@@ -129,6 +135,12 @@ func (c *CUTLASS) AlignOf(t dtype.DType) int {
 // the SIMT GEMM's.
 func (c *CUTLASS) Entries() []dtype.DType {
 	return append(append([]dtype.DType(nil), c.DTypes...), c.SIMT...)
+}
+
+// SIMTParts are the storage dtypes with a SIMT GEMM in the library: the
+// SIMT dtypes and the unaligned fallbacks.
+func (c *CUTLASS) SIMTParts() []dtype.DType {
+	return append(append([]dtype.DType(nil), c.SIMT...), c.Unaligned...)
 }
 
 // cutlassPlan decides the CUDA port of a matmul, or says at the spec's
@@ -151,6 +163,7 @@ func cutlassPlan(s *spec.Spec, k *Kernel, mm *Matmul, diags *diag.List) *CUTLASS
 		switch {
 		case v.DType.Size() == 2:
 			plan.DTypes = append(plan.DTypes, v.DType)
+			plan.Unaligned = append(plan.Unaligned, v.DType)
 		case v.DType == dtype.F32:
 			plan.SIMT = append(plan.SIMT, v.DType)
 		}
@@ -211,7 +224,7 @@ func cutlassPlan(s *spec.Spec, k *Kernel, mm *Matmul, diags *diag.List) *CUTLASS
 // kernel's stages, so what the EVT refuses (index reads, integer params,
 // pinned epilogue inputs, several outputs) it takes.
 func splitPlan(plan *CUTLASS, mm *Matmul, refuse func(string) *CUTLASS) *CUTLASS {
-	plan.SIMT, plan.Why = nil, CUDASplitWhy
+	plan.SIMT, plan.Unaligned, plan.Why = nil, nil, CUDASplitWhy
 	if len(plan.DTypes) == 0 {
 		return refuse(CUDASplitWhy)
 	}
@@ -265,12 +278,16 @@ func (c *CUTLASS) describeCUDA(mm *Matmul) []string {
 		} else {
 			out = append(out, "CUDA epilogue: an EVT whose compute node is the epilogue stage over "+leaves+"; params by value")
 		}
-		out = append(out, fmt.Sprintf("CUDA %v: k and n must be multiples of %d (16-byte TMA strides)", c.DTypes, c.Align))
+		if len(c.Unaligned) > 0 {
+			out = append(out, fmt.Sprintf("CUDA %v: what TMA cannot load (k or n not a multiple of %d, m too with a column-major A; k = 0; a tensor off a 16-byte boundary) runs the SIMT GEMM below instead", c.Unaligned, c.Align))
+		} else {
+			out = append(out, fmt.Sprintf("CUDA %v: k and n must be multiples of %d (16-byte TMA strides)", c.DTypes, c.Align))
+		}
 	}
-	if len(c.SIMT) > 0 {
+	if simt := c.SIMTParts(); len(simt) > 0 {
 		g := SIMTConfig
-		out = append(out, fmt.Sprintf("CUDA %v: kgen's SIMT GEMM (exact f32 FMA), %d×%d×%d tile in shared memory, %d threads of %d×%d accumulators; any m, n, k; the epilogue stage per element over %s",
-			c.SIMT, g.Tile[0], g.Tile[1], g.Tile[2], g.Threads, g.Micro[0], g.Micro[1], leaves))
+		out = append(out, fmt.Sprintf("CUDA %v: kgen's SIMT GEMM (f32 FMA), %d×%d×%d tile in shared memory, %d threads of %d×%d accumulators; any m, n, k; the epilogue stage per element over %s",
+			simt, g.Tile[0], g.Tile[1], g.Tile[2], g.Threads, g.Micro[0], g.Micro[1], leaves))
 	}
 	return out
 }

@@ -35,8 +35,12 @@ func TestCUTLASSPlan(t *testing.T) {
 	if c.Source != 4 || len(c.DTypes) != 1 || c.DTypes[0] != dtype.BF16 || c.Align != 8 {
 		t.Errorf("source %d, dtypes %v, align %d", c.Source, c.DTypes, c.Align)
 	}
-	if len(c.SIMT) != 1 || c.SIMT[0] != dtype.F32 || c.AlignOf(dtype.F32) != 1 || c.AlignOf(dtype.BF16) != 8 {
+	// bf16 takes any k and n too: what TMA cannot load runs its SIMT GEMM.
+	if len(c.SIMT) != 1 || c.SIMT[0] != dtype.F32 || c.AlignOf(dtype.F32) != 1 || c.AlignOf(dtype.BF16) != 1 {
 		t.Errorf("simt %v, align f32 %d bf16 %d", c.SIMT, c.AlignOf(dtype.F32), c.AlignOf(dtype.BF16))
+	}
+	if p := c.SIMTParts(); len(c.Unaligned) != 1 || c.Unaligned[0] != dtype.BF16 || len(p) != 2 || p[0] != dtype.F32 || p[1] != dtype.BF16 {
+		t.Errorf("unaligned %v, SIMT parts %v", c.Unaligned, p)
 	}
 	if e := c.Entries(); len(e) != 2 || e[0] != dtype.BF16 || e[1] != dtype.F32 {
 		t.Errorf("entries %v", e)
@@ -82,6 +86,9 @@ func TestCUTLASSSplitPlan(t *testing.T) {
 	}
 	if len(mm.CUDA.Leaves) != 0 || mm.CUDA.Source != -1 || len(mm.CUDA.DTypes) != 2 {
 		t.Errorf("a split plan has EVT leaves or the wrong dtypes: %+v", mm.CUDA)
+	}
+	if len(mm.CUDA.SIMTParts()) != 0 || mm.CUDA.AlignOf(dtype.BF16) != 8 {
+		t.Errorf("a split has a SIMT GEMM (parts %v, bf16 alignment %d): its GEMMs are CUTLASS's only", mm.CUDA.SIMTParts(), mm.CUDA.AlignOf(dtype.BF16))
 	}
 	rows := mm.Split.Rows
 	if rows.Entry != "k_rows" || rows.Bindings[0].Name != "kgen_ws0" || rows.From[0] != -1 || !strings.Contains(sc.Comment, "one warp per row") {

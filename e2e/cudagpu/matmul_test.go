@@ -21,9 +21,10 @@ import (
 // both problem classes and their boundary (m = 256 runs the small tile,
 // 257 the large), partial tiles in every dimension, a 4096-deep K, and
 // empty outputs. The float64 reference and bound cost M·N·K on the host,
-// so 4096 appears in one or two dimensions at a time. The f32 SIMT GEMM
-// takes any n and k, so the shapes off the 8-multiple run for f32 only
-// (alignedFor): tails of its 128×128×8 tile in every dimension (k = 1, 7,
+// so 4096 appears in one or two dimensions at a time. The SIMT GEMM
+// takes any n and k (f32, and the 16-bit variants' fallback for what TMA
+// cannot load), so the shapes off the 8-multiple run for every variant
+// but the split kernels' (alignedFor): tails of its 128×128×8 tile in every dimension (k = 1, 7,
 // 9, 13, 255; n = 1, 3, 9, 257), k = 0 (the epilogue of acc = 0), and
 // n = 65535·128 + 257, past the grid's 65535 column tiles (its CTAs loop).
 // The split kernels (row reductions, gated: ir.SplitCUDA, 16-bit only) run
@@ -136,17 +137,22 @@ func alignedFor(shapes []parity.MatmulShape, align int) []parity.MatmulShape {
 }
 
 // TestMatmulRefusals runs everywhere (the checks come before the driver is
-// opened): the CUDA matmul's 16-bit kernels refuse a k or n that is not a
-// positive multiple of 8, each with a message saying why, and accept
-// (reach the driver, or run) an aligned bf16 call and an f32 call of any
-// k and n (the SIMT GEMM).
+// opened): the CUDA split's 16-bit kernels (matmul_rms_norm: CUTLASS
+// only) refuse a k or n that is not a positive multiple of 8, each with a
+// message saying why; a single-GEMM kernel (matmul_bias) accepts (reaches
+// the driver, or runs) any k and n in every dtype: the SIMT GEMM takes
+// what TMA cannot load.
 func TestMatmulRefusals(t *testing.T) {
-	d := descriptor(t, "matmul_bias")
-	port, err := kgenrt.CUDAPortOf(d)
-	if err != nil {
-		t.Fatal(err)
+	ports := map[string]kgenrt.CUDALauncher{}
+	for _, name := range []string{"matmul_bias", "matmul_rms_norm"} {
+		port, err := kgenrt.CUDAPortOf(descriptor(t, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ports[name] = port
 	}
-	call := func(dt kgenrt.DType, m, n, k int) *kgenrt.Call {
+	call := func(name string, dt kgenrt.DType, m, n, k int) *kgenrt.Call {
+		d := descriptor(t, name)
 		v := variantOf(t, d, dt)
 		x, _ := kgenrt.New(dt, m, k)
 		w, _ := kgenrt.New(dt, k, n)
@@ -168,7 +174,7 @@ func TestMatmulRefusals(t *testing.T) {
 		{kgenrt.F16, 8, 12, 8, "n to be a positive multiple of 8"},
 		{kgenrt.BF16, 8, 8, 0, "k to be a positive multiple of 8"},
 	} {
-		err := port.Run(call(c.dt, c.m, c.n, c.k))
+		err := ports["matmul_rms_norm"].Run(call("matmul_rms_norm", c.dt, c.m, c.n, c.k))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v %dx%dx%d: err = %v, want it to say %q", c.dt, c.m, c.n, c.k, err, c.want)
 		}
@@ -176,8 +182,8 @@ func TestMatmulRefusals(t *testing.T) {
 	for _, c := range []struct {
 		dt      kgenrt.DType
 		m, n, k int
-	}{{kgenrt.BF16, 7, 16, 8}, {kgenrt.F32, 7, 9, 33}, {kgenrt.F32, 5, 3, 0}} {
-		if err := port.Run(call(c.dt, c.m, c.n, c.k)); err != nil && (strings.Contains(err.Error(), "multiple of") || strings.Contains(err.Error(), "has no")) {
+	}{{kgenrt.BF16, 7, 16, 8}, {kgenrt.F32, 7, 9, 33}, {kgenrt.F32, 5, 3, 0}, {kgenrt.BF16, 8, 8, 33}, {kgenrt.F16, 8, 12, 8}, {kgenrt.BF16, 8, 8, 0}} {
+		if err := ports["matmul_bias"].Run(call("matmul_bias", c.dt, c.m, c.n, c.k)); err != nil && (strings.Contains(err.Error(), "multiple of") || strings.Contains(err.Error(), "has no")) {
 			t.Errorf("%v %dx%dx%d was refused: %v", c.dt, c.m, c.n, c.k, err)
 		}
 	}
@@ -196,9 +202,9 @@ func variantOf(t *testing.T, d *kgenrt.Kernel, dt kgenrt.DType) *kgenrt.Variant 
 // TestMatmulParityCatchesMutations: the judge of TestMatmulParity fails
 // every CUDA variant (CUTLASS's 16-bit ones and the f32 SIMT GEMM) fed the
 // wrong data — the bias read back to front (a row/column broadcast
-// mix-up), and the last 8 of k dropped (a lost K tail), and for f32 the
-// last 1 of an odd k (a lost tail of the SIMT GEMM's 8-deep K step) — so
-// its passes are not vacuous.
+// mix-up), and the last 8 of k dropped (a lost K tail), and the last 1 of
+// an odd k (a lost tail of the SIMT GEMM's 8-deep K step, which the 16-bit
+// variants reach through their fallback) — so its passes are not vacuous.
 func TestMatmulParityCatchesMutations(t *testing.T) {
 	_, ks := load(t)
 	var k *ir.Kernel
@@ -222,11 +228,10 @@ func TestMatmulParityCatchesMutations(t *testing.T) {
 	type mutation struct {
 		name   string
 		shape  [3]int
-		f32    bool // the f32 variant only (a shape the 16-bit kernels refuse)
 		mutate func(l *mslcpu.Launch, size int)
 	}
 	for _, m := range []mutation{
-		{"bias reversed", [3]int{33, 40, 64}, false, func(l *mslcpu.Launch, size int) {
+		{"bias reversed", [3]int{33, 40, 64}, func(l *mslcpu.Launch, size int) {
 			b := l.Buffers[2]
 			es := len(b) / size
 			for i := 0; i < es/2; i++ {
@@ -236,11 +241,11 @@ func TestMatmulParityCatchesMutations(t *testing.T) {
 				}
 			}
 		}},
-		{"k tail dropped", [3]int{33, 40, 64}, false, dropK(8)},
-		{"last k dropped", [3]int{33, 40, 13}, true, dropK(1)},
+		{"k tail dropped", [3]int{33, 40, 64}, dropK(8)},
+		{"last k dropped", [3]int{33, 40, 13}, dropK(1)},
 	} {
 		for _, v := range k.Variants {
-			if !hasDType(k.Matmul().CUDA.Entries(), v.DType) || (m.f32 && v.DType != dtype.F32) {
+			if !hasDType(k.Matmul().CUDA.Entries(), v.DType) {
 				continue
 			}
 			only := *k

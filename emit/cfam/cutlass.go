@@ -40,7 +40,7 @@ func CUTLASSParts(k *ir.Kernel) []string {
 // SIMT GEMMs and the entry points.
 func plainParts(k *ir.Kernel) []string {
 	var out []string
-	for _, t := range k.Matmul().CUDA.SIMT {
+	for _, t := range k.Matmul().CUDA.SIMTParts() {
 		out = append(out, SIMTPart(t))
 	}
 	return append(out, "entry")
@@ -75,7 +75,7 @@ func cutlassCode(w *Writer, k *ir.Kernel, d *Dialect) {
 	w.P("#endif")
 	w.P()
 	cutlassParts(w, k, forms, ns)
-	for _, t := range c.SIMT {
+	for _, t := range c.SIMTParts() {
 		simtCode(w, k, d, t, ns)
 	}
 	cutlassEntries(w, k, ns)
@@ -174,6 +174,9 @@ func cutlassEntries(w *Writer, k *ir.Kernel, ns string) {
 				w.P("return ", ns, "_", SIMTPart(v.DType), "(kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen);")
 				return
 			}
+			if hasDType(c.Unaligned, v.DType) {
+				unalignedFallback(w, k, c, ns, v.DType)
+			}
 			for _, g := range c.Configs {
 				call := fmt.Sprint("return ", ns, "_", v.DType, "_", g.Name, "(kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen);")
 				if g.MaxM > 0 {
@@ -185,6 +188,32 @@ func cutlassEntries(w *Writer, k *ir.Kernel, ns string) {
 		})
 	}
 	w.P("#endif")
+}
+
+// unalignedFallback writes the entry's test for a call CUTLASS cannot
+// take (ir.CUTLASS.Unaligned): a row of a TMA-loaded or -stored matrix
+// not a multiple of 16 bytes (k, n, and m for a column-major A), k = 0,
+// or a tensor off a 16-byte boundary; those run the SIMT GEMM.
+func unalignedFallback(w *Writer, k *ir.Kernel, c *ir.CUTLASS, ns string, t dtype.DType) {
+	conds := []string{fmt.Sprintf("kgen_args.k %% %du != 0", c.Align), fmt.Sprintf("kgen_args.n %% %du != 0", c.Align), "kgen_args.k == 0"}
+	if k.Matmul().A.ColMajor { // A stored [k, m]: its rows are m long
+		conds = append(conds, fmt.Sprintf("kgen_args.m %% %du != 0", c.Align))
+	}
+	for _, b := range k.Bindings {
+		if b.Role == ir.Input || b.Role == ir.Output {
+			conds = append(conds, fmt.Sprintf("reinterpret_cast<size_t>(kgen_ptrs[%d]) %% 16 != 0", b.Index))
+		}
+	}
+	w.P("// What TMA cannot load runs kgen's SIMT GEMM (CUDA cores, same epilogue).")
+	w.P("if (", conds[0], " ||")
+	for i, cond := range conds[1:] {
+		end := " ||"
+		if i == len(conds)-2 {
+			end = ")"
+		}
+		w.P("        ", cond, end)
+	}
+	w.P("    return ", ns, "_", SIMTPart(t), "(kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen);")
 }
 
 // cutlassSchedules spells a problem class's schedule: the mainloop's and
@@ -384,14 +413,14 @@ func gemmRun(w *Writer, f gemmForm, params, a, b, src, d, thread string) {
 			w.P(`std::snprintf(kgen_err, kgen_errlen, "CUTLASS cannot run m=%d n=%d k=%d: %s", M, N, K, cutlass::cutlassGetStatusString(kgen_st));`)
 			w.P("return 1;")
 		})
-		w.P("// Stream-K's partial sums: stream-ordered memory, freed after the GEMM")
-		w.P("// in the same stream (so a captured graph owns it too).")
+		w.P("// Stream-K's partial sums: from kgen's stream-ordered pool, freed after")
+		w.P("// the GEMM in the same stream (so a captured graph owns it too).")
 		w.P("const cudaStream_t kgen_s = static_cast<cudaStream_t>(kgen_stream);")
 		w.P("void* kgen_ws = nullptr;")
 		w.P("const size_t kgen_wsize = G::Adapter::get_workspace_size(kgen_args);")
-		w.Block("if (kgen_wsize != 0 && cudaMallocAsync(&kgen_ws, kgen_wsize, kgen_s) != cudaSuccess)", func() {
-			w.P(`std::snprintf(kgen_err, kgen_errlen, "CUTLASS workspace of %zu bytes: %s", kgen_wsize, cudaGetErrorString(cudaGetLastError()));`)
-			w.P("return 2;")
+		w.Block("if (kgen_wsize != 0)", func() {
+			w.P(`const int kgen_rc = kgen_workspace(&kgen_ws, kgen_wsize, kgen_s, "CUTLASS's stream-K workspace", kgen_err, kgen_errlen);`)
+			w.P("if (kgen_rc != 0) return kgen_rc;")
 		})
 		w.P("kgen_st = kgen_gemm.run(kgen_args, kgen_ws, kgen_s);")
 		w.P("if (kgen_ws != nullptr) cudaFreeAsync(kgen_ws, kgen_s);")

@@ -192,7 +192,7 @@ func splitEntryBody(w *Writer, k *ir.Kernel, d *Dialect, t dtype.DType, gemm str
 	})
 	w.P("cudaStream_t kgen_s = static_cast<cudaStream_t>(kgen_stream);")
 	w.P("float* kgen_space = nullptr;")
-	w.P(fmt.Sprintf("int kgen_rc = kgen_workspace(&kgen_space, %d * kgen_elems * sizeof(float), kgen_s, kgen_err, kgen_errlen);", len(sp.Space)))
+	w.P(fmt.Sprintf("int kgen_rc = kgen_workspace(reinterpret_cast<void**>(&kgen_space), %d * kgen_elems * sizeof(float), kgen_s, \"the split's f32 workspace\", kgen_err, kgen_errlen);", len(sp.Space)))
 	w.P("if (kgen_rc != 0) return kgen_rc;")
 	for i, b := range sp.Space {
 		w.P(fmt.Sprintf("float* %s = kgen_space + %d * kgen_elems;", b.Name, i))

@@ -40,7 +40,7 @@ func TestCUDASplit(t *testing.T) {
 			"constexpr unsigned int BM = 8, kRowsPerSimd = 1;",
 			"kgen_rc = kgen_matmul_rms_norm_gemm_bf16(kgen_stream, kgen_ptrs[0], kgen_ptrs[1], kgen_ws0, kgen_args, kgen_err, kgen_errlen);",
 			"matmul_rms_norm_rows<__nv_bfloat16><<<(unsigned int)((kgen_args.m + 7u) / 8u), 256, 0, kgen_s>>>(kgen_ws0, static_cast<const __nv_bfloat16*>(kgen_ptrs[2]), static_cast<__nv_bfloat16*>(kgen_ptrs[3]), kgen_args);",
-			"int kgen_rc = kgen_workspace(&kgen_space, 1 * kgen_elems * sizeof(float)",
+			"int kgen_rc = kgen_workspace(reinterpret_cast<void**>(&kgen_space), 1 * kgen_elems * sizeof(float)",
 		}},
 		{"matmul_softmax", []string{
 			"kgen_a0 = fmax(kgen_a0, __shfl_xor_sync(0xffffffffu, kgen_a0, kgen_o));",
@@ -52,7 +52,7 @@ func TestCUDASplit(t *testing.T) {
 			"kgen_rc = kgen_matmul_silu_mul_gemm_f16(kgen_stream, kgen_ptrs[0], kgen_ptrs[1], kgen_ws0, kgen_args, kgen_err, kgen_errlen);",
 			"if (kgen_rc == 0) kgen_rc = kgen_matmul_silu_mul_gemm_f16(kgen_stream, kgen_ptrs[0], kgen_ptrs[2], kgen_ws1, kgen_args, kgen_err, kgen_errlen);",
 			"float* kgen_ws1 = kgen_space + 1 * kgen_elems;",
-			"int kgen_rc = kgen_workspace(&kgen_space, 2 * kgen_elems * sizeof(float)",
+			"int kgen_rc = kgen_workspace(reinterpret_cast<void**>(&kgen_space), 2 * kgen_elems * sizeof(float)",
 			"(unsigned int)((kgen_elems + 255ull) / 256ull), 256, 0, kgen_s>>>(kgen_ws0, kgen_ws1, static_cast<__half*>(kgen_ptrs[3]), kgen_args);",
 		}},
 	} {

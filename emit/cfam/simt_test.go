@@ -44,8 +44,28 @@ func TestSIMTLayouts(t *testing.T) {
 					t.Errorf("A %s, B %s: the SIMT GEMM lacks %q", layout[ac], layout[bc], want)
 				}
 			}
-			if !strings.Contains(s, "#if defined(KGEN_PART_f32_simt) || defined(KGEN_PART_entry)\n#define KGEN_NO_CUTLASS 1") {
-				t.Errorf("the f32_simt part includes CUTLASS's headers")
+			guard := s[:strings.Index(s, "\n#define KGEN_NO_CUTLASS 1")]
+			guard = guard[strings.LastIndex(guard, "\n")+1:]
+			for _, p := range []string{"f32_simt", "bf16_simt", "entry"} {
+				if !strings.Contains(guard, "defined(KGEN_PART_"+p+")") {
+					t.Errorf("the %s part includes CUTLASS's headers (%s)", p, guard)
+				}
+			}
+			// bf16 takes the SIMT GEMM for what TMA cannot load: k, n, and m
+			// when A's rows are m long.
+			entry := s[strings.Index(s, `extern "C" int k_bf16(`):]
+			fallback := []string{"kgen_args.k % 8u != 0 ||", "kgen_args.n % 8u != 0 ||", "kgen_args.k == 0 ||",
+				"reinterpret_cast<size_t>(kgen_ptrs[0]) % 16 != 0 ||", "return kgen_k_bf16_simt(kgen_stream"}
+			if ac {
+				fallback = append(fallback, "kgen_args.m % 8u != 0 ||")
+			}
+			for _, want := range fallback {
+				if !strings.Contains(entry[:strings.Index(entry, "kgen_k_bf16_tiny")], want) {
+					t.Errorf("A %s, B %s: the bf16 entry's fallback lacks %q", layout[ac], layout[bc], want)
+				}
+			}
+			if !ac && strings.Contains(entry, "kgen_args.m % 8u") {
+				t.Errorf("a row-major A falls back on m")
 			}
 			if nvcc != "" {
 				use, err := cuda.Resources(context.Background(), nvcc, "k", out, "-DKGEN_PARTS", "-DKGEN_PART_f32_simt")

@@ -1,6 +1,9 @@
 package kgenrt
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Sizes holds a launch's size fields by name: those the tensors' shapes give
 // (n; rows, cols; <segment>_rows) from Check and Sizes64, and the derived
@@ -162,8 +165,8 @@ func (k *Kernel) tensorIndex(dst []int) []int {
 func (k *Kernel) bind(i int, bs []int, tensors []*Tensor, entries []sizeEntry) ([]sizeEntry, error) {
 	b, t := &k.Bindings[bs[i]], tensors[i]
 	for f := 0; f < i; f++ {
-		if sameNames(k.Bindings[bs[f]].Shape, b.Shape) {
-			if !sameShape(t.shape, tensors[f].shape) {
+		if slices.Equal(k.Bindings[bs[f]].Shape, b.Shape) {
+			if !slices.Equal(t.shape, tensors[f].shape) {
 				return nil, k.tensorErr(*b, fmt.Sprintf("has shape %v, want %v (the shape of %s)", t.shape, tensors[f].shape, k.Bindings[bs[f]].Name))
 			}
 			return entries, nil
@@ -195,18 +198,6 @@ func (k *Kernel) bind(i int, bs []int, tensors []*Tensor, entries []sizeEntry) (
 		}
 	}
 	return entries, nil
-}
-
-func sameNames(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // isAxis reports whether some binding names size as a trailing dim.

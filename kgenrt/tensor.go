@@ -275,18 +275,6 @@ func sameBytes(a, b *Tensor) bool {
 	return adev == bdev && alo == blo && ahi == bhi
 }
 
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // FromBytes returns a host tensor of dtype dt holding a copy of b, its
 // elements' little-endian bytes (len(b) must be a whole number of them).
 // Without dims it is a vector.

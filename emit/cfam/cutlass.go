@@ -177,17 +177,24 @@ func cutlassEntries(w *Writer, k *ir.Kernel, ns string) {
 			if hasDType(c.Unaligned, v.DType) {
 				unalignedFallback(w, k, c, ns, v.DType)
 			}
-			for _, g := range c.Configs {
-				call := fmt.Sprint("return ", ns, "_", v.DType, "_", g.Name, "(kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen);")
-				if g.MaxM > 0 {
-					w.P("if (kgen_args.m <= ", g.MaxM, "u) ", call)
-				} else {
-					w.P(call)
-				}
-			}
+			classChain(w, c, "kgen_args.m", func(g ir.GemmConfig) string {
+				return fmt.Sprint("return ", ns, "_", v.DType, "_", g.Name, "(kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen);")
+			})
 		})
 	}
 	w.P("#endif")
+}
+
+// classChain writes the run-time choice of a problem class: the first
+// whose MaxM admits m (the C expression m) runs its call.
+func classChain(w *Writer, c *ir.CUTLASS, m string, call func(g ir.GemmConfig) string) {
+	for _, g := range c.Configs {
+		if g.MaxM > 0 {
+			w.P("if (", m, " <= ", g.MaxM, "u) ", call(g))
+		} else {
+			w.P(call(g))
+		}
+	}
 }
 
 // unalignedFallback writes the entry's test for a call CUTLASS cannot

@@ -160,14 +160,9 @@ func splitEntries(w *Writer, k *ir.Kernel, d *Dialect, ns string) {
 		gemm := fmt.Sprint(ns, "_gemm_", v.DType)
 		w.P("// The workspace GEMM of ", v.DType, " storage: the first problem class whose MaxM admits m.")
 		w.Block("static int "+gemm+"("+splitRunParams(k)+")", func() {
-			for _, g := range c.Configs {
-				call := fmt.Sprint("return ", ns, "_", v.DType, "_", g.Name, "(kgen_stream, kgen_pa, kgen_pb, kgen_d, kgen_a, kgen_err, kgen_errlen);")
-				if g.MaxM > 0 {
-					w.P("if (kgen_a.m <= ", g.MaxM, "u) ", call)
-				} else {
-					w.P(call)
-				}
-			}
+			classChain(w, c, "kgen_a.m", func(g ir.GemmConfig) string {
+				return fmt.Sprint("return ", ns, "_", v.DType, "_", g.Name, "(kgen_stream, kgen_pa, kgen_pb, kgen_d, kgen_a, kgen_err, kgen_errlen);")
+			})
 		})
 		w.P()
 		w.Block(`extern "C" int `+v.HostName+"(void* kgen_stream, void* const* kgen_ptrs, const void* kgen_argp, char* kgen_err, int kgen_errlen)", func() {

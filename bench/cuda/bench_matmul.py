@@ -24,6 +24,8 @@ p.add_argument("--rounds", type=int, default=3)
 p.add_argument("--reps", type=int, default=20)
 p.add_argument("--idle", type=float, default=0.3)
 p.add_argument("--compile", type=int, default=1, help="torch.compile arms (static shapes)")
+p.add_argument("--autotune", type=int, default=0,
+               help="also torch.compile(mode='max-autotune-no-cudagraphs') (minutes of Inductor autotuning per shape)")
 p.add_argument("--budget", type=float, default=300, help="seconds; later compile arms are skipped past it")
 p.add_argument("--total", type=float, default=240, help="seconds; later kernels are skipped past it")
 p.add_argument("--ms", default="", help="only these M (comma-separated)")
@@ -124,13 +126,13 @@ def arms_for(kernel, x, w, bias, res, y):
     raise KeyError(kernel)
 
 
-def compiled(kernel, x, w, bias, res):
+def compiled(kernel, x, w, bias, res, mode=None):
     torch._dynamo.reset()
     if kernel == "matmul_bias_gelu":
-        f = torch.compile(lambda x, w, b: F.gelu(x @ w + b, approximate="tanh"), dynamic=False)
+        f = torch.compile(lambda x, w, b: F.gelu(x @ w + b, approximate="tanh"), dynamic=False, mode=mode)
         return lambda: f(x, w, bias)
     if kernel == "matmul_bias_residual":
-        f = torch.compile(lambda x, w, b, r: x @ w + b + r, dynamic=False)
+        f = torch.compile(lambda x, w, b, r: x @ w + b + r, dynamic=False, mode=mode)
         return lambda: f(x, w, bias, res)
     return None
 
@@ -155,13 +157,16 @@ for name in a.kernels.split(","):
         tensors = [x, w] + ([bias] if kernel != "matmul" else []) + ([res] if kernel == "matmul_bias_residual" else []) + [y]
         arms, ref = arms_for(kernel, x, w, bias, res, y)
         arms = {"kgen": kgen_fn(name, tensors, m, n, k), **arms}
-        if a.compile and time.time() - t_start < a.budget:
-            c = compiled(kernel, x, w, bias, res)
+        modes = ([("compile", None)] if a.compile else []) + ([("autotune", "max-autotune-no-cudagraphs")] if a.autotune else [])
+        for arm, mode in modes:
+            if time.time() - t_start > a.budget:
+                break
+            c = compiled(kernel, x, w, bias, res, mode)
             if c is not None:
                 try:
-                    c(); arms["compile"] = c
+                    c(); arms[arm] = c
                 except Exception as ex:
-                    print(f"compile {kernel} {m}x{n}x{k}: {ex}", file=sys.stderr)
+                    print(f"{arm} {kernel} {m}x{n}x{k}: {ex}", file=sys.stderr)
         cublas = lambda: x @ w
         # Correctness of the kgen arm: no NaN left, close to torch's f32-accumulated result.
         arms["kgen"](); torch.cuda.synchronize()
@@ -197,7 +202,7 @@ for name in a.kernels.split(","):
 if a.out:
     json.dump(results, open(a.out, "w"), indent=1)
 # The short table last: µs (ratio to cuBLAS in the same rounds).
-names = ["kgen", "eager", "F.linear", "F.linear+gelu", "addmm_act", "F.linear+res", "compile"]
+names = ["kgen", "eager", "F.linear", "F.linear+gelu", "addmm_act", "F.linear+res", "compile", "autotune"]
 print("\n| kernel | M×N×K | timing | cuBLAS µs | " + " | ".join(names) + " | SM MHz | kgen err |")
 print("|---|---|---|---|" + "---|" * len(names) + "---|---|")
 for r in results:

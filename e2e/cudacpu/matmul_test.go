@@ -1,0 +1,157 @@
+package cudacpu
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/verify/mslcpu"
+	"github.com/kgen-dev/kgen/verify/parity"
+)
+
+// simtShapes have tails of the SIMT GEMM's 128×128×8 tile in every
+// dimension (k = 1, 13, 17, 255; n = 1, 3, 9, 129, 257; m = 1, 7, 129,
+// 130), whole tiles (33×40×64 in k), k = 0 (the epilogue of acc = 0) and
+// empty outputs.
+var simtShapes = shapesOf([][3]int{
+	{7, 9, 13}, {33, 40, 64}, {129, 257, 255}, {1, 1, 1}, {5, 3, 0}, {130, 129, 17}, {0, 8, 8}, {7, 0, 8},
+})
+
+// splitShapes: rows of one warp's width and less (n = 1, 3, 9, 32),
+// rows past it with tails (40, 129, 257), 4096-wide rows (128 columns per
+// lane), row counts off the 8 rows of a block (1, 7, 33, 129, 130) and
+// empty outputs. The workspace GEMM is the host's, so n and k need not be
+// multiples of 8 as CUTLASS's do.
+var splitShapes = shapesOf([][3]int{
+	{7, 9, 13}, {33, 40, 64}, {129, 257, 255}, {1, 1, 1}, {5, 3, 0}, {130, 129, 17}, {8, 32, 8}, {9, 4096, 16}, {0, 8, 8}, {7, 0, 8},
+})
+
+func shapesOf(mnk [][3]int) []parity.MatmulShape {
+	var out []parity.MatmulShape
+	for _, s := range mnk {
+		out = append(out, parity.MatmulShape{M: s[0], N: s[1], K: s[2]})
+	}
+	return out
+}
+
+// mnkOf reads m, n, k from a matmul launch's args struct (its last buffer).
+func mnkOf(l mslcpu.Launch) (m, n, k uint32) {
+	a := l.Buffers[len(l.Buffers)-1]
+	return binary.LittleEndian.Uint32(a), binary.LittleEndian.Uint32(a[4:]), binary.LittleEndian.Uint32(a[8:])
+}
+
+// simtOf calls the SIMT GEMM: through the entry point for f32 storage and
+// for a 16-bit shape TMA cannot load (so the entry's routing runs too),
+// directly otherwise (the entry would take CUTLASS's GEMM).
+func simtOf(l mslcpu.Launch) string {
+	if strings.HasSuffix(l.HostName, "_f32") {
+		return l.HostName
+	}
+	_, n, k := mnkOf(l)
+	if k%8 != 0 || n%8 != 0 || k == 0 {
+		return l.HostName
+	}
+	return "kgen_" + l.HostName + "_simt"
+}
+
+func entryOf(l mslcpu.Launch) string { return l.HostName }
+
+// variantsOf are k's variants of the given storage types.
+func variantsOf(k *ir.Kernel, dts ...dtype.DType) []ir.Variant {
+	var out []ir.Variant
+	for _, v := range k.Variants {
+		for _, d := range dts {
+			if v.DType == d {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// check runs k's variants of dts at shapes through build b (fn picks the
+// function per launch), judged by parity against the float64 reference
+// with the γ_K bound, outputs NaN-poisoned, adversarial rows included
+// unless plain; it returns the results.
+func check(t *testing.T, k *ir.Kernel, b *cpuBuild, fn func(mslcpu.Launch) string, shapes []parity.MatmulShape, plain bool, dts ...dtype.DType) ([]parity.Result, error) {
+	only := *k
+	only.Variants = variantsOf(k, dts...)
+	if len(only.Variants) == 0 {
+		t.Fatalf("%s has no variant of %v", k.Name, dts)
+	}
+	return parity.Check(context.Background(), &only, nil, parity.Options{Seed: 11, Plain: plain, Matmul: shapes,
+		Backend: ir.CUDA, Run: b.runner(fn)})
+}
+
+// TestCUDAOnCPU runs the plain CUDA of kgen's matmul libraries on the
+// CPU: the SIMT GEMM of matmul_bias_gelu and matmul_bias_residual (every
+// storage type that has one) and the split's second launch of
+// matmul_rms_norm, matmul_softmax, matmul_layer_norm (the row kernels)
+// and matmul_silu_mul (the gated epilogue), 16-bit, over a workspace the
+// host computes; every output element judged as on the GPU.
+func TestCUDAOnCPU(t *testing.T) {
+	tc := findToolchain(t)
+	ks, files := loadKernels(t)
+	var report strings.Builder
+	fmt.Fprintf(&report, "| variant | code | shapes | elements checked | failed | max |got-ref| | max rel | run time |\n|---|---|---|---|---|---|---|---|\n")
+	for _, c := range []struct {
+		kernel string
+		code   string
+		fn     func(mslcpu.Launch) string
+		shapes []parity.MatmulShape
+		dts    []dtype.DType
+	}{
+		{"matmul_bias_gelu", "SIMT GEMM", simtOf, simtShapes, []dtype.DType{dtype.F32, dtype.F16, dtype.BF16}},
+		{"matmul_bias_residual", "SIMT GEMM", simtOf, simtShapes, []dtype.DType{dtype.F32, dtype.BF16}},
+		{"matmul_rms_norm", "rows kernel", entryOf, splitShapes, []dtype.DType{dtype.F16, dtype.BF16}},
+		{"matmul_softmax", "rows kernel", entryOf, splitShapes, []dtype.DType{dtype.BF16}},
+		{"matmul_layer_norm", "rows kernel", entryOf, splitShapes, []dtype.DType{dtype.BF16}},
+		{"matmul_silu_mul", "gated epilogue", entryOf, splitShapes, []dtype.DType{dtype.F16, dtype.BF16}},
+	} {
+		k, src := kernelOf(t, ks, files, c.kernel)
+		b := build(t, tc, k, src, nil)
+		for _, dt := range c.dts {
+			var took time.Duration
+			b.timing = &took
+			results, err := check(t, k, b, c.fn, c.shapes, false, dt)
+			if err != nil {
+				t.Fatalf("%s %v: %v", c.kernel, dt, err)
+			}
+			for _, r := range results {
+				if r.Failed > 0 {
+					t.Errorf("%s %dx%d: %d of %d elements outside tolerance; first: %s", r.HostName, r.Rows, r.Cols, r.Failed, r.Checked, r.First)
+				}
+			}
+			for _, r := range parity.Summarize(results) {
+				if !r.OK() {
+					t.Errorf("%s", r)
+				}
+				if r.Lanes == 0 {
+					t.Errorf("%s: no element checked", r.HostName)
+				}
+				fmt.Fprintf(&report, "| %s | %s | %d | %d | %d | %.3g | %.3g | %v |\n", r.HostName, c.code, len(c.shapes), r.Lanes, r.Differ, r.MaxAbs, r.MaxRel, took.Round(time.Millisecond))
+			}
+		}
+	}
+	t.Logf("CUDA on the CPU:\n%s", report.String())
+}
+
+// kernelOf returns built-in name's IR and generated .cu; it must be a
+// matmul with a CUDA plan.
+func kernelOf(t *testing.T, ks map[string]*ir.Kernel, files map[string][]byte, name string) (*ir.Kernel, []byte) {
+	t.Helper()
+	k := ks[name]
+	if k == nil || k.Matmul() == nil || k.Matmul().CUDA == nil {
+		t.Fatalf("%s is not a matmul with a CUDA plan", name)
+	}
+	src := files[name]
+	if src == nil {
+		t.Fatalf("kgen wrote no cuda/%s.cu", name)
+	}
+	return k, src
+}

@@ -108,6 +108,12 @@ type cpuBuild struct {
 // the SIMT GEMMs — and, for each CUTLASS part, a stand-in: the split's
 // workspace GEMM computed on the host, or a single GEMM's refusal.
 func build(t *testing.T, tc toolchain, k *ir.Kernel, src []byte, mutate func(string) string) *cpuBuild {
+	return buildWith(t, tc, k, src, mutate, "address")
+}
+
+// buildWith is build under sanitizer san ("address": accesses past a
+// tensor and leaks; "thread": data races, __shared__ memory's included).
+func buildWith(t *testing.T, tc toolchain, k *ir.Kernel, src []byte, mutate func(string) string, san string) *cpuBuild {
 	t.Helper()
 	text := string(src)
 	if mutate != nil {
@@ -171,7 +177,7 @@ func build(t *testing.T, tc toolchain, k *ir.Kernel, src []byte, mutate func(str
 	mm := k.Matmul()
 	bcol := len(mm.B) > 0 && mm.B[0].ColMajor
 	b.bin = filepath.Join(dir, "run")
-	cmd := append([]string{"-std=c++20", "-O2", "-pthread", "-fsanitize=address", "-fno-omit-frame-pointer",
+	cmd := append([]string{"-std=c++20", "-O2", "-pthread", "-fsanitize=" + san, "-fno-omit-frame-pointer",
 		"-I" + testdata, "-I" + dir, "-I" + tc.include,
 		fmt.Sprintf("-DKGEN_CPU_A_COL=%d", b2i(mm.A.ColMajor)), fmt.Sprintf("-DKGEN_CPU_B_COL=%d", b2i(bcol))},
 		defs...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -88,39 +89,44 @@ func check(t *testing.T, k *ir.Kernel, b *cpuBuild, fn func(mslcpu.Launch) strin
 		Backend: ir.CUDA, Run: b.runner(fn)})
 }
 
-// TestCUDAOnCPU runs the plain CUDA of kgen's matmul libraries on the
-// CPU: the SIMT GEMM of matmul_bias_gelu and matmul_bias_residual (every
-// storage type that has one) and the split's second launch of
-// matmul_rms_norm, matmul_softmax, matmul_layer_norm (the row kernels)
-// and matmul_silu_mul (the gated epilogue), 16-bit, over a workspace the
-// host computes; every output element judged as on the GPU.
+// TestCUDAOnCPU runs the plain CUDA of every built-in matmul library on
+// the CPU: the SIMT GEMM of each single-GEMM kernel (every storage type
+// that has one: f32, and the 16-bit fallback) and the split's second
+// launch of the row-reducing and gated kernels (the rows kernel or the
+// gated epilogue, 16-bit, over a workspace the host computes); every
+// output element judged as on the GPU.
 func TestCUDAOnCPU(t *testing.T) {
 	tc := findToolchain(t)
 	ks, files := loadKernels(t)
+	var names []string
+	for name, k := range ks {
+		if mm := k.Matmul(); mm != nil && mm.CUDA != nil && mm.Chain == nil {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	if len(names) < 10 {
+		t.Fatalf("%d matmuls with a CUDA plan (%v); the built-ins have 10", len(names), names)
+	}
 	var report strings.Builder
 	fmt.Fprintf(&report, "| variant | code | shapes | elements checked | failed | max |got-ref| | max rel | run time |\n|---|---|---|---|---|---|---|---|\n")
-	for _, c := range []struct {
-		kernel string
-		code   string
-		fn     func(mslcpu.Launch) string
-		shapes []parity.MatmulShape
-		dts    []dtype.DType
-	}{
-		{"matmul_bias_gelu", "SIMT GEMM", simtOf, simtShapes, []dtype.DType{dtype.F32, dtype.F16, dtype.BF16}},
-		{"matmul_bias_residual", "SIMT GEMM", simtOf, simtShapes, []dtype.DType{dtype.F32, dtype.BF16}},
-		{"matmul_rms_norm", "rows kernel", entryOf, splitShapes, []dtype.DType{dtype.F16, dtype.BF16}},
-		{"matmul_softmax", "rows kernel", entryOf, splitShapes, []dtype.DType{dtype.BF16}},
-		{"matmul_layer_norm", "rows kernel", entryOf, splitShapes, []dtype.DType{dtype.BF16}},
-		{"matmul_silu_mul", "gated epilogue", entryOf, splitShapes, []dtype.DType{dtype.F16, dtype.BF16}},
-	} {
-		k, src := kernelOf(t, ks, files, c.kernel)
+	for _, name := range names {
+		k, src := kernelOf(t, ks, files, name)
+		mm := k.Matmul()
+		code, fn, shapes, dts := "SIMT GEMM", simtOf, simtShapes, mm.CUDA.SIMTParts()
+		if mm.Split != nil && mm.Split.CUDA != nil {
+			code, fn, shapes, dts = "gated epilogue", entryOf, splitShapes, mm.CUDA.Entries()
+			if strings.Contains(string(src), "__global__ void __launch_bounds__(256) "+name+"_rows(") {
+				code = "rows kernel"
+			}
+		}
 		b := build(t, tc, k, src, nil)
-		for _, dt := range c.dts {
+		for _, dt := range dts {
 			var took time.Duration
 			b.timing = &took
-			results, err := check(t, k, b, c.fn, c.shapes, false, dt)
+			results, err := check(t, k, b, fn, shapes, false, dt)
 			if err != nil {
-				t.Fatalf("%s %v: %v", c.kernel, dt, err)
+				t.Fatalf("%s %v: %v", name, dt, err)
 			}
 			for _, r := range results {
 				if r.Failed > 0 {
@@ -134,7 +140,7 @@ func TestCUDAOnCPU(t *testing.T) {
 				if r.Lanes == 0 {
 					t.Errorf("%s: no element checked", r.HostName)
 				}
-				fmt.Fprintf(&report, "| %s | %s | %d | %d | %d | %.3g | %.3g | %v |\n", r.HostName, c.code, len(c.shapes), r.Lanes, r.Differ, r.MaxAbs, r.MaxRel, took.Round(time.Millisecond))
+				fmt.Fprintf(&report, "| %s | %s | %d | %d | %d | %.3g | %.3g | %v |\n", r.HostName, code, len(shapes), r.Lanes, r.Differ, r.MaxAbs, r.MaxRel, took.Round(time.Millisecond))
 			}
 		}
 	}

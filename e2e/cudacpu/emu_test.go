@@ -42,11 +42,29 @@ func findToolchain(t *testing.T) toolchain {
 			continue
 		}
 		if p, err := exec.LookPath(c); err == nil {
+			probe(t, p)
 			return toolchain{cxx: p, include: inc}
 		}
 	}
 	t.Skip("no host C++ compiler ($CXX, g++ or clang++) for the CPU run of the CUDA kernels")
 	return toolchain{}
+}
+
+// probe skips the test unless cxx builds C++20's std::barrier under both
+// sanitizers the builds use.
+func probe(t *testing.T, cxx string) {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "probe.cpp")
+	if err := os.WriteFile(src, []byte("#include <barrier>\n#include <thread>\nint main() { std::barrier<> b(1); b.arrive_and_wait(); }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, san := range []string{"address", "thread"} {
+		out, err := exec.Command(cxx, "-std=c++20", "-pthread", "-fsanitize="+san, src, "-o", filepath.Join(dir, "probe-"+san)).CombinedOutput()
+		if err != nil {
+			t.Skipf("%s cannot build C++20 with -fsanitize=%s, which the CPU run of the CUDA kernels needs: %v\n%s", cxx, san, err, firstLines(string(out), 5))
+		}
+	}
 }
 
 // loadKernels builds the IR and the generated files of the built-in

@@ -59,7 +59,7 @@ func probe(t *testing.T, cxx string) {
 	if err := os.WriteFile(src, []byte("#include <barrier>\n#include <thread>\nint main() { std::barrier<> b(1); b.arrive_and_wait(); }\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, san := range []string{"address", "thread"} {
+	for _, san := range []string{"address,undefined", "thread"} {
 		out, err := exec.Command(cxx, "-std=c++20", "-pthread", "-fsanitize="+san, src, "-o", filepath.Join(dir, "probe-"+san)).CombinedOutput()
 		if err != nil {
 			t.Skipf("%s cannot build C++20 with -fsanitize=%s, which the CPU run of the CUDA kernels needs: %v\n%s", cxx, san, err, firstLines(string(out), 5))
@@ -126,11 +126,12 @@ type cpuBuild struct {
 // the SIMT GEMMs — and, for each CUTLASS part, a stand-in: the split's
 // workspace GEMM computed on the host, or a single GEMM's refusal.
 func build(t *testing.T, tc toolchain, k *ir.Kernel, src []byte, mutate func(string) string) *cpuBuild {
-	return buildWith(t, tc, k, src, mutate, "address")
+	return buildWith(t, tc, k, src, mutate, "address,undefined")
 }
 
-// buildWith is build under sanitizer san ("address": accesses past a
-// tensor and leaks; "thread": data races, __shared__ memory's included).
+// buildWith is build under sanitizers san ("address,undefined": accesses
+// past a tensor, leaks, misaligned vector loads, overflow; "thread": data
+// races, __shared__ memory's included); any report fails the run.
 func buildWith(t *testing.T, tc toolchain, k *ir.Kernel, src []byte, mutate func(string) string, san string) *cpuBuild {
 	t.Helper()
 	text := string(src)
@@ -195,7 +196,7 @@ func buildWith(t *testing.T, tc toolchain, k *ir.Kernel, src []byte, mutate func
 	mm := k.Matmul()
 	bcol := len(mm.B) > 0 && mm.B[0].ColMajor
 	b.bin = filepath.Join(dir, "run")
-	cmd := append([]string{"-std=c++20", "-O2", "-pthread", "-fsanitize=" + san, "-fno-omit-frame-pointer",
+	cmd := append([]string{"-std=c++20", "-O2", "-pthread", "-fsanitize=" + san, "-fno-sanitize-recover=all", "-fno-omit-frame-pointer",
 		"-I" + testdata, "-I" + dir, "-I" + tc.include,
 		fmt.Sprintf("-DKGEN_CPU_A_COL=%d", b2i(mm.A.ColMajor)), fmt.Sprintf("-DKGEN_CPU_B_COL=%d", b2i(bcol))},
 		defs...)

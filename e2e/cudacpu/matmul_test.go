@@ -121,6 +121,14 @@ func TestCUDAOnCPU(t *testing.T) {
 			}
 		}
 		b := build(t, tc, k, src, nil)
+		if want := mm.CUDA.SIMTParts(); len(b.simt) != len(want) {
+			t.Errorf("%s: the source has SIMT parts of %v, the plan %v", name, b.simt, want)
+		}
+		for _, dt := range mm.CUDA.SIMTParts() {
+			if !b.simt[dt] {
+				t.Errorf("%s: the plan's SIMT GEMM of %v is not in the source", name, dt)
+			}
+		}
 		for _, dt := range dts {
 			var took time.Duration
 			b.timing = &took

@@ -1,10 +1,10 @@
 // shim.h: the CUDA that kgen's plain-CUDA kernels use, for a host C++
-// compiler, so those kernels run on the CPU (e2e/cudacpu). Force-included
+// compiler, so those kernels run on the CPU (e2e/cudacpu). Included
 // before the generated .cu, whose `K<<<grid, block, smem, stream>>>(args)`
 // launches the test rewrites to kgen_cpu_launch(grid, block, smem,
 // stream)(K, args). Every CUDA thread of a block is a std::thread; the
-// blocks of a grid run one after another, so a `__shared__` variable (a function
-// static here) is the memory of the block that runs; __syncthreads is a
+// blocks of a grid run one after another, so a `__shared__` variable (a
+// function static here) is the memory of the block that runs; __syncthreads is a
 // std::barrier over the block's threads, and each warp of 32 has its own
 // barrier and exchange slots for the shuffles. A thread that returns drops
 // out of both barriers (as an exited thread stops counting on the GPU); a

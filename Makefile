@@ -30,8 +30,10 @@ check:
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
+## unit: every package's tests; the CUDA compile tests get nvcc from PyPI
+## (scripts/cuda-tools, best effort) unless $KGEN_NVCC names one
 unit:
-	$(GO) test -count=1 ./...
+	nvcc="$${KGEN_NVCC:-$$(./scripts/cuda-tools)}"; KGEN_NVCC="$$nvcc" $(GO) test -count=1 ./...
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./spec

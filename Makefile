@@ -8,6 +8,10 @@ GO ?= go
 # fuzz workers late.
 FUZZTIME ?= 50000x
 
+# WITH_NVCC passes $KGEN_NVCC, or else the nvcc scripts/cuda-tools installs
+# from PyPI (best effort; empty when it cannot: the CUDA compile tests skip).
+WITH_NVCC = KGEN_NVCC="$${KGEN_NVCC:-$$(./scripts/cuda-tools)}"
+
 .PHONY: all gen test deps check unit fuzz bench verify clean cuda
 
 all: gen test
@@ -33,15 +37,17 @@ check:
 ## unit: every package's tests; the CUDA compile tests get nvcc from PyPI
 ## (scripts/cuda-tools, best effort) unless $KGEN_NVCC names one
 unit:
-	nvcc="$${KGEN_NVCC:-$$(./scripts/cuda-tools)}"; KGEN_NVCC="$$nvcc" $(GO) test -count=1 ./...
+	$(WITH_NVCC) $(GO) test -count=1 ./...
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./spec
 	$(GO) test -run '^$$' -fuzz '^FuzzFormula$$' -fuzztime $(FUZZTIME) ./expr
 
-## verify: kgen's own CI check on its own specs (drift, keys, coverage)
+## verify: kgen's own CI check on its own specs (drift, keys, coverage; the
+## generated CUDA and each CUTLASS matmul's first part compiled by nvcc where
+## scripts/cuda-tools provides them)
 verify:
-	$(GO) run ./cmd/kgen verify
+	$(WITH_NVCC) KGEN_CUTLASS="$${KGEN_CUTLASS:-$$(./scripts/cuda-tools cutlass)}" $(GO) run ./cmd/kgen verify
 
 ## bench: the generation benchmark over 1000 synthetic specs
 bench:

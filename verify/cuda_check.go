@@ -88,23 +88,32 @@ func (r *Report) cudaPorts(ctx context.Context, cfg *config.Config, res *generat
 		}(j, i, files[generate.CUDAPath(cfg, res.Kernels[i])])
 	}
 	wg.Wait()
+	failed := 0
 	for j, i := range todo {
 		if errs[j] != nil {
+			failed++
 			pos := diag.Pos{Path: generate.CUDAPath(cfg, res.Kernels[i]), Line: 1, Col: 1}
 			r.Findings = append(r.Findings, Finding{Check: "cuda", Pos: pos, Msg: fmt.Sprint(errs[j])})
 		}
 	}
+	if failed == 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("cuda compile: %d kernel(s) ok", len(todo)))
+	}
 }
 
 // verifyParts are the parts of a CUDA matmul `kgen verify` compiles: the
-// first, and every SIMT GEMM's.
+// first, every SIMT GEMM's and the entry part (the host entry points, and
+// a split's second phase).
 func verifyParts(k *ir.Kernel) []string {
 	parts := cfam.CUTLASSParts(k)
 	out := parts[:1]
-	for _, t := range k.Matmul().CUDA.SIMT {
+	for _, t := range k.Matmul().CUDA.SIMTParts() {
 		if p := cfam.SIMTPart(t); p != out[0] {
 			out = append(out, p)
 		}
+	}
+	if out[0] != "entry" {
+		out = append(out, "entry")
 	}
 	return out
 }

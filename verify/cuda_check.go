@@ -102,20 +102,15 @@ func (r *Report) cudaPorts(ctx context.Context, cfg *config.Config, res *generat
 }
 
 // verifyParts are the parts of a CUDA matmul `kgen verify` compiles: the
-// first, every SIMT GEMM's and the entry part (the host entry points, and
-// a split's second phase).
+// first CUTLASS part (the others differ only in template arguments) and
+// every plain part (the SIMT GEMMs; the entry points and a split's second
+// phase).
 func verifyParts(k *ir.Kernel) []string {
-	parts := cfam.CUTLASSParts(k)
-	out := parts[:1]
-	for _, t := range k.Matmul().CUDA.SIMTParts() {
-		if p := cfam.SIMTPart(t); p != out[0] {
-			out = append(out, p)
-		}
+	parts, plain := cfam.CUTLASSParts(k), cfam.PlainParts(k)
+	if len(parts) == len(plain) { // f32 only: no CUTLASS part
+		return plain
 	}
-	if out[0] != "entry" {
-		out = append(out, "entry")
-	}
-	return out
+	return append([]string{parts[0]}, plain...)
 }
 
 // cutlassTodo drops the CUTLASS matmuls from the compile check when no

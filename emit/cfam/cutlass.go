@@ -2,6 +2,7 @@ package cfam
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kgen-dev/kgen/dtype"
@@ -30,15 +31,19 @@ func CUTLASSParts(k *ir.Kernel) []string {
 	var out []string
 	for _, t := range c.DTypes {
 		for _, g := range c.Configs {
-			out = append(out, t.String()+"_"+g.Name)
+			out = append(out, gemmPart(t, g))
 		}
 	}
-	return append(out, plainParts(k)...)
+	return append(out, PlainParts(k)...)
 }
 
-// plainParts are the parts that include none of CUTLASS's headers: the
-// SIMT GEMMs and the entry points.
-func plainParts(k *ir.Kernel) []string {
+// gemmPart names the part of problem class g's GEMM for storage t (its
+// function is kgen_<kernel>_<part>).
+func gemmPart(t dtype.DType, g ir.GemmConfig) string { return t.String() + "_" + g.Name }
+
+// PlainParts are the parts that include none of CUTLASS's headers: the
+// SIMT GEMMs and the entry points (CUTLASSParts' last ones).
+func PlainParts(k *ir.Kernel) []string {
 	var out []string
 	for _, t := range k.Matmul().CUDA.SIMTParts() {
 		out = append(out, SIMTPart(t))
@@ -125,17 +130,25 @@ func partSig(k *ir.Kernel) string {
 // cutlassParts writes one extern "C" function per dtype × problem class,
 // defined in its own part and declared in the others.
 func cutlassParts(w *Writer, k *ir.Kernel, forms [2]gemmForm, ns string) {
+	gemmParts(w, k, forms, ns, partSig(k), "kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen")
+}
+
+// gemmParts writes one extern "C" function per dtype × problem class with
+// signature sig (after the name), defined in its own part, where it runs
+// the class's GEMM type through its form's run function with args, and
+// declared in the others.
+func gemmParts(w *Writer, k *ir.Kernel, forms [2]gemmForm, ns, sig, args string) {
 	c := k.Matmul().CUDA
 	for _, t := range c.DTypes {
 		for _, g := range c.Configs {
-			part := t.String() + "_" + g.Name
+			part := gemmPart(t, g)
 			w.P("#if !defined(KGEN_PARTS) || defined(KGEN_PART_", part, ")")
-			w.Block(`extern "C" int `+ns+"_"+part+partSig(k), func() {
+			w.Block(`extern "C" int `+ns+"_"+part+sig, func() {
 				f := gemmAlias(w, ns, forms, t, g)
-				w.P("return ", ns, "::", f.run, "<G>(kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen);")
+				w.P("return ", ns, "::", f.run, "<G>(", args, ");")
 			})
 			w.P("#else")
-			w.P(`extern "C" int `, ns, "_", part, partSig(k), ";")
+			w.P(`extern "C" int `, ns, "_", part, sig, ";")
 			w.P("#endif")
 			w.P()
 		}
@@ -165,20 +178,20 @@ func cutlassEntries(w *Writer, k *ir.Kernel, ns string) {
 	c, args := k.Matmul().CUDA, k.Name+"_args"
 	w.P("#if !defined(KGEN_PARTS) || defined(KGEN_PART_entry)")
 	for _, v := range k.Variants {
-		if !hasDType(c.Entries(), v.DType) {
+		if !slices.Contains(c.Entries(), v.DType) {
 			continue
 		}
 		w.Block(`extern "C" int `+v.HostName+"(void* kgen_stream, void* const* kgen_ptrs, const void* kgen_argp, char* kgen_err, int kgen_errlen)", func() {
 			w.P("const ", args, "& kgen_args = *static_cast<const ", args, "*>(kgen_argp);")
-			if hasDType(c.SIMT, v.DType) {
+			if slices.Contains(c.SIMT, v.DType) {
 				w.P("return ", ns, "_", SIMTPart(v.DType), "(kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen);")
 				return
 			}
-			if hasDType(c.Unaligned, v.DType) {
+			if slices.Contains(c.Unaligned, v.DType) {
 				unalignedFallback(w, k, c, ns, v.DType)
 			}
 			classChain(w, c, "kgen_args.m", func(g ir.GemmConfig) string {
-				return fmt.Sprint("return ", ns, "_", v.DType, "_", g.Name, "(kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen);")
+				return fmt.Sprint("return ", ns, "_", gemmPart(v.DType, g), "(kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen);")
 			})
 		})
 	}
@@ -240,15 +253,6 @@ func cutlassElem(t dtype.DType) string {
 func anySwap(c *ir.CUTLASS) bool {
 	for _, g := range c.Configs {
 		if g.Swap {
-			return true
-		}
-	}
-	return false
-}
-
-func hasDType(ts []dtype.DType, t dtype.DType) bool {
-	for _, x := range ts {
-		if x == t {
 			return true
 		}
 	}

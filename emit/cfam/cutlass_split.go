@@ -2,6 +2,7 @@ package cfam
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kgen-dev/kgen/dtype"
@@ -64,22 +65,7 @@ func splitRunParams(k *ir.Kernel) string {
 // splitParts writes one extern "C" workspace GEMM per dtype × problem
 // class, defined in its own part and declared in the others.
 func splitParts(w *Writer, k *ir.Kernel, forms [2]gemmForm, ns string) {
-	c := k.Matmul().CUDA
-	sig := "(" + splitRunParams(k) + ")"
-	for _, t := range c.DTypes {
-		for _, g := range c.Configs {
-			part := t.String() + "_" + g.Name
-			w.P("#if !defined(KGEN_PARTS) || defined(KGEN_PART_", part, ")")
-			w.Block(`extern "C" int `+ns+"_"+part+sig, func() {
-				f := gemmAlias(w, ns, forms, t, g)
-				w.P("return ", ns, "::", f.run, "<G>(kgen_stream, kgen_pa, kgen_pb, kgen_d, kgen_a, kgen_err, kgen_errlen);")
-			})
-			w.P("#else")
-			w.P(`extern "C" int `, ns, "_", part, sig, ";")
-			w.P("#endif")
-			w.P()
-		}
-	}
+	gemmParts(w, k, forms, ns, "("+splitRunParams(k)+")", "kgen_stream, kgen_pa, kgen_pb, kgen_d, kgen_a, kgen_err, kgen_errlen")
 }
 
 // splitPhase is the split's second phase and a copy of the kernel with its
@@ -154,14 +140,14 @@ func needsCoords(st ir.Stage) bool {
 func splitEntries(w *Writer, k *ir.Kernel, d *Dialect, ns string) {
 	c := k.Matmul().CUDA
 	for _, v := range k.Variants {
-		if !hasDType(c.DTypes, v.DType) {
+		if !slices.Contains(c.DTypes, v.DType) {
 			continue
 		}
 		gemm := fmt.Sprint(ns, "_gemm_", v.DType)
 		w.P("// The workspace GEMM of ", v.DType, " storage: the first problem class whose MaxM admits m.")
 		w.Block("static int "+gemm+"("+splitRunParams(k)+")", func() {
 			classChain(w, c, "kgen_a.m", func(g ir.GemmConfig) string {
-				return fmt.Sprint("return ", ns, "_", v.DType, "_", g.Name, "(kgen_stream, kgen_pa, kgen_pb, kgen_d, kgen_a, kgen_err, kgen_errlen);")
+				return fmt.Sprint("return ", ns, "_", gemmPart(v.DType, g), "(kgen_stream, kgen_pa, kgen_pb, kgen_d, kgen_a, kgen_err, kgen_errlen);")
 			})
 		})
 		w.P()

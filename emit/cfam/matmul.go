@@ -2,6 +2,7 @@ package cfam
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kgen-dev/kgen/ir"
@@ -36,7 +37,7 @@ func (matmul) describe(k *ir.Kernel, d *Dialect, v *view) {
 	if mm.CUDA != nil && d.Backend == ir.CUDA {
 		var entries []string
 		for _, variant := range k.Variants {
-			if hasDType(mm.CUDA.Entries(), variant.DType) {
+			if slices.Contains(mm.CUDA.Entries(), variant.DType) {
 				entries = append(entries, variant.HostName)
 			}
 		}
@@ -48,7 +49,7 @@ func (matmul) helpers(k *ir.Kernel, d *Dialect) []helper {
 	if d.Backend != ir.CUDA {
 		return nil
 	}
-	head := helper{name: "cutlass_head", data: plainParts(k)}
+	head := helper{name: "cutlass_head", data: PlainParts(k)}
 	if sp := k.Matmul().Split; sp != nil && sp.CUDA != nil {
 		return []helper{head, {name: "cutlass_split"}}
 	}

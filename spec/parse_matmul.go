@@ -6,7 +6,6 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/kgen-dev/kgen/dtype"
-	"github.com/kgen-dev/kgen/internal/yamlnode"
 )
 
 // Dims are every dimension name a tensor shape may use, across the kinds.
@@ -129,15 +128,8 @@ func (p *parser) tile(n ast.Node) *Tile {
 		return t
 	}
 	for _, f := range fields {
-		iv, isInt := f.Value.(*ast.IntegerNode)
-		v, err := 0, error(nil)
-		if isInt {
-			var v64 int64
-			v64, err = strconv.ParseInt(iv.GetToken().Value, 0, 64)
-			v = int(v64)
-		}
-		if !isInt || err != nil || v < 1 || v > 256 {
-			p.diags.Addf(p.doc.Pos(f.Value), "tile %s must be an integer from 1 to 256, not %s", f.Key, yamlnode.Describe(f.Value))
+		v := p.posInt(f.Value, "tile "+f.Key, 256)
+		if v == 0 {
 			continue
 		}
 		switch f.Key {

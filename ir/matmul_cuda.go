@@ -35,8 +35,8 @@ type CUTLASS struct {
 	// take — k or n not a multiple of Align, k = 0, or a tensor not on a
 	// 16-byte boundary (TMA) — and run the SIMT GEMM instead, with the
 	// same epilogue and bound, at CUDA-core speed (callers who want the
-	// tensor cores pad k and n to multiples of Align). Empty for a split,
-	// whose workspace GEMMs are CUTLASS's only.
+	// tensor cores pad k and n to multiples of Align). In a split the SIMT
+	// GEMM is the workspace GEMM (an identity epilogue into f32).
 	Unaligned []dtype.DType
 	// Configs are the problem classes, tried in order: the first whose
 	// MaxM is 0 or at least m runs.
@@ -118,9 +118,6 @@ var SIMTConfig = SIMTGemm{Tile: [3]int{128, 128, 8}, Micro: [2]int{8, 8}, Thread
 
 // CUDAMatmulWhy says which storage dtypes the CUDA matmul has kernels for.
 const CUDAMatmulWhy = "the CUDA matmul has CUTLASS WGMMA kernels for bf16/f16 storage and kgen's SIMT GEMM (exact f32 FMA) for f32 storage only"
-
-// CUDASplitWhy says which storage dtypes the CUDA split has kernels for.
-const CUDASplitWhy = "the CUDA split (row reductions, two Bs) has CUTLASS WGMMA kernels for bf16/f16 storage only; an f32 split over the SIMT GEMM is not generated yet"
 
 // AlignOf is the element multiple k and n must be for storage t: Align for
 // CUTLASS's 16-bit storage, 1 (any size, k = 0 included) for the SIMT GEMM.
@@ -220,14 +217,11 @@ func cutlassPlan(s *spec.Spec, k *Kernel, mm *Matmul, diags *diag.List) *CUTLASS
 
 // splitPlan is the CUDA form of the matmul's split (SplitCUDA): its GEMMs
 // are the plan's problem classes with an identity epilogue, one GEMM type
-// per class for every B. Phase 2 is plain CUDA over the row-owning
-// kernel's stages, so what the EVT refuses (index reads, integer params,
-// pinned epilogue inputs, several outputs) it takes.
+// per class for every B, or the SIMT GEMM writing its f32 accumulators (f32
+// storage, and what TMA cannot load of the 16-bit). Phase 2 is plain CUDA
+// over the row-owning kernel's stages, so what the EVT refuses (index
+// reads, integer params, pinned epilogue inputs, several outputs) it takes.
 func splitPlan(plan *CUTLASS, mm *Matmul, refuse func(string) *CUTLASS) *CUTLASS {
-	plan.SIMT, plan.Unaligned, plan.Why = nil, nil, CUDASplitWhy
-	if len(plan.DTypes) == 0 {
-		return refuse(CUDASplitWhy)
-	}
 	for _, b := range mm.B[1:] {
 		if b.ColMajor != mm.B[0].ColMajor {
 			return refuse(fmt.Sprintf("B %s and B %s are stored in different layouts; the split's GEMMs share one type per problem class, so the Bs must share a layout", mm.B[0].Name, b.Name))
@@ -271,11 +265,10 @@ func (c *CUTLASS) describeCUDA(mm *Matmul) []string {
 		cfgs += fmt.Sprintf("%s: %s %d×%d×%d, cluster %d×%d%s", when, g.Schedule, g.Tile[0], g.Tile[1], g.Tile[2], g.Cluster[0], g.Cluster[1], swap)
 	}
 	var out []string
+	split := mm.Split != nil && mm.Split.CUDA != nil
 	if len(c.DTypes) > 0 {
 		out = append(out, fmt.Sprintf("CUDA %v: CUTLASS 3.x SM90 GEMM (TMA, warp-specialised WGMMA, f32 accumulate), %s", c.DTypes, cfgs))
-		if sp := mm.Split; sp != nil && sp.CUDA != nil {
-			out = append(out, sp.describeCUDA()...)
-		} else {
+		if !split {
 			out = append(out, "CUDA epilogue: an EVT whose compute node is the epilogue stage over "+leaves+"; params by value")
 		}
 		if len(c.Unaligned) > 0 {
@@ -286,8 +279,15 @@ func (c *CUTLASS) describeCUDA(mm *Matmul) []string {
 	}
 	if simt := c.SIMTParts(); len(simt) > 0 {
 		g := SIMTConfig
-		out = append(out, fmt.Sprintf("CUDA %v: kgen's SIMT GEMM (f32 FMA), %d×%d×%d tile in shared memory, %d threads of %d×%d accumulators; any m, n, k; the epilogue stage per element over %s",
-			simt, g.Tile[0], g.Tile[1], g.Tile[2], g.Threads, g.Micro[0], g.Micro[1], leaves))
+		epi := "the epilogue stage per element over " + leaves
+		if split {
+			epi = "its f32 accumulators into the split's workspace"
+		}
+		out = append(out, fmt.Sprintf("CUDA %v: kgen's SIMT GEMM (f32 FMA), %d×%d×%d tile in shared memory, %d threads of %d×%d accumulators; any m, n, k; %s",
+			simt, g.Tile[0], g.Tile[1], g.Tile[2], g.Threads, g.Micro[0], g.Micro[1], epi))
+	}
+	if split {
+		out = append(out, mm.Split.describeCUDA()...)
 	}
 	return out
 }

@@ -87,8 +87,8 @@ func TestCUTLASSSplitPlan(t *testing.T) {
 	if len(mm.CUDA.Leaves) != 0 || mm.CUDA.Source != -1 || len(mm.CUDA.DTypes) != 2 {
 		t.Errorf("a split plan has EVT leaves or the wrong dtypes: %+v", mm.CUDA)
 	}
-	if len(mm.CUDA.SIMTParts()) != 0 || mm.CUDA.AlignOf(dtype.BF16) != 8 {
-		t.Errorf("a split has a SIMT GEMM (parts %v, bf16 alignment %d): its GEMMs are CUTLASS's only", mm.CUDA.SIMTParts(), mm.CUDA.AlignOf(dtype.BF16))
+	if p := mm.CUDA.SIMTParts(); len(p) != 3 || p[0] != dtype.F32 || mm.CUDA.AlignOf(dtype.BF16) != 1 || len(mm.CUDA.Entries()) != 3 {
+		t.Errorf("the split's SIMT workspace GEMMs: parts %v (want f32, then the 16-bit fallbacks), bf16 alignment %d, entries %v", p, mm.CUDA.AlignOf(dtype.BF16), mm.CUDA.Entries())
 	}
 	rows := mm.Split.Rows
 	if rows.Entry != "k_rows" || rows.Bindings[0].Name != "kgen_ws0" || rows.From[0] != -1 || !strings.Contains(sc.Comment, "one warp per row") {
@@ -113,9 +113,13 @@ func TestCUTLASSSplitPlan(t *testing.T) {
 	if len(mm.Split.Space) != 2 || mm.Split.Rows.Entry != "k_epilogue" || !strings.Contains(mm.Split.CUDA.Comment, "per element") {
 		t.Errorf("gated: %d workspaces, phase 2 %s %q", len(mm.Split.Space), mm.Split.Rows.Entry, mm.Split.CUDA.Comment)
 	}
+	// f32 storage alone: the SIMT GEMM writes the workspace.
+	f32 := mustBuild(t, strings.Replace(head, "[f32, f16, bf16]", "[f32]", 1)+"outputs:\n  - y: acc / row_sum(acc)\n").Matmul()
+	if f32.CUDA == nil || f32.Split.CUDA == nil || len(f32.CUDA.DTypes) != 0 || len(f32.CUDA.SIMT) != 1 {
+		t.Errorf("f32 split: plan %+v", f32.CUDA)
+	}
 	for _, c := range []struct{ spec, want string }{
 		{strings.Replace(gated, "acc: u, layout: col_major", "acc: u", 1), "different layouts"},
-		{strings.Replace(head, "[f32, f16, bf16]", "[f32]", 1) + "outputs:\n  - y: acc / row_sum(acc)\n", "f32 split over the SIMT GEMM is not generated"},
 		{strings.Replace(head, "{a: x, b: w}", "{a: {name: x, dtype: bf16}, b: w}", 1) + "outputs:\n  - y: acc / row_sum(acc)\n", "operand x pins its dtype"},
 	} {
 		_, diags := build(t, c.spec)

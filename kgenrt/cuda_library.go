@@ -34,9 +34,10 @@ type CUDALibrary struct {
 // CUDALibraryDType is one storage dtype's host function and what it needs.
 type CUDALibraryDType struct {
 	DType DType
-	// Align is the multiple k and n must be: 8 for CUTLASS's 16-bit GEMMs
-	// (TMA's 16-byte row strides; k = 0 refused, TMA has no empty box), 1
-	// for the f32 SIMT GEMM (any k and n, 0 included).
+	// Align is the multiple k and n must be (k = 0 refused): 8 for a
+	// CUTLASS GEMM without a fallback (TMA's 16-byte row strides, no empty
+	// box), 1 where kgen's SIMT GEMM takes what TMA cannot load (any k and
+	// n, 0 included) — every plan kgen writes today.
 	Align int
 }
 

@@ -16,7 +16,9 @@ import (
 // butterfly losing its first stage (offset 16: each half-warp sums only
 // its own lanes) and the rows kernel's grid rounded down (the last rows
 // unwritten); the gated epilogue reading each accumulator from the other's
-// workspace. (Its grid rounded down is no bug: a grid-stride loop covers
+// workspace; the split's SIMT workspace GEMM (f32, and the 16-bit
+// fallback at a k TMA cannot load) storing columns out of place or losing
+// its last K tile. (Its grid rounded down is no bug: a grid-stride loop covers
 // every element with fewer blocks, and the CPU run agrees.) The K guard's
 // mutant reads past w, which the address sanitizer stops.
 func TestCUDAOnCPUCatchesMutations(t *testing.T) {
@@ -44,6 +46,10 @@ func TestCUDAOnCPUCatchesMutations(t *testing.T) {
 			entryOf, [3]int{33, 40, 64}, []dtype.DType{dtype.BF16}},
 		{"rows: grid rounded down", "matmul_rms_norm", "((kgen_args.m + 7u) / 8u)", "(kgen_args.m / 8u)",
 			entryOf, [3]int{33, 40, 64}, []dtype.DType{dtype.BF16}},
+		{"split SIMT: workspace columns swapped in pairs", "matmul_softmax", "kgen_D[kgen_at] = kgen_acc[kgen_r][kgen_c];", "kgen_D[kgen_at] = kgen_acc[kgen_r][kgen_c ^ 1];",
+			entryOf, [3]int{33, 40, 13}, []dtype.DType{dtype.F32, dtype.BF16}},
+		{"split SIMT: last K tile dropped", "matmul_silu_mul", "kgen_t < kgen_kt; ++kgen_t)", "kgen_t + 1 < kgen_kt; ++kgen_t)",
+			entryOf, [3]int{33, 40, 20}, []dtype.DType{dtype.F32, dtype.F16}},
 		{"gated: workspaces swapped", "matmul_silu_mul", "epilogue(kgen_ws0[kgen_e], kgen_ws1[kgen_e],", "epilogue(kgen_ws1[kgen_e], kgen_ws0[kgen_e],",
 			entryOf, [3]int{33, 40, 64}, []dtype.DType{dtype.F16, dtype.BF16}},
 	} {

@@ -23,13 +23,14 @@ import (
 // empty outputs. The float64 reference and bound cost M·N·K on the host,
 // so 4096 appears in one or two dimensions at a time. The SIMT GEMM
 // takes any n and k (f32, and the 16-bit variants' fallback for what TMA
-// cannot load), so the shapes off the 8-multiple run for every variant
-// but the split kernels' (alignedFor): tails of its 128×128×8 tile in every dimension (k = 1, 7,
-// 9, 13, 255; n = 1, 3, 9, 257), k = 0 (the epilogue of acc = 0), and
+// cannot load, in the split too), so the shapes off the 8-multiple run for
+// every variant (alignedFor keeps them all): tails of its 128×128×8 tile
+// in every dimension (k = 1, 7, 9, 13, 255; n = 1, 3, 9, 257), k = 0 (the epilogue of acc = 0), and
 // n = 65535·128 + 257, past the grid's 65535 column tiles (its CTAs loop).
-// The split kernels (row reductions, gated: ir.SplitCUDA, 16-bit only) run
-// every aligned shape in their two launches; rows as wide as an MLP's
-// (n = 14336) take the last three, in every problem class.
+// The split kernels (row reductions, gated: ir.SplitCUDA) run every shape
+// in their two launches (the workspace GEMM: CUTLASS, or the SIMT GEMM for
+// f32 and for what TMA cannot load); rows as wide as an MLP's (n = 14336)
+// take the last three, in every problem class.
 var matmulShapes = shapesOf([][3]int{
 	{1, 8, 8}, {7, 8, 16}, {8, 16, 8}, {33, 40, 64}, {513, 64, 40}, {7, 4096, 72},
 	{4096, 24, 128}, {33, 512, 4096}, {513, 520, 264}, {256, 136, 1024}, {257, 136, 1024},
@@ -136,21 +137,12 @@ func alignedFor(shapes []parity.MatmulShape, align int) []parity.MatmulShape {
 	return out
 }
 
-// TestMatmulRefusals runs everywhere (the checks come before the driver is
-// opened): the CUDA split's 16-bit kernels (matmul_rms_norm: CUTLASS
-// only) refuse a k or n that is not a positive multiple of 8, each with a
-// message saying why; a single-GEMM kernel (matmul_bias) accepts (reaches
-// the driver, or runs) any k and n in every dtype: the SIMT GEMM takes
-// what TMA cannot load.
-func TestMatmulRefusals(t *testing.T) {
-	ports := map[string]kgenrt.CUDALauncher{}
-	for _, name := range []string{"matmul_bias", "matmul_rms_norm"} {
-		port, err := kgenrt.CUDAPortOf(descriptor(t, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ports[name] = port
-	}
+// TestMatmulAnyShape runs everywhere (the checks come before the driver
+// is opened): every CUDA matmul — a single GEMM (matmul_bias) and a split
+// (matmul_rms_norm) — accepts (reaches the driver, or runs) any k and n in
+// every dtype, k = 0 included: the SIMT GEMM takes what TMA cannot load,
+// and the f32 storage throughout.
+func TestMatmulAnyShape(t *testing.T) {
 	call := func(name string, dt kgenrt.DType, m, n, k int) *kgenrt.Call {
 		d := descriptor(t, name)
 		v := variantOf(t, d, dt)
@@ -165,26 +157,18 @@ func TestMatmulRefusals(t *testing.T) {
 		return &kgenrt.Call{Kernel: d, Variant: v, Tensors: []*kgenrt.Tensor{x, w, bias, y}, Args: args,
 			Grid: [3]int{m * n, 1, 1}, Threadgroup: [3]int{128, 1, 1}}
 	}
-	for _, c := range []struct {
-		dt      kgenrt.DType
-		m, n, k int
-		want    string
-	}{
-		{kgenrt.BF16, 8, 8, 33, "k to be a positive multiple of 8"},
-		{kgenrt.F16, 8, 12, 8, "n to be a positive multiple of 8"},
-		{kgenrt.BF16, 8, 8, 0, "k to be a positive multiple of 8"},
-	} {
-		err := ports["matmul_rms_norm"].Run(call("matmul_rms_norm", c.dt, c.m, c.n, c.k))
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%v %dx%dx%d: err = %v, want it to say %q", c.dt, c.m, c.n, c.k, err, c.want)
+	for _, name := range []string{"matmul_bias", "matmul_rms_norm"} {
+		port, err := kgenrt.CUDAPortOf(descriptor(t, name))
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	for _, c := range []struct {
-		dt      kgenrt.DType
-		m, n, k int
-	}{{kgenrt.BF16, 7, 16, 8}, {kgenrt.F32, 7, 9, 33}, {kgenrt.F32, 5, 3, 0}, {kgenrt.BF16, 8, 8, 33}, {kgenrt.F16, 8, 12, 8}, {kgenrt.BF16, 8, 8, 0}} {
-		if err := ports["matmul_bias"].Run(call("matmul_bias", c.dt, c.m, c.n, c.k)); err != nil && (strings.Contains(err.Error(), "multiple of") || strings.Contains(err.Error(), "has no")) {
-			t.Errorf("%v %dx%dx%d was refused: %v", c.dt, c.m, c.n, c.k, err)
+		for _, c := range []struct {
+			dt      kgenrt.DType
+			m, n, k int
+		}{{kgenrt.BF16, 7, 16, 8}, {kgenrt.F32, 7, 9, 33}, {kgenrt.F32, 5, 3, 0}, {kgenrt.BF16, 8, 8, 33}, {kgenrt.F16, 8, 12, 8}, {kgenrt.BF16, 8, 8, 0}} {
+			if err := port.Run(call(name, c.dt, c.m, c.n, c.k)); err != nil && (strings.Contains(err.Error(), "multiple of") || strings.Contains(err.Error(), "has no")) {
+				t.Errorf("%s %v %dx%dx%d was refused: %v", name, c.dt, c.m, c.n, c.k, err)
+			}
 		}
 	}
 }

@@ -211,20 +211,30 @@ func classChain(w *Writer, c *ir.CUTLASS, m string, call func(g ir.GemmConfig) s
 }
 
 // unalignedFallback writes the entry's test for a call CUTLASS cannot
-// take (ir.CUTLASS.Unaligned): a row of a TMA-loaded or -stored matrix
-// not a multiple of 16 bytes (k, n, and m for a column-major A), k = 0,
-// or a tensor off a 16-byte boundary; those run the SIMT GEMM.
+// take (ir.CUTLASS.Unaligned), which runs the SIMT GEMM instead.
 func unalignedFallback(w *Writer, k *ir.Kernel, c *ir.CUTLASS, ns string, t dtype.DType) {
-	conds := []string{fmt.Sprintf("kgen_args.k %% %du != 0", c.Align), fmt.Sprintf("kgen_args.n %% %du != 0", c.Align), "kgen_args.k == 0"}
-	if k.Matmul().A.ColMajor { // A stored [k, m]: its rows are m long
-		conds = append(conds, fmt.Sprintf("kgen_args.m %% %du != 0", c.Align))
-	}
+	var ptrs []string
 	for _, b := range k.Bindings {
 		if b.Role == ir.Input || b.Role == ir.Output {
-			conds = append(conds, fmt.Sprintf("reinterpret_cast<size_t>(kgen_ptrs[%d]) %% 16 != 0", b.Index))
+			ptrs = append(ptrs, fmt.Sprintf("kgen_ptrs[%d]", b.Index))
 		}
 	}
-	w.P("// What TMA cannot load runs kgen's SIMT GEMM (CUDA cores, same epilogue).")
+	unalignedTest(w, k, c, "kgen_args", ptrs, fmt.Sprint("return ", ns, "_", SIMTPart(t), "(kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen);"))
+}
+
+// unalignedTest writes `if (<what TMA cannot take>) <fallback>`: a row of
+// a TMA-loaded or -stored matrix not a multiple of 16 bytes (k, n, and m
+// for a column-major A), k = 0, or one of ptrs (the tensors TMA reads or
+// writes) off a 16-byte boundary. args names the args struct.
+func unalignedTest(w *Writer, k *ir.Kernel, c *ir.CUTLASS, args string, ptrs []string, fallback string) {
+	conds := []string{fmt.Sprintf("%s.k %% %du != 0", args, c.Align), fmt.Sprintf("%s.n %% %du != 0", args, c.Align), args + ".k == 0"}
+	if k.Matmul().A.ColMajor { // A stored [k, m]: its rows are m long
+		conds = append(conds, fmt.Sprintf("%s.m %% %du != 0", args, c.Align))
+	}
+	for _, p := range ptrs {
+		conds = append(conds, fmt.Sprintf("reinterpret_cast<size_t>(%s) %% 16 != 0", p))
+	}
+	w.P("// What TMA cannot load runs kgen's SIMT GEMM (CUDA cores) instead.")
 	w.P("if (", conds[0], " ||")
 	for i, cond := range conds[1:] {
 		end := " ||"
@@ -233,7 +243,7 @@ func unalignedFallback(w *Writer, k *ir.Kernel, c *ir.CUTLASS, ns string, t dtyp
 		}
 		w.P("        ", cond, end)
 	}
-	w.P("    return ", ns, "_", SIMTPart(t), "(kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen);")
+	w.P("    ", fallback)
 }
 
 // cutlassSchedules spells a problem class's schedule: the mainloop's and

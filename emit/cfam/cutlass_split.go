@@ -49,6 +49,9 @@ func splitCode(w *Writer, k *ir.Kernel, d *Dialect) {
 	w.P("#endif")
 	w.P()
 	splitParts(w, k, forms, ns)
+	for _, t := range c.SIMTParts() {
+		simtCode(w, k, d, t, ns) // simt.go: the workspace GEMM on CUDA cores
+	}
 	w.P("#if !defined(KGEN_PARTS) || defined(KGEN_PART_entry)")
 	splitKernel(w, k, d)
 	w.P()
@@ -134,18 +137,27 @@ func needsCoords(st ir.Stage) bool {
 	return false
 }
 
-// splitEntries writes, per 16-bit variant, the GEMM dispatch over the
-// problem classes and the host entry point that runs both phases around
-// the workspaces.
+// splitEntries writes, per variant with a kernel, the workspace GEMM's
+// dispatch — the SIMT GEMM for f32 storage and for what TMA cannot load,
+// else the first problem class whose MaxM admits m — and the host entry
+// point that runs both phases around the workspaces.
 func splitEntries(w *Writer, k *ir.Kernel, d *Dialect, ns string) {
 	c := k.Matmul().CUDA
 	for _, v := range k.Variants {
-		if !slices.Contains(c.DTypes, v.DType) {
+		if !slices.Contains(c.Entries(), v.DType) {
 			continue
 		}
 		gemm := fmt.Sprint(ns, "_gemm_", v.DType)
-		w.P("// The workspace GEMM of ", v.DType, " storage: the first problem class whose MaxM admits m.")
+		simt := fmt.Sprint("return ", ns, "_", SIMTPart(v.DType), "(kgen_stream, kgen_pa, kgen_pb, kgen_d, kgen_a, kgen_err, kgen_errlen);")
+		w.P("// The workspace GEMM of ", v.DType, " storage.")
 		w.Block("static int "+gemm+"("+splitRunParams(k)+")", func() {
+			if slices.Contains(c.SIMT, v.DType) {
+				w.P(simt)
+				return
+			}
+			if slices.Contains(c.Unaligned, v.DType) {
+				unalignedTest(w, k, c, "kgen_a", []string{"kgen_pa", "kgen_pb"}, simt)
+			}
 			classChain(w, c, "kgen_a.m", func(g ir.GemmConfig) string {
 				return fmt.Sprint("return ", ns, "_", gemmPart(v.DType, g), "(kgen_stream, kgen_pa, kgen_pb, kgen_d, kgen_a, kgen_err, kgen_errlen);")
 			})

@@ -53,7 +53,7 @@ func TestBuiltins(t *testing.T) {
 			var want []string
 			for _, v := range k.Variants {
 				if mm := k.Matmul(); d == cfam.CUDA && mm != nil && !slices.Contains(mm.CUDA.Entries(), v.DType) {
-					continue // no f32 CUDA split (ir.CUDASplitWhy)
+					continue // no CUDA kernel of this storage (ir.CUTLASS.Entries)
 				}
 				want = append(want, v.HostName)
 			}

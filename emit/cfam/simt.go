@@ -29,9 +29,27 @@ import (
 // SIMTPart names the SIMT GEMM's compile part of storage t.
 func SIMTPart(t dtype.DType) string { return t.String() + "_simt" }
 
+// simtIO is what one SIMT GEMM reads and writes around its K loop: a
+// single GEMM's epilogue inputs and output (the stage function per
+// element, simtSingle) or a split's f32 workspace (simtWorkspace).
+type simtIO struct {
+	params []string       // the kernel's parameters before the args struct
+	name   map[int]string // parameter names by binding: A's and B's at least
+	ptrs   []string       // the host's launch arguments before the args struct
+	sig    string         // the part function's signature after its name
+	alias  string         // a host statement that names the args struct kgen_args, if needed
+	// store writes the epilogue of element (kgen_i, kgen_j), at offset
+	// kgen_at of an [m, n] output, from kgen_acc[kgen_r][kgen_c].
+	store func(w *Writer)
+}
+
 // simtCode writes the SIMT GEMM of storage t: its kernel and its part
 // function, defined in its own part and declared in the others.
 func simtCode(w *Writer, k *ir.Kernel, d *Dialect, t dtype.DType, ns string) {
+	io := simtSingle(k, d, t)
+	if sp := k.Matmul().Split; sp != nil && sp.CUDA != nil {
+		io = simtWorkspace(k, d, t)
+	}
 	part := SIMTPart(t)
 	inner := ns + "_" + part + "_gemm" // the kernel's namespace
 	g := ir.SIMTConfig
@@ -47,37 +65,30 @@ func simtCode(w *Writer, k *ir.Kernel, d *Dialect, t dtype.DType, ns string) {
 	w.P("static_assert(kgen_LA * kgen_THREADS == kgen_BK * kgen_BM && kgen_LB * kgen_THREADS == kgen_BK * kgen_BN, \"whole tiles per thread\");")
 	w.P("static_assert(kgen_THREADS % kgen_BK == 0 && kgen_THREADS % kgen_BM == 0 && kgen_THREADS % kgen_BN == 0, \"slots one stride apart\");")
 	w.P()
-	simtKernel(w, k, d, t)
+	simtKernel(w, k, io)
 	w.P("} // namespace ", inner)
 	w.P()
-	simtHost(w, k, d, t, ns+"_"+part, inner)
+	simtHost(w, io, ns+"_"+part, inner)
 	w.P("#else")
-	w.P(`extern "C" int `, ns, "_", part, partSig(k), ";")
+	w.P(`extern "C" int `, ns, "_", part, io.sig, ";")
 	w.P("#endif")
 	w.P()
 }
 
 // simtHost writes the part's host function fn: the grid, the index type
 // (32-bit where every index fits) and the launch on the caller's stream.
-func simtHost(w *Writer, k *ir.Kernel, d *Dialect, t dtype.DType, fn, inner string) {
-	w.Block(`extern "C" int `+fn+partSig(k), func() {
+func simtHost(w *Writer, io simtIO, fn, inner string) {
+	w.Block(`extern "C" int `+fn+io.sig, func() {
 		w.P("using namespace ", inner, ";")
+		if io.alias != "" {
+			w.P(io.alias)
+		}
 		w.P("const size_t kgen_rt = (size_t(kgen_args.m) + kgen_BM - 1) / kgen_BM, kgen_ct = (size_t(kgen_args.n) + kgen_BN - 1) / kgen_BN;")
 		w.P("if (kgen_rt == 0 || kgen_ct == 0) return 0;")
 		w.P("const dim3 kgen_grid(unsigned(kgen_rt), unsigned(kgen_ct < 65535 ? kgen_ct : 65535));")
-		T := d.TypeName(t)
-		var ptrs []string
-		for _, b := range k.Bindings {
-			switch b.Role {
-			case ir.Input:
-				ptrs = append(ptrs, fmt.Sprintf("static_cast<const %s*>(kgen_ptrs[%d])", T, b.Index))
-			case ir.Output:
-				ptrs = append(ptrs, fmt.Sprintf("static_cast<%s*>(kgen_ptrs[%d])", T, b.Index))
-			}
-		}
 		w.P("const unsigned long long kgen_m = kgen_args.m, kgen_n = kgen_args.n, kgen_k = kgen_args.k, kgen_lim = 1ull << 31;")
 		w.P("const bool kgen_narrow = kgen_m < kgen_lim && kgen_n < kgen_lim && kgen_k < kgen_lim && kgen_m * kgen_k < kgen_lim && kgen_k * kgen_n < kgen_lim && kgen_m * kgen_n < kgen_lim;")
-		args := strings.Join(append(ptrs, "kgen_args"), ", ")
+		args := strings.Join(append(io.ptrs, "kgen_args"), ", ")
 		w.P("cudaStream_t kgen_s = static_cast<cudaStream_t>(kgen_stream);")
 		w.P("if (kgen_narrow) kgen_gemm<unsigned><<<kgen_grid, kgen_THREADS, 0, kgen_s>>>(", args, ");")
 		w.P("else kgen_gemm<size_t><<<kgen_grid, kgen_THREADS, 0, kgen_s>>>(", args, ");")
@@ -88,6 +99,50 @@ func simtHost(w *Writer, k *ir.Kernel, d *Dialect, t dtype.DType, fn, inner stri
 		})
 		w.P("return 0;")
 	})
+}
+
+// simtSingle is a single GEMM's IO: the kernel's bindings in order (A and
+// B read-only, epilogue inputs, the output) from the host's pointer array,
+// and the epilogue stage per element.
+func simtSingle(k *ir.Kernel, d *Dialect, t dtype.DType) simtIO {
+	T := d.TypeName(t)
+	mm := k.Matmul()
+	io := simtIO{name: map[int]string{}, sig: partSig(k)}
+	for _, b := range k.Bindings {
+		switch {
+		case b.Role == ir.Input && (b.Index == mm.A.Binding || b.Index == mm.B[0].Binding):
+			io.params = append(io.params, "const "+T+"* __restrict__ "+b.Name) // read-only path: never written by this launch
+			io.ptrs = append(io.ptrs, fmt.Sprintf("static_cast<const %s*>(kgen_ptrs[%d])", T, b.Index))
+		case b.Role == ir.Input:
+			io.params = append(io.params, "const "+T+"* "+b.Name) // may be the output itself (in place)
+			io.ptrs = append(io.ptrs, fmt.Sprintf("static_cast<const %s*>(kgen_ptrs[%d])", T, b.Index))
+		case b.Role == ir.Output:
+			io.params = append(io.params, T+"* "+b.Name)
+			io.ptrs = append(io.ptrs, fmt.Sprintf("static_cast<%s*>(kgen_ptrs[%d])", T, b.Index))
+		default:
+			continue
+		}
+		io.name[b.Index] = b.Name
+	}
+	io.store = func(w *Writer) { simtEpilogue(w, k, io.name, T) }
+	return io
+}
+
+// simtWorkspace is a split's workspace GEMM: A and one B (the split calls
+// it once per B, all Bs in one layout) into the f32 [m, n] workspace
+// kgen_d, the accumulator itself; the signature is the CUTLASS workspace
+// GEMMs' (splitRunParams).
+func simtWorkspace(k *ir.Kernel, d *Dialect, t dtype.DType) simtIO {
+	T := d.TypeName(t)
+	mm := k.Matmul()
+	return simtIO{
+		params: []string{"const " + T + "* __restrict__ kgen_A", "const " + T + "* __restrict__ kgen_B", "float* __restrict__ kgen_D"},
+		name:   map[int]string{mm.A.Binding: "kgen_A", mm.B[0].Binding: "kgen_B"},
+		ptrs:   []string{"static_cast<const " + T + "*>(kgen_pa)", "static_cast<const " + T + "*>(kgen_pb)", "kgen_d"},
+		sig:    "(" + splitRunParams(k) + ")",
+		alias:  "const " + k.Name + "_args& kgen_args = kgen_a;",
+		store:  func(w *Writer) { w.P("kgen_D[kgen_at] = kgen_acc[kgen_r][kgen_c];") },
+	}
 }
 
 // simtOperand is how the kernel stages one operand's tile. Thread t's
@@ -170,26 +225,9 @@ func (o simtOperand) store(w *Writer) {
 // staged k-major in shared memory (the next K tile fetched into registers
 // while this one is multiplied), an 8×8 FMA microtile per thread read as
 // float4s, then the epilogue stage per element in range.
-func simtKernel(w *Writer, k *ir.Kernel, d *Dialect, t dtype.DType) {
-	T := d.TypeName(t)
-	mm := k.Matmul()
-	var params []string
-	name := map[int]string{}
-	for _, b := range k.Bindings {
-		switch {
-		case b.Role == ir.Input && (b.Index == mm.A.Binding || b.Index == mm.B[0].Binding):
-			params = append(params, "const "+T+"* __restrict__ "+b.Name) // read-only path: never written by this launch
-		case b.Role == ir.Input:
-			params = append(params, "const "+T+"* "+b.Name) // may be the output itself (in place)
-		case b.Role == ir.Output:
-			params = append(params, T+"* "+b.Name)
-		default:
-			continue
-		}
-		name[b.Index] = b.Name
-	}
-	params = append(params, k.Name+"_args kgen_args")
-	ops := simtOperands(k, name)
+func simtKernel(w *Writer, k *ir.Kernel, io simtIO) {
+	params := append(append([]string(nil), io.params...), k.Name+"_args kgen_args")
+	ops := simtOperands(k, io.name)
 	w.P("template <typename kgen_I> // the index type: unsigned where every index fits (kgen_narrow), else size_t")
 	w.P("__global__ void __launch_bounds__(kgen_THREADS) kgen_gemm(", strings.Join(params, ", "), ") {")
 	w.Indent(func() {
@@ -231,7 +269,7 @@ func simtKernel(w *Writer, k *ir.Kernel, d *Dialect, t dtype.DType) {
 					w.P("__syncthreads();")
 				})
 			})
-			simtEpilogue(w, k, name, T)
+			simtStores(w, io)
 		})
 	})
 	w.P("}")
@@ -256,10 +294,27 @@ func simtMultiply(w *Writer) {
 	})
 }
 
-// simtEpilogue writes the epilogue: the stage function per element in
-// range, its leaves read as the EVT's are (ir.EVTLeaf) and its params from
-// the args struct. A thread's rows and columns rise with r and c, so the
-// first out of range ends the loop.
+// simtStores writes the epilogue's loops over the thread's microtile,
+// io.store per element in range. A thread's rows and columns rise with r
+// and c, so the first out of range ends the loop.
+func simtStores(w *Writer, io simtIO) {
+	w.P("#pragma unroll")
+	w.Block("for (int kgen_r = 0; kgen_r < kgen_TM; ++kgen_r)", func() {
+		w.P("const kgen_I kgen_i = kgen_i0 + 4 * kgen_ty + (kgen_r % 4) + (kgen_r / 4) * (kgen_BM / 2);")
+		w.P("if (kgen_i >= kgen_M) break;")
+		w.P("#pragma unroll")
+		w.Block("for (int kgen_c = 0; kgen_c < kgen_TN; ++kgen_c)", func() {
+			w.P("const kgen_I kgen_j = kgen_j0 + 4 * kgen_tx + (kgen_c % 4) + (kgen_c / 4) * (kgen_BN / 2);")
+			w.P("if (kgen_j >= kgen_N) break;")
+			w.P("const kgen_I kgen_at = kgen_i * kgen_N + kgen_j;")
+			io.store(w)
+		})
+	})
+}
+
+// simtEpilogue writes a single GEMM's store: the stage function, its
+// leaves read as the EVT's are (ir.EVTLeaf) and its params from the args
+// struct, into the output.
 func simtEpilogue(w *Writer, k *ir.Kernel, name map[int]string, T string) {
 	c := k.Matmul().CUDA
 	st, out := k.Stages()[0], k.BindingsOf(ir.Output)[0]
@@ -283,18 +338,7 @@ func simtEpilogue(w *Writer, k *ir.Kernel, name map[int]string, T string) {
 			call = append(call, "kgen_f("+name[l.Binding]+"[kgen_at])")
 		}
 	}
-	w.P("#pragma unroll")
-	w.Block("for (int kgen_r = 0; kgen_r < kgen_TM; ++kgen_r)", func() {
-		w.P("const kgen_I kgen_i = kgen_i0 + 4 * kgen_ty + (kgen_r % 4) + (kgen_r / 4) * (kgen_BM / 2);")
-		w.P("if (kgen_i >= kgen_M) break;")
-		w.P("#pragma unroll")
-		w.Block("for (int kgen_c = 0; kgen_c < kgen_TN; ++kgen_c)", func() {
-			w.P("const kgen_I kgen_j = kgen_j0 + 4 * kgen_tx + (kgen_c % 4) + (kgen_c / 4) * (kgen_BN / 2);")
-			w.P("if (kgen_j >= kgen_N) break;")
-			w.P("const kgen_I kgen_at = kgen_i * kgen_N + kgen_j;")
-			w.P("float kgen_y;")
-			w.P(st.Name, "(", strings.Join(append(call, "kgen_y"), ", "), ");")
-			w.P(out.Name, "[kgen_at] = kgen_to<", T, ">(kgen_y);")
-		})
-	})
+	w.P("float kgen_y;")
+	w.P(st.Name, "(", strings.Join(append(call, "kgen_y"), ", "), ");")
+	w.P(out.Name, "[kgen_at] = kgen_to<", T, ">(kgen_y);")
 }

@@ -219,6 +219,7 @@ func unalignedFallback(w *Writer, k *ir.Kernel, c *ir.CUTLASS, ns string, t dtyp
 			ptrs = append(ptrs, fmt.Sprintf("kgen_ptrs[%d]", b.Index))
 		}
 	}
+	w.P("// What TMA cannot load runs kgen's SIMT GEMM (CUDA cores, same epilogue).")
 	unalignedTest(w, k, c, "kgen_args", ptrs, fmt.Sprint("return ", ns, "_", SIMTPart(t), "(kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen);"))
 }
 
@@ -234,7 +235,6 @@ func unalignedTest(w *Writer, k *ir.Kernel, c *ir.CUTLASS, args string, ptrs []s
 	for _, p := range ptrs {
 		conds = append(conds, fmt.Sprintf("reinterpret_cast<size_t>(%s) %% 16 != 0", p))
 	}
-	w.P("// What TMA cannot load runs kgen's SIMT GEMM (CUDA cores) instead.")
 	w.P("if (", conds[0], " ||")
 	for i, cond := range conds[1:] {
 		end := " ||"

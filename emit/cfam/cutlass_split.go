@@ -156,6 +156,7 @@ func splitEntries(w *Writer, k *ir.Kernel, d *Dialect, ns string) {
 				return
 			}
 			if slices.Contains(c.Unaligned, v.DType) {
+				w.P("// What TMA cannot load runs kgen's SIMT GEMM (CUDA cores, f32 into the workspace).")
 				unalignedTest(w, k, c, "kgen_a", []string{"kgen_pa", "kgen_pb"}, simt)
 			}
 			classChain(w, c, "kgen_a.m", func(g ir.GemmConfig) string {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/ir"
@@ -91,22 +92,29 @@ func TestMatmulParity(t *testing.T) {
 			only := *k // one variant, on the shapes its kernel takes
 			only.Variants = []ir.Variant{v}
 			these := alignedFor(shapes, mm.CUDA.AlignOf(v.DType))
-			results, err := parity.Check(context.Background(), &only, nil, parity.Options{Seed: 11, Matmul: these,
-				Backend: ir.CUDA, Run: gpuRunner(d, port)})
-			if err != nil {
-				t.Fatalf("%s: %v", v.HostName, err)
-			}
-			for _, r := range results {
-				if r.Failed > 0 {
-					t.Errorf("%s %dx%d: %d of %d elements outside tolerance; first: %s", r.HostName, r.Rows, r.Cols, r.Failed, r.Checked, r.First)
+			// A subtest per variant: a device run cut short still reports
+			// the variants it finished.
+			t.Run(v.HostName, func(t *testing.T) {
+				start := time.Now()
+				results, err := parity.Check(context.Background(), &only, nil, parity.Options{Seed: 11, Matmul: these,
+					Backend: ir.CUDA, Run: gpuRunner(d, port)})
+				if err != nil {
+					t.Fatalf("%s: %v", v.HostName, err)
 				}
-			}
-			for _, r := range parity.Summarize(results) {
-				if !r.OK() {
-					t.Errorf("%s", r)
+				for _, r := range results {
+					if r.Failed > 0 {
+						t.Errorf("%s %dx%d: %d of %d elements outside tolerance; first: %s", r.HostName, r.Rows, r.Cols, r.Failed, r.Checked, r.First)
+					}
 				}
-				fmt.Fprintf(&report, "| %s | %d | %d | %d | %.3g |\n", r.HostName, len(these), r.Lanes, r.Differ, r.MaxAbs)
-			}
+				for _, r := range parity.Summarize(results) {
+					if !r.OK() {
+						t.Errorf("%s", r)
+					}
+					line := fmt.Sprintf("| %s | %d | %d | %d | %.3g |", r.HostName, len(these), r.Lanes, r.Differ, r.MaxAbs)
+					t.Logf("%s (%v)", line, time.Since(start).Round(time.Millisecond))
+					fmt.Fprintln(&report, line)
+				}
+			})
 		}
 	}
 	t.Logf("CUDA matmul parity (shapes %v):\n%s", shapes, report.String())

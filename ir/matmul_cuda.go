@@ -90,13 +90,16 @@ type GemmConfig struct {
 // CUTLASSConfigs are kgen's problem classes. Large m: the cooperative
 // kernel with a 128×256×64 tile on 2×1 clusters, the tile the H200 probe
 // measured at 1.03–1.05× cuBLAS (shared/notes/matmul.md §8b). Small m
-// (≤ 256): a 64×128×64 pingpong tile, so a short problem has 4–8× more
-// tiles for the 132 SMs (m = 128, n = 4096: 64 tiles instead of 16). Tiny m
-// (≤ 64): the swapped problem on a 64×32×128 pingpong tile (the probe's
-// M = 16 kernel): the unswapped 64-row tile measured 1.87× cuBLAS at m = 16.
+// (≤ 256): the swapped problem on a cooperative 128×32×128 tile with
+// stream-K, so 32 column tiles of n = 4096 share their K loops over the 132
+// SMs (the class sweep, docs/cuda.md: 0.96× cuBLAS at m = 128 against 1.16×
+// for the unswapped 64×128×64 pingpong tile). Tiny m (≤ 64): the swapped
+// problem on a 64×32×128 pingpong tile without stream-K (the probe's M = 16
+// kernel; the unswapped 64-row tile measured 1.87× cuBLAS at m = 16, every
+// stream-K class 1.38–1.60×, this one 1.07×).
 var CUTLASSConfigs = []GemmConfig{
 	{Name: "tiny", Tile: [3]int{64, 32, 128}, Cluster: [2]int{1, 1}, Schedule: "pingpong", MaxM: 64, Swap: true},
-	{Name: "small", Tile: [3]int{64, 128, 64}, Cluster: [2]int{1, 1}, Schedule: "pingpong", MaxM: 256},
+	{Name: "small", Tile: [3]int{128, 32, 128}, Cluster: [2]int{1, 1}, Schedule: "cooperative", MaxM: 256, Swap: true, StreamK: true},
 	{Name: "large", Tile: [3]int{128, 256, 64}, Cluster: [2]int{2, 1}, Schedule: "cooperative"},
 }
 

@@ -230,9 +230,10 @@ func splitPlan(plan *CUTLASS, mm *Matmul, refuse func(string) *CUTLASS) *CUTLASS
 			return refuse(fmt.Sprintf("B %s and B %s are stored in different layouts; the split's GEMMs share one type per problem class, so the Bs must share a layout", mm.B[0].Name, b.Name))
 		}
 	}
-	sc := &SplitCUDA{Tile: CUDARowTile, AlignD: 4, MaxElems: 1<<32 - 1}
+	sc := &SplitCUDA{Tile: CUDARowTile, AlignD: 4, MaxElems: 1<<32 - 1, MaxRowBlocks: 1 << 20}
 	t := sc.Tile
-	sc.Comment = fmt.Sprintf("the row passes over the workspace, one warp per row, %d rows per block of %d threads", t.BM, t.Threads())
+	sc.RowThreads = t.Threads()
+	sc.Comment = fmt.Sprintf("the row passes over the workspace, one block of %d threads per row (up to %d blocks, looping over the rows)", t.Threads(), sc.MaxRowBlocks)
 	if mm.Rows == nil {
 		sc.Comment = fmt.Sprintf("the epilogue per element over the workspaces, grid-stride, blocks of %d threads", t.Threads())
 	}

@@ -67,7 +67,7 @@ func TestCUTLASSPlan(t *testing.T) {
 
 // TestCUTLASSSplitPlan: a row-reducing matmul and a gated one get the
 // split's CUDA form (ir.SplitCUDA) — the same Split as Metal's, whose
-// workspaces and second phase the CUDA port reads — with one warp per row
+// workspaces and second phase the CUDA port reads — with a block per row
 // (or a per-element epilogue) in phase 2; the gated split is CUDA's only
 // (no Metal phases); what the split cannot do is refused at the port.
 func TestCUTLASSSplitPlan(t *testing.T) {
@@ -81,7 +81,7 @@ func TestCUTLASSSplitPlan(t *testing.T) {
 	if !mm.Split.Metal || len(k.Phases()) != 2 {
 		t.Errorf("the row kernel's Metal phases are gone: metal %v, %d phases", mm.Split.Metal, len(k.Phases()))
 	}
-	if sc.Tile.RowsPerWarp() != 1 || sc.Tile.Threads() != 256 || sc.AlignD != 4 || sc.MaxElems != 1<<32-1 {
+	if sc.RowThreads != 256 || sc.Tile.Threads() != 256 || sc.AlignD != 4 || sc.MaxElems != 1<<32-1 || sc.MaxRowBlocks != 1<<20 {
 		t.Errorf("CUDA split %+v", sc)
 	}
 	if len(mm.CUDA.Leaves) != 0 || mm.CUDA.Source != -1 || len(mm.CUDA.DTypes) != 2 {
@@ -91,7 +91,7 @@ func TestCUTLASSSplitPlan(t *testing.T) {
 		t.Errorf("the split's SIMT workspace GEMMs: parts %v (want f32, then the 16-bit fallbacks), bf16 alignment %d, entries %v", p, mm.CUDA.AlignOf(dtype.BF16), mm.CUDA.Entries())
 	}
 	rows := mm.Split.Rows
-	if rows.Entry != "k_rows" || rows.Bindings[0].Name != "kgen_ws0" || rows.From[0] != -1 || !strings.Contains(sc.Comment, "one warp per row") {
+	if rows.Entry != "k_rows" || rows.Bindings[0].Name != "kgen_ws0" || rows.From[0] != -1 || !strings.Contains(sc.Comment, "one block of 256 threads per row") {
 		t.Errorf("phase 2: %s %v %v %q", rows.Entry, rows.Bindings, rows.From, sc.Comment)
 	}
 	if !strings.Contains(strings.Join(k.Describe(), "\n"), "CUDA split, two launches in one library call") {

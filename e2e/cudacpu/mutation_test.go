@@ -14,8 +14,8 @@ import (
 // its epilogue's column tail guard off by one (the last column unwritten)
 // and its K guard letting a load past K through; the row kernels'
 // butterfly losing its first stage (offset 16: each half-warp sums only
-// its own lanes) and the rows kernel's grid rounded down (the last rows
-// unwritten); the gated epilogue reading each accumulator from the other's
+// its own lanes), the block's combine losing its last warp's partial, and
+// the columns strided past the block (half of each row unread); the gated epilogue reading each accumulator from the other's
 // workspace; the split's SIMT workspace GEMM (f32, and the 16-bit
 // fallback at a k TMA cannot load) storing columns out of place or losing
 // its last K tile. (Its grid rounded down is no bug: a grid-stride loop covers
@@ -38,14 +38,16 @@ func TestCUDAOnCPUCatchesMutations(t *testing.T) {
 			simtOf, [3]int{7, 9, 13}, []dtype.DType{dtype.F32, dtype.BF16}},
 		{"SIMT: K guard lets k = K through", "matmul_bias_gelu", "kgen_k + kgen_kk < kgen_K) ? kgen_f(w[", "kgen_k + kgen_kk <= kgen_K) ? kgen_f(w[",
 			simtOf, [3]int{33, 40, 13}, []dtype.DType{dtype.F32}},
-		{"rows: butterfly from offset 8", "matmul_rms_norm", "kgen_o = 16;", "kgen_o = 8;",
+		{"rows: butterfly from offset 8", "matmul_rms_norm", "for (unsigned int o = 16; o > 0;", "for (unsigned int o = 8; o > 0;",
 			entryOf, [3]int{33, 40, 64}, []dtype.DType{dtype.BF16}},
-		{"rows: butterfly from offset 8", "matmul_softmax", "kgen_o = 16;", "kgen_o = 8;",
+		{"rows: butterfly from offset 8", "matmul_softmax", "for (unsigned int o = 16; o > 0;", "for (unsigned int o = 8; o > 0;",
 			entryOf, [3]int{33, 40, 64}, []dtype.DType{dtype.BF16}},
-		{"rows: butterfly from offset 8", "matmul_layer_norm", "kgen_o = 16;", "kgen_o = 8;",
+		{"rows: butterfly from offset 8", "matmul_layer_norm", "for (unsigned int o = 16; o > 0;", "for (unsigned int o = 8; o > 0;",
 			entryOf, [3]int{33, 40, 64}, []dtype.DType{dtype.BF16}},
-		{"rows: grid rounded down", "matmul_rms_norm", "((kgen_args.m + 7u) / 8u)", "(kgen_args.m / 8u)",
-			entryOf, [3]int{33, 40, 64}, []dtype.DType{dtype.BF16}},
+		{"rows: the last warp's partial dropped", "matmul_rms_norm", "for (unsigned int i = 1; i < m; ++i)", "for (unsigned int i = 1; i + 1 < m; ++i)",
+			entryOf, [3]int{9, 4096, 16}, []dtype.DType{dtype.BF16}},
+		{"rows: columns strided past the block", "matmul_softmax", "kgen_j += 256)", "kgen_j += 512)",
+			entryOf, [3]int{9, 4096, 16}, []dtype.DType{dtype.BF16}},
 		{"split SIMT: workspace columns swapped in pairs", "matmul_softmax", "kgen_D[kgen_at] = kgen_acc[kgen_r][kgen_c];", "kgen_D[kgen_at] = kgen_acc[kgen_r][kgen_c ^ 1];",
 			entryOf, [3]int{33, 40, 13}, []dtype.DType{dtype.F32, dtype.BF16}},
 		{"split SIMT: last K tile dropped", "matmul_silu_mul", "kgen_t < kgen_kt; ++kgen_t)", "kgen_t + 1 < kgen_kt; ++kgen_t)",

@@ -81,7 +81,7 @@ func splitPhase(k *ir.Kernel) (*ir.Phase, *ir.Kernel) {
 }
 
 // splitKernel writes phase 2, templated on the storage type: the row
-// passes over the workspaces, one warp per row, or the epilogue per
+// passes over the workspaces, a block per row, or the epilogue per
 // element.
 func splitKernel(w *Writer, k *ir.Kernel, d *Dialect) {
 	p, pk := splitPhase(k)
@@ -98,7 +98,8 @@ func splitKernel(w *Writer, k *ir.Kernel, d *Dialect) {
 			w.P(d.Threads[ix].Local)
 		}
 		mw.accAt = func(i int) string { return fmt.Sprintf("%s[kgen_i * args.n + kgen_j]", ir.WorkspaceName(i)) }
-		mw.rowPassBody(t)
+		mw.rowTeam = k.Matmul().Split.CUDA.RowThreads
+		mw.teamRowPassBody()
 	})
 }
 
@@ -200,7 +201,7 @@ func splitEntryBody(w *Writer, k *ir.Kernel, d *Dialect, t dtype.DType, gemm str
 		w.P(cond, "kgen_rc = ", gemm, "(kgen_stream, kgen_ptrs[", mm.A.Binding, "], kgen_ptrs[", b.Binding, "], ", sp.Space[i].Name, ", kgen_args, kgen_err, kgen_errlen);")
 	}
 	ty := d.Types[t]
-	blocks := fmt.Sprintf("(unsigned int)((kgen_args.m + %du) / %du)", tile.BM-1, tile.BM)
+	blocks := fmt.Sprintf("(kgen_args.m < %du ? kgen_args.m : %du)", sp.CUDA.MaxRowBlocks, sp.CUDA.MaxRowBlocks)
 	if mm.Rows == nil {
 		blocks = fmt.Sprintf("(unsigned int)((kgen_elems + %dull) / %dull)", tile.Threads()-1, tile.Threads())
 	}

@@ -36,14 +36,15 @@ func TestCUDASplit(t *testing.T) {
 		{"matmul_rms_norm", []string{
 			"__global__ void __launch_bounds__(256) matmul_rms_norm_rows(",
 			"kgen_matmul_rms_norm_pass1(kgen_ws0[kgen_i * args.n + kgen_j], kgen_t0);",
-			"kgen_a0 += __shfl_xor_sync(0xffffffffu, kgen_a0, kgen_o);",
-			"constexpr unsigned int BM = 8, kRowsPerSimd = 1;",
+			"const C kgen_r0 = kgen_team_sum(kgen_a0, kgen_part, 256, 0, kgen_simd, kgen_tid % 32) / float(args.n);",
+			"for (unsigned int kgen_i = blockIdx.x; kgen_i < args.m; kgen_i += gridDim.x) {",
+			"for (unsigned int kgen_j = kgen_lane; kgen_j < kgen_cols; kgen_j += 256) {",
 			"kgen_rc = kgen_matmul_rms_norm_gemm_bf16(kgen_stream, kgen_ptrs[0], kgen_ptrs[1], kgen_ws0, kgen_args, kgen_err, kgen_errlen);",
-			"matmul_rms_norm_rows<__nv_bfloat16><<<(unsigned int)((kgen_args.m + 7u) / 8u), 256, 0, kgen_s>>>(kgen_ws0, static_cast<const __nv_bfloat16*>(kgen_ptrs[2]), static_cast<__nv_bfloat16*>(kgen_ptrs[3]), kgen_args);",
+			"matmul_rms_norm_rows<__nv_bfloat16><<<(kgen_args.m < 1048576u ? kgen_args.m : 1048576u), 256, 0, kgen_s>>>(kgen_ws0, static_cast<const __nv_bfloat16*>(kgen_ptrs[2]), static_cast<__nv_bfloat16*>(kgen_ptrs[3]), kgen_args);",
 			"int kgen_rc = kgen_workspace(reinterpret_cast<void**>(&kgen_space), 1 * kgen_elems * sizeof(float)",
 		}},
 		{"matmul_softmax", []string{
-			"kgen_a0 = fmax(kgen_a0, __shfl_xor_sync(0xffffffffu, kgen_a0, kgen_o));",
+			"const C kgen_r0 = kgen_team_max(kgen_a0, kgen_part, 256, 0, kgen_simd, kgen_tid % 32);",
 			"float kgen_a0 = __int_as_float(0xff800000); // row_max(acc)",
 		}},
 		{"matmul_silu_mul", []string{

@@ -50,8 +50,19 @@ func (matmul) helpers(k *ir.Kernel, d *Dialect) []helper {
 		return nil
 	}
 	head := helper{name: "cutlass_head", data: PlainParts(k)}
-	if sp := k.Matmul().Split; sp != nil && sp.CUDA != nil {
-		return []helper{head, {name: "cutlass_split"}}
+	mm := k.Matmul()
+	if sp := mm.Split; sp != nil && sp.CUDA != nil {
+		out := []helper{head, {name: "cutlass_split"}}
+		if mm.Rows != nil { // phase 2's block-wide reductions
+			seen := map[string]bool{}
+			for _, r := range mm.Rows.Reductions {
+				if op := r.Op.Combine(); !seen[op] {
+					seen[op] = true
+					out = append(out, helper{"team_reduce", op})
+				}
+			}
+		}
+		return out
 	}
 	return []helper{head}
 }
@@ -79,6 +90,10 @@ type matmulWriter struct {
 	mm            *ir.Matmul
 	tid, tg, simd string             // the thread coordinates
 	accAt         func(i int) string // accumulator i at row kgen_r/kgen_i, column kgen_j of the row passes
+	// rowTeam is how many threads share a row in the row passes: 0 for a
+	// simdgroup or warp (a shuffle butterfly), else the whole block
+	// (kgen_team_<op>: the butterfly, then the warps' partials).
+	rowTeam int
 }
 
 func (matmul) body(w *Writer, k *ir.Kernel, d *Dialect) {

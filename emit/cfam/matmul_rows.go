@@ -127,7 +127,7 @@ func (mw *matmulWriter) rowPasses() {
 				}
 			}
 			mw.unrollRow()
-			w.Block("for ("+mw.d.Uint+" kgen_j = kgen_lane; kgen_j < kgen_cols; kgen_j += 32)", func() {
+			w.Block(mw.columnLoop(), func() {
 				w.P("C ", strings.Join(terms, ", "), ";")
 				w.P(mw.rowCall(st, terms))
 				for j, i := range reds {
@@ -140,6 +140,10 @@ func (mw *matmulWriter) rowPasses() {
 			})
 			for _, i := range reds {
 				op := r.Reductions[i].Op
+				if mw.rowTeam > 0 {
+					mw.teamReduce(i, op)
+					continue
+				}
 				w.Block("for ("+mw.d.LaneOffset+" kgen_o = 16; kgen_o > 0; kgen_o /= 2)", func() {
 					if op.Sums() {
 						w.P(fmt.Sprintf("kgen_a%d += %s;", i, mw.d.ShuffleXor(fmt.Sprintf("kgen_a%d", i), "kgen_o")))
@@ -161,7 +165,7 @@ func (mw *matmulWriter) rowPasses() {
 				names = append(names, "kgen_o_"+b.Name)
 			}
 			mw.unrollRow()
-			w.Block("for ("+mw.d.Uint+" kgen_j = kgen_lane; kgen_j < kgen_cols; kgen_j += 32)", func() {
+			w.Block(mw.columnLoop(), func() {
 				w.P("C ", strings.Join(names, ", "), ";")
 				w.P(mw.rowCall(st, names))
 				for i, b := range outs {
@@ -170,6 +174,42 @@ func (mw *matmulWriter) rowPasses() {
 			})
 		}
 	}
+}
+
+// columnLoop is the head of a row pass's loop over this thread's columns:
+// strided by a warp, or by the block when a block owns the row.
+func (mw *matmulWriter) columnLoop() string {
+	stride := "32"
+	if mw.rowTeam > 0 {
+		stride = fmt.Sprint(mw.rowTeam)
+	}
+	return "for (" + mw.d.Uint + " kgen_j = kgen_lane; kgen_j < kgen_cols; kgen_j += " + stride + ")"
+}
+
+// teamReduce finishes reduction i over a block that owns the row: the
+// shuffle butterfly in each warp, then the warps' partials in warp order
+// (kgen_team_<op>, templates/cuda/team_reduce.tmpl; every thread gets the
+// same value).
+func (mw *matmulWriter) teamReduce(i int, op ir.ReduceOp) {
+	v := fmt.Sprintf("kgen_team_%s(kgen_a%d, kgen_part, %d, 0, kgen_simd, kgen_tid %% 32)", op.Combine(), i, mw.rowTeam)
+	if op.Divides() {
+		v += " / float(args.n)"
+	}
+	mw.P("const C ", ir.ReductionName(i), " = ", v, ";")
+}
+
+// teamRowPassBody is the CUDA split's second phase: a block of rowTeam
+// threads owns one row at a time, looping over the rows gridDim.x apart
+// (the loop's bound is uniform over the block, so its barriers are too).
+func (mw *matmulWriter) teamRowPassBody() {
+	mw.P("using C = float;")
+	mw.P(mw.d.Shared, " float kgen_part[", mw.rowTeam/32, "]; // one partial per warp")
+	mw.P("const ", mw.d.Uint, " kgen_lane = ", mw.tid, "; // the thread's first column")
+	mw.paramLocals()
+	mw.Block("for ("+mw.d.Uint+" kgen_i = blockIdx.x; kgen_i < args.m; kgen_i += gridDim.x)", func() {
+		mw.P("const ", mw.d.Uint, " kgen_cols = args.n;")
+		mw.rowPasses()
+	})
 }
 
 // unrollRow asks for the lane's column loop to be unrolled where the

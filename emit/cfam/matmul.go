@@ -54,13 +54,7 @@ func (matmul) helpers(k *ir.Kernel, d *Dialect) []helper {
 	if sp := mm.Split; sp != nil && sp.CUDA != nil {
 		out := []helper{head, {name: "cutlass_split"}}
 		if mm.Rows != nil { // phase 2's block-wide reductions
-			seen := map[string]bool{}
-			for _, r := range mm.Rows.Reductions {
-				if op := r.Op.Combine(); !seen[op] {
-					seen[op] = true
-					out = append(out, helper{"team_reduce", op})
-				}
-			}
+			out = append(out, teamHelpers(mm.Rows)...)
 		}
 		return out
 	}

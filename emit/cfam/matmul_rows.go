@@ -198,7 +198,8 @@ func (mw *matmulWriter) teamReduce(i int, op ir.ReduceOp) {
 	mw.P("const C ", ir.ReductionName(i), " = ", v, ";")
 }
 
-// teamRowPassBody is the CUDA split's second phase: a block of rowTeam
+// teamRowPassBody is the CUDA split's second phase (CUDA only: blockIdx,
+// gridDim): a block of rowTeam
 // threads owns one row at a time, looping over the rows gridDim.x apart
 // (the loop's bound is uniform over the block, so its barriers are too).
 func (mw *matmulWriter) teamRowPassBody() {

@@ -32,13 +32,20 @@ func (rows) describe(k *ir.Kernel, d *Dialect, v *view) {
 // helpers: the dialect's row helpers, then one team reduction per combine
 // the reductions use.
 func (rows) helpers(k *ir.Kernel, d *Dialect) []helper {
-	seen := map[string]bool{}
 	var out []helper
 	for _, h := range d.RowHelpers {
 		out = append(out, helper{name: h})
 	}
-	for _, r := range k.Rows().Reductions {
-		if op := r.Op.Combine(); !seen[op] {
+	return append(out, teamHelpers(k.Rows())...)
+}
+
+// teamHelpers are the team reductions (kgen_team_<op>) r's reductions
+// combine with, one per combine in order of first use.
+func teamHelpers(r *ir.Rows) []helper {
+	seen := map[string]bool{}
+	var out []helper
+	for _, red := range r.Reductions {
+		if op := red.Op.Combine(); !seen[op] {
 			seen[op] = true
 			out = append(out, helper{"team_reduce", op})
 		}

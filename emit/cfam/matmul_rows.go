@@ -199,9 +199,9 @@ func (mw *matmulWriter) teamReduce(i int, op ir.ReduceOp) {
 }
 
 // teamRowPassBody is the CUDA split's second phase (CUDA only: blockIdx,
-// gridDim): a block of rowTeam
-// threads owns one row at a time, looping over the rows gridDim.x apart
-// (the loop's bound is uniform over the block, so its barriers are too).
+// gridDim): a block of rowTeam threads owns one row at a time, looping over
+// the rows gridDim.x apart (the loop's bound is uniform over the block, so
+// its barriers are too).
 func (mw *matmulWriter) teamRowPassBody() {
 	mw.P("using C = float;")
 	mw.P(mw.d.Shared, " float kgen_part[", mw.rowTeam/32, "]; // one partial per warp")

@@ -49,7 +49,7 @@ func TestCUDAMatmulParts(t *testing.T) {
 			t.Errorf("no part %s compiled: %v", want, got)
 		}
 	}
-	if len(got) != 4+2 { // mm: tiny, f32_simt, bf16_simt, entry; mm_norm (split): tiny, entry
+	if len(got) != 4+3 { // mm: tiny, f32_simt, bf16_simt, entry; mm_norm (split): tiny, bf16_simt, entry
 		t.Errorf("parts compiled: %v", got)
 	}
 	t.Setenv("KGEN_FAKE_FAIL", "bf16_simt")

@@ -40,12 +40,12 @@ func TestCUDANoSpills(t *testing.T) {
 		if mm := k.Matmul(); mm != nil && mm.CUDA != nil {
 			// CUTLASS GEMMs: warp-specialised, 168 registers by design, built by
 			// kgen cuda with CUTLASS's headers. A split's entry part holds its
-			// phase-2 kernel, plain CUDA: one instantiation per 16-bit dtype.
+			// phase-2 kernel, plain CUDA: one instantiation per storage dtype.
 			if mm.Split == nil || mm.Split.CUDA == nil {
 				continue
 			}
 			src = append([]byte("#define KGEN_PARTS\n#define KGEN_PART_entry\n"), src...)
-			entries = len(mm.CUDA.DTypes)
+			entries = len(mm.CUDA.Entries())
 		}
 		use, err := cuda.Resources(context.Background(), nvcc, k.Name, src)
 		if err != nil {

@@ -232,7 +232,6 @@ func splitPlan(plan *CUTLASS, mm *Matmul, refuse func(string) *CUTLASS) *CUTLASS
 	}
 	sc := &SplitCUDA{Tile: CUDARowTile, AlignD: 4, MaxElems: 1<<32 - 1, MaxRowBlocks: 1 << 20}
 	t := sc.Tile
-	sc.RowThreads = t.Threads()
 	sc.Comment = fmt.Sprintf("the row passes over the workspace, one block of %d threads per row (up to %d blocks, looping over the rows)", t.Threads(), sc.MaxRowBlocks)
 	if mm.Rows == nil {
 		sc.Comment = fmt.Sprintf("the epilogue per element over the workspaces, grid-stride, blocks of %d threads", t.Threads())

@@ -81,7 +81,7 @@ func TestCUTLASSSplitPlan(t *testing.T) {
 	if !mm.Split.Metal || len(k.Phases()) != 2 {
 		t.Errorf("the row kernel's Metal phases are gone: metal %v, %d phases", mm.Split.Metal, len(k.Phases()))
 	}
-	if sc.RowThreads != 256 || sc.Tile.Threads() != 256 || sc.AlignD != 4 || sc.MaxElems != 1<<32-1 || sc.MaxRowBlocks != 1<<20 {
+	if sc.Tile.Threads() != 256 || sc.AlignD != 4 || sc.MaxElems != 1<<32-1 || sc.MaxRowBlocks != 1<<20 {
 		t.Errorf("CUDA split %+v", sc)
 	}
 	if len(mm.CUDA.Leaves) != 0 || mm.CUDA.Source != -1 || len(mm.CUDA.DTypes) != 2 {

@@ -60,11 +60,11 @@ type Split struct {
 // does not have. The split's cost is the f32 workspace: written once by
 // phase 1 and read once per row pass by phase 2, 4·m·n bytes per B.
 type SplitCUDA struct {
-	Tile Tile // phase 2's block (its Threads; the gated form's grid-stride block)
-	// RowThreads is how many threads share one row in the row passes: the
-	// whole block, each striding the row by RowThreads, their warps'
-	// partials combined in warp order through shared memory.
-	RowThreads int
+	// Tile is phase 2's block. Its Threads share one row in the row passes
+	// (each striding the row by Threads, the warps' partials combined in
+	// warp order through shared memory), or stride the elements in the
+	// gated form's grid-stride loop.
+	Tile Tile
 	// MaxRowBlocks caps phase 2's grid; the blocks loop over the rows.
 	MaxRowBlocks int
 	// AlignD is the workspace's TMA alignment in elements: 16 bytes of f32.
@@ -76,7 +76,7 @@ type SplitCUDA struct {
 }
 
 // CUDARowTile is the CUDA phase 2's block: 8 warps, 256 threads. The row
-// passes give a block one row at a time (SplitCUDA.RowThreads): one warp
+// passes give a block one row at a time (SplitCUDA.Tile): one warp
 // per row kept each lane's loads in a serial chain of n/32 (0.42–0.68× the
 // best torch arm at n = 4096–14336 on the H200); the epilogue form uses its
 // 256 threads over elements.

@@ -15,8 +15,9 @@ import (
 // and its K guard letting a load past K through; the row kernels'
 // butterfly losing its first stage (offset 16: each half-warp sums only
 // its own lanes), the block's combine losing its last warp's partial, and
-// the columns strided past the block (half of each row unread); the gated epilogue reading each accumulator from the other's
-// workspace; the split's SIMT workspace GEMM (f32, and the 16-bit
+// the columns strided past the block (half of each row unread); the gated
+// epilogue reading each accumulator from the other's workspace; the
+// split's SIMT workspace GEMM (f32, and the 16-bit
 // fallback at a k TMA cannot load) storing columns out of place or losing
 // its last K tile. (Its grid rounded down is no bug: a grid-stride loop covers
 // every element with fewer blocks, and the CPU run agrees.) The K guard's

@@ -26,7 +26,8 @@ import (
 // takes any n and k (f32, and the 16-bit variants' fallback for what TMA
 // cannot load, in the split too), so the shapes off the 8-multiple run for
 // every variant (alignedFor keeps them all): tails of its 128×128×8 tile
-// in every dimension (k = 1, 7, 9, 13, 255; n = 1, 3, 9, 257), k = 0 (the epilogue of acc = 0), and
+// in every dimension (k = 1, 7, 9, 13, 255; n = 1, 3, 9, 257), k = 0 (the
+// epilogue of acc = 0), and
 // n = 65535·128 + 257, past the grid's 65535 column tiles (its CTAs loop).
 // The split kernels (row reductions, gated: ir.SplitCUDA) run every shape
 // in their two launches (the workspace GEMM: CUTLASS, or the SIMT GEMM for

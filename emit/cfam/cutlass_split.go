@@ -98,7 +98,7 @@ func splitKernel(w *Writer, k *ir.Kernel, d *Dialect) {
 			w.P(d.Threads[ix].Local)
 		}
 		mw.accAt = func(i int) string { return fmt.Sprintf("%s[kgen_i * args.n + kgen_j]", ir.WorkspaceName(i)) }
-		mw.rowTeam = k.Matmul().Split.CUDA.RowThreads
+		mw.rowTeam = t.Threads() // a block per row
 		mw.teamRowPassBody()
 	})
 }

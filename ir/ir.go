@@ -90,6 +90,9 @@ type Binding struct {
 	// reads): its cols must be even, and no output may alias it, since
 	// another thread reads each element's partner.
 	Paired bool
+	// Batch is a batched matmul's tensor's leading dimensions, before
+	// Shape (see BatchDim); nil otherwise.
+	Batch  []BatchDim
 	Fields []Field // the scalar struct, for Args
 }
 
@@ -120,6 +123,11 @@ type Field struct {
 	// Example is a param's typical value as written in the spec ("" when
 	// absent): parity passes it instead of its generic pick.
 	Example string
+	// StrideOf names the tensor binding whose element stride along its
+	// dimension StrideDim (of Binding.FullShape) the field holds: a
+	// batched matmul's views. Neither a size nor a param.
+	StrideOf  string
+	StrideDim int
 }
 
 // Constant is a baked number.
@@ -167,7 +175,7 @@ func (k *Kernel) ArgsBinding() Binding { return k.BindingsOf(Args)[0] }
 func (k *Kernel) Params() []Field {
 	var out []Field
 	for _, f := range k.ArgsBinding().Fields {
-		if !f.Size {
+		if !f.Size && f.StrideOf == "" {
 			out = append(out, f)
 		}
 	}

@@ -23,7 +23,10 @@ import (
 // evaluates the epilogue at strided elements of the tile; the kernel never
 // reads a fragment's lane layout, which Apple does not specify.
 type Matmul struct {
-	Tile Tile
+	// Batch is a batched matmul's launch dimensions (matmul_batch.go),
+	// nil for one matrix product.
+	Batch []string
+	Tile  Tile
 	A    Operand
 	B    []Operand
 	// ThreadgroupBytes is the staging of A and the Bs plus one f32 tile of
@@ -120,12 +123,14 @@ func matmulBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 		diags.Addf(s.KindPos, "a matmul kernel needs a matmul field naming its operands: matmul: {a: x, b: w}")
 		m = &spec.MatmulSpec{}
 	}
+	batch := batchNames(s, diags)
 	var out []Binding
 	operand := func(o spec.Operand, shape, colShape Shape) {
 		if o.ColMajor {
 			shape = colShape
 		}
-		out = append(out, Binding{Index: len(out), Name: o.Name.Name, Role: Input, DType: o.DType.Type, Shape: shape, Operand: true})
+		out = append(out, Binding{Index: len(out), Name: o.Name.Name, Role: Input, DType: o.DType.Type, Shape: shape, Operand: true,
+			Batch: batchOf(batch, o.Batch, o.BatchPos, "operand "+o.Name.Name, diags)})
 	}
 	operand(m.A, Shape{"m", "k"}, Shape{"k", "m"})
 	for _, b := range m.B {
@@ -141,15 +146,22 @@ func matmulBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 			in.Dims == nil && in.DimsPos.Line == 0 {
 			diags.Addf(in.Pos, "input %s: a matmul epilogue input needs its shape: {name: %s, shape: [n]} (per column), [m] (per row) or [m, n]", in.Name.Name, in.Name.Name)
 		}
-		out = append(out, Binding{Index: len(out), Name: in.Name.Name, Role: Input, DType: in.DType.Type, Shape: Shape(in.Dims)})
+		out = append(out, Binding{Index: len(out), Name: in.Name.Name, Role: Input, DType: in.DType.Type, Shape: Shape(in.Dims),
+			Batch: batchOf(batch, in.Batch, in.BatchPos, "input "+in.Name.Name, diags)})
 	}
 	for _, o := range s.Outputs {
-		out = append(out, Binding{Index: len(out), Name: o.Name.Name, Role: Output, Shape: outShape})
+		out = append(out, Binding{Index: len(out), Name: o.Name.Name, Role: Output, Shape: outShape,
+			Batch: batchOf(batch, nil, diag.Pos{}, "", diags)})
 	}
 	fields := []Field{{Name: "m", Type: dtype.U32, Size: true}, {Name: "n", Type: dtype.U32, Size: true}, {Name: "k", Type: dtype.U32, Size: true}}
 	if m.Then != nil {
 		fields = append(fields, Field{Name: "p", Type: dtype.U32, Size: true})
 	}
+	taken := map[string]bool{"m": true, "n": true, "k": true, "p": true}
+	for _, p := range s.Params {
+		taken[p.Name.Name] = true
+	}
+	fields = append(fields, batchFields(batch, out, taken, diags, m.BatchPos)...)
 	for _, p := range s.Params {
 		for _, f := range fields {
 			if f.Name == p.Name.Name { // both would be members of the args struct
@@ -157,6 +169,9 @@ func matmulBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 			}
 		}
 		fields = append(fields, Field{Name: p.Name.Name, Type: p.Type.Type, Example: p.ExampleText})
+	}
+	if len(batch) > 0 {
+		fields = append(fields, strideFields(out)...)
 	}
 	for i := range fields {
 		fields[i].Offset = 4 * i
@@ -183,7 +198,7 @@ func checkDims(in spec.Input, diags *diag.List, what string, shapes ...Shape) bo
 // matmulSchedule chooses the tile (the spec's override, checked) and
 // records the operands.
 func matmulSchedule(s *spec.Spec, k *Kernel, diags *diag.List) Schedule {
-	mm := &Matmul{Tile: DefaultTile}
+	mm := &Matmul{Tile: DefaultTile, Batch: batchNames(s, &diag.List{})}
 	if t := s.Tile; t != nil {
 		for _, f := range []struct {
 			to *int
@@ -204,6 +219,9 @@ func matmulSchedule(s *spec.Spec, k *Kernel, diags *diag.List) Schedule {
 		return chainSchedule(s, k, mm, diags)
 	}
 	if hasReduction(k) {
+		if len(mm.Batch) > 0 {
+			diags.Addf(s.Matmul.BatchPos, "a batched matmul's epilogue cannot reduce rows (row_*) yet, outside the softmax chain (then:), which is batched")
+		}
 		if s.Tile != nil {
 			diags.Addf(s.Tile.Pos, "a matmul with row reductions uses the row-owning tile %s (one threadgroup owns whole rows); drop tile", RowTile)
 		}
@@ -295,13 +313,28 @@ func (mm *Matmul) Launch(k *Kernel, _ Backend) launch.Launch {
 		tiles = launch.Ceil(launch.V("m"), launch.N(t.BM)) // a group owns whole rows
 	}
 	return launch.Launch{
-		Grid:        [3]*launch.Expr{launch.Times(tiles, launch.N(t.Threads())), launch.N(1), launch.N(1)},
+		Grid:        [3]*launch.Expr{launch.Times(tiles, launch.N(t.Threads())), launch.N(1), batchGrid(mm.Batch)},
 		Threadgroup: [3]int{t.Threads(), 1, 1},
 	}
 }
 
 // Describe implements Schedule.
 func (mm *Matmul) Describe(k *Kernel) []string {
+	if len(mm.Batch) == 0 {
+		return mm.describe(k)
+	}
+	var shapes []string
+	for _, b := range k.Bindings {
+		if b.Role != Args {
+			shapes = append(shapes, b.Name+" "+Shape(b.FullShape()).String())
+		}
+	}
+	return append([]string{
+		fmt.Sprintf("batched over %s: one grid slice (z) per batch element, every tensor a strided view (%s), its element strides in the args struct", Shape(mm.Batch), joinComma(shapes)),
+	}, mm.describe(k)...)
+}
+
+func (mm *Matmul) describe(k *Kernel) []string {
 	if mm.Chain != nil {
 		return mm.chainDescribe()
 	}

@@ -182,7 +182,7 @@ func (mm *Matmul) chainStages(k *Kernel) []Stage {
 func (mm *Matmul) chainLaunch() launch.Launch {
 	t := mm.Tile
 	return launch.Launch{
-		Grid:        [3]*launch.Expr{launch.Times(launch.Ceil(launch.V("m"), launch.N(t.BM)), launch.N(t.Threads())), launch.N(1), launch.N(1)},
+		Grid:        [3]*launch.Expr{launch.Times(launch.Ceil(launch.V("m"), launch.N(t.BM)), launch.N(t.Threads())), launch.N(1), batchGrid(mm.Batch)},
 		Threadgroup: [3]int{t.Threads(), 1, 1},
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/kgen-dev/kgen/internal/yamlnode"
 )
 
-var inputFields = []string{"name", "dtype", "shape"}
+var inputFields = []string{"name", "dtype", "shape", "batch"}
 
 func (p *parser) inputs(n ast.Node) []Input {
 	if yamlnode.IsNull(n) {
@@ -52,6 +52,9 @@ func (p *parser) longInput(n ast.Node) Input {
 			} else if ok {
 				p.diags.Addf(in.DimsPos, "unknown input shape %q: write its dimensions as a list, e.g. [rows, cols], [cols] or [rows] (rowwise), [n] (elementwise), [m, n], [n] or [m] (matmul)", v)
 			}
+		case "batch":
+			in.BatchPos = p.doc.Pos(f.Value)
+			in.Batch = p.batchDims(f.Value)
 		default:
 			p.unknownKey(f, "input field", inputFields)
 		}

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"regexp"
 	"strconv"
 
 	"github.com/goccy/go-yaml/ast"
@@ -15,7 +16,7 @@ var Dims = []string{"n", "rows", "cols", "m"}
 // are spelled in `shape: [m, n]`.
 var MatmulDims = []string{"m", "n"}
 
-var matmulFields = []string{"a", "b", "then"}
+var matmulFields = []string{"a", "b", "then", "batch"}
 
 // matmul reads the `matmul:` field: {a: x, b: w} or long operand forms,
 // b a list of two for a gated matmul.
@@ -47,6 +48,9 @@ func (p *parser) matmul(n ast.Node) *MatmulSpec {
 		case "then":
 			then := p.operand(f.Value, "then", true)
 			m.Then = &then
+		case "batch":
+			m.BatchPos = p.doc.Pos(f.Value)
+			m.Batch = p.batchNames(f.Value)
 		default:
 			p.unknownKey(f, "matmul field", matmulFields)
 		}
@@ -68,7 +72,7 @@ func (p *parser) matmul(n ast.Node) *MatmulSpec {
 	return m
 }
 
-var operandFields = map[bool][]string{false: {"name", "dtype", "layout"}, true: {"name", "dtype", "layout", "acc"}}
+var operandFields = map[bool][]string{false: {"name", "dtype", "layout", "batch"}, true: {"name", "dtype", "layout", "acc", "batch"}}
 
 // operand reads `x` or {name: x, dtype: f32, layout: col_major[, acc: g]}.
 func (p *parser) operand(n ast.Node, what string, isB bool) Operand {
@@ -88,6 +92,9 @@ func (p *parser) operand(n ast.Node, what string, isB bool) Operand {
 			op.ColMajor = p.enum(f.Value, "layout", []string{"row_major", "col_major"}, "row_major") == "col_major"
 		case f.Key == "acc" && isB:
 			op.Acc = p.name(f.Value, "accumulator name")
+		case f.Key == "batch":
+			op.BatchPos = p.doc.Pos(f.Value)
+			op.Batch = p.batchDims(f.Value)
 		default:
 			p.unknownKey(f, "matmul "+what+" field", operandFields[isB])
 		}
@@ -96,6 +103,63 @@ func (p *parser) operand(n ast.Node, what string, isB bool) Operand {
 		p.diags.Addf(op.Pos, "a matmul operand needs a name")
 	}
 	return op
+}
+
+// batchNames reads a matmul's `batch: [b, h]`: the launch's leading
+// dimensions, each a size field name.
+func (p *parser) batchNames(n ast.Node) []Name {
+	items, _ := p.doc.Seq(n, "matmul batch", p.diags)
+	var out []Name
+	for _, it := range items {
+		out = append(out, p.name(it, "batch dimension"))
+	}
+	if len(out) == 0 || len(out) > MaxBatchDims {
+		p.diags.Addf(p.doc.Pos(n), "matmul batch has %d dimensions: want 1 to %d (e.g. [b, h]: batch and heads)", len(out), MaxBatchDims)
+		return nil
+	}
+	return out
+}
+
+// MaxBatchDims is the most leading dimensions a batched matmul takes.
+const MaxBatchDims = 3
+
+// batchDimRE is one entry of a tensor's `batch:`: a name, or a name over a
+// group (a size field name or a positive integer).
+var batchDimRE = regexp.MustCompile(`^\s*([a-z][a-z0-9_]*)\s*(?:/\s*(?:([a-z][a-z0-9_]*)|([1-9][0-9]{0,5})))?\s*$`)
+
+// batchDims reads a tensor's `batch: [b, h / group]`: which of the launch's
+// leading dimensions it has, each whole or grouped; [] is none (the tensor
+// is shared by every batch element). ir checks the names against the
+// matmul's batch.
+func (p *parser) batchDims(n ast.Node) []BatchDim {
+	items, ok := p.doc.Seq(n, "tensor batch", p.diags)
+	if !ok {
+		return nil
+	}
+	out := []BatchDim{}
+	for _, it := range items {
+		v, ok := p.str(it, "batch dimension")
+		if !ok {
+			continue
+		}
+		pos := p.doc.Pos(it)
+		m := batchDimRE.FindStringSubmatch(v)
+		if m == nil {
+			p.diags.Addf(pos, "batch dimension %q: write a batch size (h) or a grouped one (h / group, h / 4)", v)
+			continue
+		}
+		d := BatchDim{Size: Name{Name: m[1], Pos: pos}, Group: m[2]}
+		if m[3] != "" {
+			d.GroupConst, _ = strconv.Atoi(m[3])
+		}
+		for _, name := range []string{m[1], m[2]} {
+			if why := CheckName(name); name != "" && why != "" {
+				p.diags.Addf(pos, "batch dimension %q: %q %s", v, name, why)
+			}
+		}
+		out = append(out, d)
+	}
+	return out
 }
 
 // dims reads an input's shape as a list of dimension names; ir checks

@@ -6,6 +6,8 @@
 package spec
 
 import (
+	"strconv"
+
 	"github.com/kgen-dev/kgen/backend"
 	"github.com/kgen-dev/kgen/diag"
 	"github.com/kgen-dev/kgen/dtype"
@@ -60,6 +62,34 @@ type Input struct {
 	// is checked by ir, which knows the kind; DimsPos is where it is written.
 	Dims    []string
 	DimsPos diag.Pos
+	// Batch is a batched matmul's epilogue input's leading dimensions (see
+	// BatchDim); BatchPos is where it is written, zero when absent (the
+	// launch's whole batch).
+	Batch    []BatchDim
+	BatchPos diag.Pos
+}
+
+// BatchDim is one leading dimension of a tensor of a batched matmul
+// (`batch:`): the launch's batch size Size read whole (`h`), or grouped,
+// batch index h reading the tensor's index h / group (`h / group`, the
+// grouped-query attention form: Group a size field the launcher derives
+// from the shapes) or h / GroupConst (`h / 4`, baked).
+type BatchDim struct {
+	Size       Name
+	Group      string
+	GroupConst int
+}
+
+// String is the dimension as kgenrt's binding tables spell it: "h",
+// "h/group" or "h/4".
+func (d BatchDim) String() string {
+	switch {
+	case d.Group != "":
+		return d.Size.Name + "/" + d.Group
+	case d.GroupConst > 0:
+		return d.Size.Name + "/" + strconv.Itoa(d.GroupConst)
+	}
+	return d.Size.Name
 }
 
 // Operand is one matrix of a matmul: A [m, k] or a B [k, n], stored row-major
@@ -70,6 +100,9 @@ type Operand struct {
 	DType    TypeRef // Invalid = the variant's storage type
 	ColMajor bool
 	Acc      Name
+	// Batch and BatchPos: as Input's, for a batched matmul's operand.
+	Batch    []BatchDim
+	BatchPos diag.Pos
 }
 
 // MatmulSpec is a matmul kernel's `matmul:` field: one A and one or two Bs
@@ -80,7 +113,13 @@ type MatmulSpec struct {
 	// Then is a chain's second operand (V, logical [n, p]): the outputs
 	// are softmax-weighted rows of it, acc2 by default (nil: no chain).
 	Then *Operand
-	Pos  diag.Pos
+	// Batch names the launch's leading dimensions, outermost first, by
+	// size fields (`batch: [b, h]`): every tensor is a stack of matrices
+	// over them (unless its own batch says otherwise), one grid slice
+	// per batch element. Nil: one matrix product.
+	Batch    []Name
+	BatchPos diag.Pos
+	Pos      diag.Pos
 }
 
 // Tile is a matmul's tile override: BM×BN outputs per threadgroup, BK of K

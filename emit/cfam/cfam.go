@@ -34,7 +34,7 @@ type Options struct {
 type bodyWriter interface {
 	describe(k *ir.Kernel, d *Dialect, v *view)
 	helpers(k *ir.Kernel, d *Dialect) []helper
-	threads() []ThreadIndex
+	threads(k *ir.Kernel) []ThreadIndex
 	body(w *Writer, k *ir.Kernel, d *Dialect)
 }
 
@@ -191,7 +191,7 @@ func code(k *ir.Kernel, d *Dialect, bw bodyWriter, v *view, own bool) string {
 		return w.String()
 	}
 	params := kernelParams(k, d, "T")
-	for _, ix := range bw.threads() {
+	for _, ix := range bw.threads(k) {
 		if p := d.Threads[ix].Param; p != "" {
 			params = append(params, p)
 		}
@@ -205,7 +205,7 @@ func code(k *ir.Kernel, d *Dialect, bw bodyWriter, v *view, own bool) string {
 			w.P()
 			w.P("// ", e.comment)
 			params := kernelParams(e.kernel, d, "T")
-			for _, ix := range bw.threads() {
+			for _, ix := range bw.threads(k) {
 				if p := d.Threads[ix].Param; p != "" {
 					params = append(params, p)
 				}

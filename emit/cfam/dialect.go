@@ -86,6 +86,7 @@ const (
 	GroupID                     // group position in the grid
 	SimdLane                    // lane index in its simdgroup or warp
 	SimdID                      // simdgroup or warp index in the group
+	GroupXYZ                    // group position in the grid, all three axes (a uint3)
 )
 
 // threadIndex is how a dialect provides one coordinate: as a kernel
@@ -143,6 +144,7 @@ var Metal = &Dialect{
 		GroupID:  attribute("kgen_tg", "threadgroup_position_in_grid"),
 		SimdLane: attribute("kgen_simd_lane", "thread_index_in_simdgroup"),
 		SimdID:   attribute("kgen_simd", "simdgroup_index_in_threadgroup"),
+		GroupXYZ: {Param: "uint3 kgen_tg3 [[threadgroup_position_in_grid]]", Expr: "kgen_tg3"},
 	},
 	NarrowArith:      func(c dtype.DType) bool { return c == dtype.BF16 },
 	PreludeOverloads: true,
@@ -182,6 +184,7 @@ var CUDA = &Dialect{
 		GroupID:  {Expr: "blockIdx.x"},
 		SimdLane: local("kgen_simd_lane", "kgen_tid % 32"),
 		SimdID:   local("kgen_simd", "kgen_tid / 32"),
+		GroupXYZ: {Local: "const uint3 kgen_tg3 = blockIdx;", Expr: "kgen_tg3"},
 	},
 	ArrayAlign:      "alignas(16) ",
 	UnrollElemLoops: true,

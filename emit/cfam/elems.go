@@ -45,7 +45,7 @@ func (elems) helpers(k *ir.Kernel, d *Dialect) []helper {
 	return []helper{{"vector_io", out}}
 }
 
-func (elems) threads() []ThreadIndex { return []ThreadIndex{GlobalID} }
+func (elems) threads(*ir.Kernel) []ThreadIndex { return []ThreadIndex{GlobalID} }
 
 func (elems) body(w *Writer, k *ir.Kernel, d *Dialect) {
 	st := k.Stages()[0]

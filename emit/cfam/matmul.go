@@ -74,7 +74,14 @@ func (matmul) owns(k *ir.Kernel, d *Dialect) (bool, error) {
 
 func (matmul) writeOwn(w *Writer, k *ir.Kernel, d *Dialect) { cutlassCode(w, k, d) }
 
-func (matmul) threads() []ThreadIndex { return []ThreadIndex{LocalID, GroupID, SimdID} }
+// threads: a batched matmul reads its batch element from the group
+// position's z (GroupXYZ), so it takes the whole position instead of x.
+func (matmul) threads(k *ir.Kernel) []ThreadIndex {
+	if k.Batched() {
+		return []ThreadIndex{LocalID, GroupXYZ, SimdID}
+	}
+	return []ThreadIndex{LocalID, GroupID, SimdID}
+}
 
 // matmulWriter holds what the body's parts share.
 type matmulWriter struct {
@@ -92,6 +99,7 @@ type matmulWriter struct {
 
 func (matmul) body(w *Writer, k *ir.Kernel, d *Dialect) {
 	mw := newMatmulWriter(w, k, d)
+	mw.batchPrologue()
 	if mw.mm.Chain != nil {
 		mw.chainBody()
 		return
@@ -104,9 +112,68 @@ func (matmul) body(w *Writer, k *ir.Kernel, d *Dialect) {
 }
 
 func newMatmulWriter(w *Writer, k *ir.Kernel, d *Dialect) *matmulWriter {
+	tg := d.Threads[GroupID].Expr
+	if k.Batched() {
+		tg = d.Threads[GroupXYZ].Expr + ".x"
+	}
 	return &matmulWriter{Writer: w, k: k, d: d, mm: k.Matmul(),
-		tid: d.Threads[LocalID].Expr, tg: d.Threads[GroupID].Expr, simd: d.Threads[SimdID].Expr,
+		tid: d.Threads[LocalID].Expr, tg: tg, simd: d.Threads[SimdID].Expr,
 		accAt: func(i int) string { return fmt.Sprintf("kgen_cs%d[kgen_r * NMAX + kgen_j]", i) }}
+}
+
+// batchPrologue moves every tensor pointer of a batched matmul to its
+// matrix of this group's batch element: the grid's z, unflattened over the
+// batch sizes (last fastest, kgenrt.Kernel.EachBatch's order), each
+// tensor's batch dimensions at their strides (a grouped one at index /
+// group; a missing one shared). The kernel then reads every matrix through
+// its row and column strides (elemAt).
+func (mw *matmulWriter) batchPrologue() {
+	batch := mw.k.Batch()
+	if len(batch) == 0 {
+		return
+	}
+	w, u := mw.Writer, mw.d.Uint
+	w.P("// Batch element ", mw.d.Threads[GroupXYZ].Expr, ".z of ", ir.Shape(batch).String(), ": each tensor's pointer moves to its matrix (element strides in args).")
+	w.P(u, " kgen_z = ", mw.d.Threads[GroupXYZ].Expr, ".z;")
+	for a := len(batch) - 1; a > 0; a-- {
+		w.P("const ", u, " kgen_b", a, " = kgen_z % args.", batch[a], ";")
+		w.P("kgen_z /= args.", batch[a], ";")
+	}
+	w.P("const ", u, " kgen_b0 = kgen_z;")
+	for _, b := range mw.k.Bindings {
+		if b.Role == ir.Args || len(b.Batch) == 0 {
+			continue
+		}
+		var terms []string
+		for j, dim := range b.Batch {
+			idx := fmt.Sprint("kgen_b", dim.Axis)
+			switch {
+			case dim.Group != "":
+				idx = "(" + idx + " / args." + dim.Group + ")"
+			case dim.GroupConst > 0:
+				idx = fmt.Sprint("(", idx, " / ", dim.GroupConst, "u)")
+			}
+			terms = append(terms, idx+" * args."+ir.StrideField(b, j))
+		}
+		w.P(b.Name, " += ", strings.Join(terms, " + "), ";")
+	}
+}
+
+// elemAt is the offset of element (r, c) of binding b as stored: r * cols
+// + c for a dense matrix of cols columns, or through b's row and column
+// strides in a batched kernel; a one-dimensional b ([n], [m]) takes r.
+func (mw *matmulWriter) elemAt(b ir.Binding, r, c, cols string) string {
+	if !mw.k.Batched() {
+		if len(b.Shape) == 1 {
+			return r
+		}
+		return r + " * " + cols + " + " + c
+	}
+	s := len(b.Batch)
+	if len(b.Shape) == 1 {
+		return r + " * args." + ir.StrideField(b, s)
+	}
+	return r + " * args." + ir.StrideField(b, s) + " + " + c + " * args." + ir.StrideField(b, s+1)
 }
 
 // entries are a split matmul's phases (ir.Split), written after the
@@ -204,9 +271,10 @@ func (mw *matmulWriter) stage(tile, cols, size string, o ir.Operand, r0, c0, row
 		mw.P("const uint kgen_r = ", r0, " + kgen_e / ", cols, ", kgen_c = ", c0, " + kgen_e % ", cols, ";")
 		// Row-major logical [rows, cols] is stored r * cols + c; column-major
 		// is stored transposed, c * rows + r.
-		at := "kgen_r * " + colsLim + " + kgen_c"
+		b := mw.k.Bindings[o.Binding]
+		at := mw.elemAt(b, "kgen_r", "kgen_c", colsLim)
 		if o.ColMajor {
-			at = "kgen_c * " + rowsLim + " + kgen_r"
+			at = mw.elemAt(b, "kgen_c", "kgen_r", rowsLim)
 		}
 		mw.P(tile, "[kgen_e] = (kgen_r < ", rowsLim, " && kgen_c < ", colsLim, ") ? float(", o.Name, "[", at, "]) : 0.0f;")
 	})
@@ -248,7 +316,7 @@ func (mw *matmulWriter) epilogue(tid string) {
 			}
 			mw.P(st.Name, "(", strings.Join(args, ", "), ");")
 			for _, b := range outs {
-				mw.P(b.Name, "[kgen_i * args.n + kgen_j] = ", d.Cvt(d.TypeName(b.DType), "kgen_c_"+b.Name), ";")
+				mw.P(b.Name, "[", mw.elemAt(b, "kgen_i", "kgen_j", "args.n"), "] = ", d.Cvt(d.TypeName(b.DType), "kgen_c_"+b.Name), ";")
 			}
 		})
 	})
@@ -262,7 +330,7 @@ func (mw *matmulWriter) elementArgs(st ir.Stage, acc func(i int) string) []strin
 	for _, a := range st.Args {
 		switch a.Kind {
 		case ir.ArgInput:
-			args = append(args, mw.d.Cvt("C", ins[a.Index].Name+"["+elemIndex(ins[a.Index])+"]"))
+			args = append(args, mw.d.Cvt("C", ins[a.Index].Name+"["+mw.inputAt(ins[a.Index])+"]"))
 		case ir.ArgParam:
 			args = append(args, paramArg(mw.d, a))
 		case ir.ArgAcc:
@@ -279,6 +347,21 @@ func (mw *matmulWriter) elementArgs(st ir.Stage, acc func(i int) string) []strin
 // matmul body names the element so.
 func matmulIndexArg(name string) string {
 	return map[string]string{"row": "(int)kgen_i", "col": "(int)kgen_j", "m": "(int)args.m", "n": "(int)args.n"}[name]
+}
+
+// inputAt is an epilogue input's offset at element (kgen_i, kgen_j) by
+// its shape.
+func (mw *matmulWriter) inputAt(b ir.Binding) string {
+	if !mw.k.Batched() {
+		return elemIndex(b)
+	}
+	switch b.Shape.String() {
+	case "[n]":
+		return mw.elemAt(b, "kgen_j", "", "")
+	case "[m]":
+		return mw.elemAt(b, "kgen_i", "", "")
+	}
+	return mw.elemAt(b, "kgen_i", "kgen_j", "args.n")
 }
 
 // elemIndex is an epilogue input's index at element (i, j) by its shape.

@@ -145,7 +145,7 @@ func (mw *matmulWriter) chainWrite(simd string) {
 			w.P("C ", strings.Join(names, ", "), ";")
 			w.P(mw.chainCall(st, "kgen_os[kgen_r * PMAX + kgen_c]", strings.Join(names, ", ")))
 			for i, b := range outs {
-				w.P(b.Name, "[kgen_i * args.p + kgen_c] = ", mw.d.Cvt(mw.d.TypeName(b.DType), names[i]), ";")
+				w.P(b.Name, "[", mw.elemAt(b, "kgen_i", "kgen_c", "args.p"), "] = ", mw.d.Cvt(mw.d.TypeName(b.DType), names[i]), ";")
 			}
 		})
 	})

@@ -166,9 +166,19 @@ func descriptorFields(k *ir.Kernel, name string, vs []ir.Variant, bs []ir.Bindin
 		item(field("Fallback", jen.Lit(opts.Package+"."+n.exported+".Reference"))),
 		item(field("Variants", jen.Index().Add(rt("Variant")).Add(block(items(variants)...)))),
 		item(field("Bindings", jen.Index().Add(rt("Binding")).Add(block(items(bindings)...)))),
+		batchField(k),
 		item(field("ElemsPerThread", jen.Lit(handler(k).perThread(k)))),
 		item(field("Launch", jen.Index(jen.Op("...")).Qual(LaunchPath, "Launch").Add(block(launches...)))),
 	}
+}
+
+// batchField is a batched kernel's Batch (its launch dimensions), else
+// nothing.
+func batchField(k *ir.Kernel) jen.Code {
+	if !k.Batched() {
+		return jen.Null()
+	}
+	return item(field("Batch", stringsValue(k.Batch())))
 }
 
 // launchValue writes a launch as a launch.Launch literal whose expressions
@@ -255,11 +265,14 @@ func bindingValue(b ir.Binding) jen.Code {
 	role := map[ir.Role]string{ir.Input: "Input", ir.Output: "Output", ir.Args: "Args"}[b.Role]
 	d := []jen.Code{field("Index", jen.Lit(b.Index)), field("Name", jen.Lit(b.Name)), field("Role", rt(role))}
 	if b.Role != ir.Args {
-		var dims []jen.Code
-		for _, s := range b.Shape {
-			dims = append(dims, jen.Lit(s))
+		d = append(d, field("DType", rtType(b.DType)), field("Shape", stringsValue(b.Shape)))
+		if b.Batch != nil {
+			var batch []string
+			for _, bd := range b.Batch {
+				batch = append(batch, bd.String())
+			}
+			d = append(d, field("Batch", stringsValue(batch)))
 		}
-		d = append(d, field("DType", rtType(b.DType)), field("Shape", jen.Index().String().Values(dims...)))
 		if b.Paired {
 			d = append(d, field("Paired", jen.True()))
 		}
@@ -271,9 +284,22 @@ func bindingValue(b ir.Binding) jen.Code {
 		if fl.Size {
 			fd = append(fd, field("Size", jen.True()))
 		}
+		if fl.StrideOf != "" {
+			fd = append(fd, field("StrideOf", jen.Lit(fl.StrideOf)), field("StrideDim", jen.Lit(fl.StrideDim)))
+		}
 		fields = append(fields, jen.Values(fd...))
 	}
 	return jen.Values(append(d, field("Fields", jen.Index().Add(rt("Field")).Add(block(items(fields)...))))...)
+}
+
+// stringsValue is a []string literal ([]string{} when empty: a batched
+// tensor with no batch dimensions is shared, not unbatched).
+func stringsValue(xs []string) jen.Code {
+	var vals []jen.Code
+	for _, x := range xs {
+		vals = append(vals, jen.Lit(x))
+	}
+	return jen.Index().String().Values(vals...)
 }
 
 // field is one "Name: value" element of a keyed composite literal, kept in

@@ -291,7 +291,7 @@ func callBuilder(f *jen.File, k *ir.Kernel, n *names) error {
 		grid[i], tg[i] = c, jen.Lit(l.Threadgroup[i])
 	}
 	args := k.ArgsBinding()
-	given := givenSizes(k)
+	given := launchSizes(k)
 	var ids, vals []jen.Code
 	for i, s := range given {
 		ids, vals = append(ids, jen.Id(s)), append(vals, jen.Id("sizes").Index(jen.Lit(i)))
@@ -312,9 +312,18 @@ func callBuilder(f *jen.File, k *ir.Kernel, n *names) error {
 				fmt.Sprint(mm.Chain.PMax)+" columns; docs/matmul.md)"), jen.Id("p")))))
 	}
 	for _, fl := range args.Fields {
+		if fl.StrideOf != "" {
+			continue // PutStrides, below
+		}
 		body = append(body, jen.Qual("encoding/binary", "LittleEndian").Dot("PutUint32").Call(
 			jen.Id("args").Index(jen.Lit(fl.Offset).Op(":")), fieldBits(fl, n)).
 			Commentf("%s: %s at offset %d", fl.Name, fl.Type, fl.Offset))
+	}
+	if k.Batched() {
+		body = append(body,
+			jen.Comment("Each tensor's element strides, one field per dimension: the kernel reads views."),
+			jen.If(jen.Err().Op(":=").Id(n.desc).Dot("PutStrides").Call(jen.Id("args"), jen.Id("ts")), jen.Err().Op("!=").Nil()).Block(
+				jen.Return(rt("Call").Values(), jen.Err())))
 	}
 	if len(k.Phases()) > 0 {
 		split, err := splitLines(k, n)
@@ -334,7 +343,7 @@ func callBuilder(f *jen.File, k *ir.Kernel, n *names) error {
 	)), jen.Nil()))
 	doc := []string{
 		fmt.Sprintf("%s checks the tensors of a %s launch (ts: %s) against its binding table", n.call, k.Name, tensorList(k)),
-		fmt.Sprintf("(their shapes give %s) and lays out the launch: the args struct little-endian at", strings.Join(givenSizes(k), ", ")),
+		fmt.Sprintf("(their shapes give %s) and lays out the launch: the args struct little-endian at", strings.Join(launchSizes(k), ", ")),
 		fmt.Sprintf("the IR's offsets into args (%d bytes), and dispatchThreads with grid (%s) and", 4*len(args.Fields), gridText),
 		fmt.Sprintf("threadgroup (%d, %d, %d). The call refers to ts and args, which the caller owns.",
 			l.Threadgroup[0], l.Threadgroup[1], l.Threadgroup[2]),

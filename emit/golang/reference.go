@@ -108,7 +108,9 @@ func referenceMethod(f *jen.File, k *ir.Kernel, n *names) error {
 		return err
 	}
 	body = append(body, prelude...)
-	if types := k.ComputeTypes(); len(types) == 1 {
+	if types := k.ComputeTypes(); len(types) == 1 && k.Batched() {
+		body = append(body, eachBatch(k, n, handler(k).loops(newEvalGen(k, n, referenceIO(k, n, types[0], nil)))))
+	} else if len(types) == 1 {
 		body = append(body, handler(k).loops(newEvalGen(k, n, referenceIO(k, n, types[0], nil)))...)
 	} else {
 		var cases []jen.Code
@@ -125,6 +127,21 @@ func referenceMethod(f *jen.File, k *ir.Kernel, n *names) error {
 	return nil
 }
 
+// eachBatch runs a batched kernel's loops once per batch element, over
+// each tensor's matrix of it (kgenrt.Kernel.EachBatch: views, a shared
+// tensor the same for every element, a grouped one at index / group).
+func eachBatch(k *ir.Kernel, n *names, loops []jen.Code) jen.Code {
+	var ids, vals []jen.Code
+	for i, t := range tensorArgs(k, n) {
+		ids, vals = append(ids, t), append(vals, jen.Id("kgenT").Index(jen.Lit(i)))
+	}
+	body := append([]jen.Code{jen.List(ids...).Op(":=").List(vals...)}, loops...)
+	body = append(body, jen.Return(jen.Nil()))
+	return jen.If(jen.Err().Op(":=").Id(n.desc).Dot("EachBatch").Call(jen.Id("sizes"), jen.Index().Op("*").Add(rt("Tensor")).Values(tensorArgs(k, n)...),
+		jen.Func().Params(jen.Id("_").Int(), jen.Id("kgenT").Index().Op("*").Add(rt("Tensor"))).Error().Block(body...)),
+		jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err()))
+}
+
 // givenSizes lists the size fields the tensors' shapes name, in args
 // struct order: what Check returns.
 func givenSizes(k *ir.Kernel) []string {
@@ -132,6 +149,30 @@ func givenSizes(k *ir.Kernel) []string {
 	for _, b := range k.Bindings {
 		for _, s := range b.Shape {
 			named[s] = true
+		}
+	}
+	var out []string
+	for _, f := range k.ArgsBinding().Fields {
+		if f.Size && named[f.Name] {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
+// launchSizes lists the size fields Check returns, in args struct order:
+// givenSizes, and a batched kernel's batch sizes and groups.
+func launchSizes(k *ir.Kernel) []string {
+	named := map[string]bool{}
+	for _, s := range givenSizes(k) {
+		named[s] = true
+	}
+	for _, b := range k.Bindings {
+		for _, d := range b.Batch {
+			named[d.Size] = true
+			if d.Group != "" {
+				named[d.Group] = true
+			}
 		}
 	}
 	var out []string

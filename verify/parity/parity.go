@@ -205,6 +205,9 @@ func Check(ctx context.Context, k *ir.Kernel, source []byte, opts Options) ([]Re
 // checkOne runs variant v at one shape in every lane order and judges the
 // first run against the reference, the others against the first.
 func checkOne(ctx context.Context, k *ir.Kernel, v ir.Variant, gen shapeGen, source []byte, sh shape, opts Options) (Result, error) {
+	if k.Batched() {
+		return checkBatched(ctx, k, v, gen, source, sh, opts)
+	}
 	l := k.Launch(opts.Backend)
 	given := maps.Clone(sh.sizes)
 	given[launch.ElemBytes] = v.DType.Size()
@@ -327,7 +330,7 @@ func argsBytes(b ir.Binding, sizes map[string]int, params []float64) ([]byte, er
 	for _, f := range b.Fields {
 		var word uint32
 		switch {
-		case f.Size:
+		case f.Size || f.StrideOf != "":
 			v, ok := sizes[f.Name]
 			if !ok {
 				return nil, fmt.Errorf("no value for the size field %s", f.Name)

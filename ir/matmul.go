@@ -27,8 +27,8 @@ type Matmul struct {
 	// nil for one matrix product.
 	Batch []string
 	Tile  Tile
-	A    Operand
-	B    []Operand
+	A     Operand
+	B     []Operand
 	// ThreadgroupBytes is the staging of A and the Bs plus one f32 tile of
 	// accumulators per B (row-owning: one f32 strip of NMax columns per B).
 	ThreadgroupBytes int

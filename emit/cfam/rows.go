@@ -53,7 +53,9 @@ func teamHelpers(r *ir.Rows) []helper {
 	return out
 }
 
-func (rows) threads(*ir.Kernel) []ThreadIndex { return []ThreadIndex{LocalID, GroupID, SimdLane, SimdID} }
+func (rows) threads(*ir.Kernel) []ThreadIndex {
+	return []ThreadIndex{LocalID, GroupID, SimdLane, SimdID}
+}
 
 // rowWriter holds the state shared while a rowwise body is written.
 type rowWriter struct {

@@ -123,16 +123,35 @@ func (k *Kernel) check(tensors []*Tensor, entries []sizeEntry) (*Variant, []size
 	if err != nil {
 		return nil, nil, err
 	}
+	strided := k.Strided()
+	var gbuf [8]groupDim
+	groups := gbuf[:0]
+	if err := k.checkBatchDesc(); err != nil {
+		return nil, nil, err
+	}
 	for i, t := range tensors {
 		b := &k.Bindings[bs[i]]
 		if err := k.checkDType(b, t, v); err != nil {
 			return nil, nil, err
 		}
-		if entries, err = k.bind(i, bs, tensors, entries); err != nil {
+		if strided {
+			entries, groups, err = k.bindStrided(i, bs, tensors, entries, groups)
+		} else if err = k.checkDense(b, t); err == nil {
+			entries, err = k.bind(i, bs, tensors, entries)
+		}
+		if err != nil {
 			return nil, nil, err
 		}
 		if int64(t.Len()) > k.MaxElems() {
 			return nil, nil, k.tensorErr(*b, fmt.Sprintf("has %d elements; kernel %s takes at most %d (2^32 - %d)", t.Len(), k.Name, k.MaxElems(), k.ElemsPerThread))
+		}
+		if strided && int64(t.reach()) > 1<<32 {
+			return nil, nil, k.tensorErr(*b, fmt.Sprintf("reaches element %d from its first (shape %v, strides %v); kernel %s indexes in 32 bits from the bound pointer", t.reach()-1, t.shape, t.Strides(), k.Name))
+		}
+	}
+	if strided {
+		if entries, err = k.resolveGroups(bs, tensors, entries, groups); err != nil {
+			return nil, nil, err
 		}
 	}
 	if err := k.checkOverlap(bs, tensors); err != nil {
@@ -188,14 +207,23 @@ func (k *Kernel) bind(i int, bs []int, tensors []*Tensor, entries []sizeEntry) (
 				val *= d
 			}
 		}
-		e := lookup(entries, name)
-		if e < 0 {
-			entries = append(entries, sizeEntry{name: name, val: val, from: i})
-			continue
+		var err error
+		if entries, err = k.bindSize(i, bs, tensors, name, val, entries); err != nil {
+			return nil, err
 		}
-		if prev := entries[e]; prev.val != val {
-			return nil, k.tensorErr(*b, fmt.Sprintf("has %s = %d (shape %v), want %d (the %s of %s)", name, val, t.shape, prev.val, name, k.Bindings[bs[prev.from]].Name))
-		}
+	}
+	return entries, nil
+}
+
+// bindSize binds size name to val, given by tensor i, or checks it against
+// the value an earlier tensor gave.
+func (k *Kernel) bindSize(i int, bs []int, tensors []*Tensor, name string, val int, entries []sizeEntry) ([]sizeEntry, error) {
+	e := lookup(entries, name)
+	if e < 0 {
+		return append(entries, sizeEntry{name: name, val: val, from: i}), nil
+	}
+	if prev := entries[e]; prev.val != val {
+		return nil, k.tensorErr(k.Bindings[bs[i]], fmt.Sprintf("has %s = %d (shape %v), want %d (the %s of %s)", name, val, tensors[i].shape, prev.val, name, k.Bindings[bs[prev.from]].Name))
 	}
 	return entries, nil
 }
@@ -292,23 +320,37 @@ func (k *Kernel) checkDType(b *Binding, t *Tensor, v *Variant) error {
 	return nil
 }
 
-// checkOverlap rejects outputs that share memory with any other tensor,
-// except an input with the same bytes and dtype: every kgen kernel reads all
-// inputs of an element before it writes that element's outputs, and each
-// thread owns its elements, so y = x in place is safe; any other overlap
-// would let one thread overwrite what another still has to read.
+// checkOverlap rejects outputs that may share memory with any other
+// tensor, except an identical input (the same first element, dtype and
+// layout: the same bytes for contiguous tensors, the same shape and strides
+// for strided views): every kgen kernel reads all inputs of an element
+// before it writes that element's outputs, and each thread owns its
+// elements, so y = x in place is safe; any other overlap would let one
+// thread overwrite what another still has to read. Views whose reachable
+// spans intersect share memory unless their elements provably do not
+// (mayAlias: two heads of one activation, rows [0, len) and row pos of one
+// cache). An output view that puts two of its elements in one place (a 0
+// stride over a dim of size > 1) is refused.
 func (k *Kernel) checkOverlap(bs []int, tensors []*Tensor) error {
 	for i, bi := range bs {
 		b := &k.Bindings[bi]
 		if b.Role != Output {
 			continue
 		}
+		if out := tensors[i]; !out.injective() {
+			for d, n := range out.shape {
+				if n > 1 && out.strides[d] == 0 {
+					return k.tensorErr(*b, fmt.Sprintf("is a view with stride 0 over dim %d (size %d): its %d elements would be written to one place", d, n, n))
+				}
+			}
+			return k.tensorErr(*b, fmt.Sprintf("is a view whose strides %v put several of its elements (shape %v) in one place", out.strides, out.shape))
+		}
 		for j, t := range tensors {
-			if j == i || !overlaps(tensors[i], t) {
+			if j == i || !mayAlias(tensors[i], t) {
 				continue
 			}
 			o := &k.Bindings[bs[j]]
-			inPlace := o.Role == Input && sameBytes(tensors[i], t) && t.dtype == tensors[i].dtype
+			inPlace := o.Role == Input && sameElems(tensors[i], t)
 			if inPlace && o.Paired {
 				return k.tensorErr(*b, fmt.Sprintf("shares memory with %s, which the kernel reads at paired elements (another thread reads each element's partner): write it out of place", o.Name))
 			}

@@ -261,7 +261,7 @@ func (p *cudaPort) Enqueue(stream CUDAStream, c *Call) error {
 		case t.cuda.freed:
 			return p.kernel.tensorErr(b, "is a CUDA tensor that was freed")
 		}
-		ptrs = append(ptrs, t.cuda.ptr)
+		ptrs = append(ptrs, t.cudaPtr())
 		i++
 	}
 	if c.empty() {

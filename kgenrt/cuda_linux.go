@@ -183,7 +183,7 @@ func cudaRunHost(p *cudaPort, c *Call) error {
 		}()
 		for i, st := range stages(c) {
 			if st.Tensor.cuda != nil {
-				ptrs[i] = st.Tensor.cuda.ptr // bound in place
+				ptrs[i] = st.Tensor.cudaPtr() // bound in place, at its offset
 				continue
 			}
 			if st.SameAs >= 0 {
@@ -212,9 +212,19 @@ func cudaRunHost(p *cudaPort, c *Call) error {
 		}
 		for i, st := range stages(c) {
 			if st.CopyOut && st.Tensor.cuda == nil && len(st.Tensor.data) > 0 {
-				if err := deviceToHost(st.Tensor.data, uintptr(ptrs[i])); err != nil {
+				if st.Tensor.strides == nil {
+					if err := deviceToHost(st.Tensor.data, uintptr(ptrs[i])); err != nil {
+						return err
+					}
+					continue
+				}
+				// a strided output: only its elements come back, so the
+				// gaps (which another output may own) keep their bytes
+				img := make([]byte, len(st.Tensor.data))
+				if err := deviceToHost(img, uintptr(ptrs[i])); err != nil {
 					return err
 				}
+				st.Tensor.copyElems(st.Tensor.data, img)
 			}
 		}
 		return nil
@@ -294,11 +304,11 @@ func cudaCopy(dst, src *Tensor) error {
 		var err error
 		switch {
 		case dst.cuda != nil && src.cuda != nil:
-			err = cuCheck("cuMemcpyDtoD", cu.memcpyDtoD(uintptr(dst.cuda.ptr), uintptr(src.cuda.ptr), uintptr(dst.cuda.size)))
+			err = cuCheck("cuMemcpyDtoD", cu.memcpyDtoD(uintptr(dst.cudaPtr()), uintptr(src.cudaPtr()), uintptr(dst.nbytes())))
 		case dst.cuda != nil:
-			err = hostToDevice(uintptr(dst.cuda.ptr), src.data)
+			err = hostToDevice(uintptr(dst.cudaPtr()), src.data)
 		default:
-			err = deviceToHost(dst.data, uintptr(src.cuda.ptr))
+			err = deviceToHost(dst.data, uintptr(src.cudaPtr()))
 		}
 		if err != nil {
 			return err

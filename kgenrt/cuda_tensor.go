@@ -75,14 +75,20 @@ func WrapCUDA(ptr DevicePtr, dt DType, shape ...int) (*Tensor, error) {
 // OnCUDA reports whether t lives in CUDA device memory (NewCUDA, WrapCUDA).
 func (t *Tensor) OnCUDA() bool { return t.cuda != nil }
 
-// DevicePtr returns the CUdeviceptr of a CUDA tensor's first element, or 0
-// for a host tensor, for your own CUDA calls. For a tensor made by NewCUDA
-// keep the Tensor reachable (runtime.KeepAlive) while you use the pointer.
+// DevicePtr returns the CUdeviceptr of a CUDA tensor's first element (for
+// a view: the buffer's pointer plus its byte offset), or 0 for a host
+// tensor, for your own CUDA calls. For a tensor made by NewCUDA keep the
+// Tensor reachable (runtime.KeepAlive) while you use the pointer.
 func (t *Tensor) DevicePtr() DevicePtr {
 	if t.cuda == nil {
 		return 0
 	}
-	return t.cuda.ptr
+	return t.cudaPtr()
+}
+
+// cudaPtr is a CUDA tensor's first element: the buffer plus the offset.
+func (t *Tensor) cudaPtr() DevicePtr {
+	return t.cuda.ptr + DevicePtr(t.offset*t.dtype.Size())
 }
 
 // Free releases the device memory of a tensor made by NewCUDA. A launch
@@ -108,7 +114,12 @@ func (t *Tensor) Free() error {
 
 // Copy copies src's elements into dst: host (or Metal) to CUDA, CUDA to
 // host, CUDA to CUDA, or host to host. Both must have the same dtype and
-// number of elements. Device copies run on the legacy default stream and
+// number of elements; either may be a view, and elements go in logical
+// (row-major) order, so Copy makes a dense copy of a strided view (a
+// strided CUDA view is staged through host memory: its reachable span is
+// read, and for a destination written back with its gaps unchanged). A
+// strided destination must not write one place twice (a 0 stride), and a
+// strided copy between views that share memory is refused. Device copies run on the legacy default stream and
 // Copy returns when the bytes are in place (it synchronizes the context),
 // so work you enqueued on your own stream that touches either tensor must
 // be finished first.
@@ -120,11 +131,53 @@ func Copy(dst, src *Tensor) error {
 		return fmt.Errorf("kgenrt: Copy: %v tensor of %d elements into %v tensor of %d elements; want the same dtype and length", src.dtype, src.Len(), dst.dtype, dst.Len())
 	case dst.cuda != nil && dst.cuda.freed, src.cuda != nil && src.cuda.freed:
 		return fmt.Errorf("kgenrt: Copy: a CUDA tensor that was freed")
-	case dst.nbytes() == 0:
+	case dst.Len() == 0:
 		return nil
+	case !dst.injective():
+		return fmt.Errorf("kgenrt: Copy: the destination view (shape %v, strides %v) writes some places more than once", dst.shape, dst.strides)
+	case (dst.strides != nil || src.strides != nil) && overlaps(dst, src):
+		return fmt.Errorf("kgenrt: Copy: strided views that share memory (copy through a dense tensor)")
 	case dst.cuda == nil && src.cuda == nil:
-		copy(dst.data, src.data)
+		copyHost(dst, src)
 		return nil
+	case dst.strides == nil && src.strides == nil:
+		return cudaCopy(dst, src)
 	}
-	return cudaCopy(dst, src)
+	return copyStaged(dst, src)
+}
+
+// copyStaged copies where a strided view meets a CUDA tensor: a CUDA
+// source comes to the host as an image of its reachable span, a strided
+// host source is made dense, and a strided CUDA destination's span is read,
+// written element by element and put back (its gaps as they were), so
+// cudaCopy only ever sees contiguous tensors.
+func copyStaged(dst, src *Tensor) error {
+	if src.cuda != nil {
+		img, err := New(src.dtype, src.reach())
+		if err != nil {
+			return err
+		}
+		if err := cudaCopy(img, src.spanView()); err != nil {
+			return err
+		}
+		return Copy(dst, &Tensor{dtype: src.dtype, shape: src.shape, strides: src.strides, data: img.data})
+	}
+	if dst.strides == nil {
+		tmp, err := New(src.dtype, src.shape...)
+		if err != nil {
+			return err
+		}
+		copyHost(tmp, src)
+		return cudaCopy(dst, tmp)
+	}
+	img, err := New(dst.dtype, dst.reach())
+	if err != nil {
+		return err
+	}
+	span := dst.spanView()
+	if err := cudaCopy(img, span); err != nil {
+		return err
+	}
+	copyHost(&Tensor{dtype: dst.dtype, shape: dst.shape, strides: dst.strides, data: img.data}, src)
+	return cudaCopy(span, img)
 }

@@ -41,6 +41,12 @@ type Kernel struct {
 	CPU   func(tensors []*Tensor, params []float64) error
 	CPU64 func(sizes Sizes, inputs [][]float64, params []float64) ([][]float64, error)
 
+	// Batch is a strided kernel's leading (batch) dims in launch order, by
+	// size field name (["b", "h"]): the grid's z index flattens them
+	// row-major, the last fastest. Each binding's Batch is a subsequence of
+	// it. Empty for the dense kernels (see Strided).
+	Batch []string
+
 	// Phases are the launches of the kernel's split form (a row-reducing
 	// matmul wider than its threadgroup-memory strip): more entry points of
 	// Source, each with its own bindings, variants and launch, chained in
@@ -48,6 +54,13 @@ type Kernel struct {
 	// kernels.
 	Phases []*Kernel
 }
+
+// Strided reports whether the kernel has batch dims and reads its tensors
+// through strides (Field.StrideOf): it takes any view, and each tensor's
+// rank is exact (Binding.Batch ++ Binding.Shape). The other kernels read
+// dense tensors, take contiguous views only, and keep Binding.Shape's
+// flattening rules.
+func (k *Kernel) Strided() bool { return len(k.Batch) > 0 }
 
 // ChainsPhases reports whether backend b's port runs a split kernel's
 // phases as a chain of calls (Call.Next) that the generated call builder
@@ -101,6 +114,13 @@ type Binding struct {
 	// is another shape's later dim (cols): then it takes exactly one dim.
 	// Unused for Args.
 	Shape []string
+	// Batch are the binding's leading dims, before Shape, for a Strided
+	// kernel: a subsequence of Kernel.Batch, each entry a size name ("h":
+	// the dim is that size), "h/group" (group a size field: the launcher
+	// derives group = h / dim, the GQA/MQA group of a K or V tensor with
+	// fewer heads) or "h/4" (a baked group: the dim must be h/4). The
+	// tensor's shape is Batch ++ Shape exactly.
+	Batch []string
 	// Paired marks an input the kernel reads at paired elements (rotary
 	// embeddings): Check wants its last dim even and no output in place
 	// over it.
@@ -113,6 +133,11 @@ type Field struct {
 	Type   DType // U32, I32 or F32
 	Offset int
 	Size   bool // a size field (n) rather than a param
+	// StrideOf names a tensor binding whose stride (in elements) of dim
+	// StrideDim of its full shape (Batch ++ Shape) this field holds: a u32
+	// written by Kernel.PutStrides; "" for other fields.
+	StrideOf  string
+	StrideDim int
 }
 
 // Variant returns the dtype-key table entry of storage dtype dt, or a

@@ -21,7 +21,7 @@ kgen_result kgen_mtl_library(void *device, const char *src, size_t len, int fast
 kgen_result kgen_mtl_pipeline(void *device, void *library, const char *name, unsigned *max_threads);
 kgen_result kgen_mtl_buffer(void *device, const void *bytes, size_t len, void **contents);
 kgen_result kgen_mtl_command_buffer(void *queue);
-char *kgen_mtl_encode(void *cmdbuf, void *pipeline, void **buffers, const unsigned *indices, int nbuffers,
+char *kgen_mtl_encode(void *cmdbuf, void *pipeline, void **buffers, const size_t *offsets, const unsigned *indices, int nbuffers,
                       const void *args, size_t args_len, unsigned args_index,
                       const unsigned *grid, const unsigned *threadgroup);
 void kgen_mtl_commit(void *cmdbuf);

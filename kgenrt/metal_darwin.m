@@ -99,9 +99,10 @@ kgen_result kgen_mtl_command_buffer(void *queue) {
 	}
 }
 
-// One compute pass: buffers at their indices (offset 0), the args struct as
+// One compute pass: buffers at their indices and byte offsets (a view's
+// offset into its buffer; 0 for a whole tensor), the args struct as
 // bytes, dispatchThreads with the given grid and threadgroup.
-char *kgen_mtl_encode(void *cmdbuf, void *pipeline, void **buffers, const unsigned *indices, int nbuffers,
+char *kgen_mtl_encode(void *cmdbuf, void *pipeline, void **buffers, const size_t *offsets, const unsigned *indices, int nbuffers,
                       const void *args, size_t args_len, unsigned args_index,
                       const unsigned *grid, const unsigned *threadgroup) {
 	@autoreleasepool {
@@ -115,7 +116,7 @@ char *kgen_mtl_encode(void *cmdbuf, void *pipeline, void **buffers, const unsign
 		}
 		[enc setComputePipelineState:(__bridge id<MTLComputePipelineState>)pipeline];
 		for (int i = 0; i < nbuffers; i++) {
-			[enc setBuffer:(__bridge id<MTLBuffer>)buffers[i] offset:0 atIndex:indices[i]];
+			[enc setBuffer:(__bridge id<MTLBuffer>)buffers[i] offset:offsets[i] atIndex:indices[i]];
 		}
 		[enc setBytes:args length:args_len atIndex:args_index];
 		[enc dispatchThreads:MTLSizeMake(grid[0], grid[1], grid[2])

@@ -93,10 +93,11 @@ func metalEncode(cb *CommandBuffer, c *Call) error {
 		return err
 	}
 	bufs := make([]unsafe.Pointer, len(c.Tensors))
+	offs := make([]C.size_t, len(c.Tensors))
 	for i, t := range c.Tensors {
-		bufs[i] = t.dev.obj
+		bufs[i], offs[i] = t.dev.obj, C.size_t(t.offset*t.dtype.Size()) // a view binds at its byte offset
 	}
-	if err := d.encode(cb, c, bufs); err != nil {
+	if err := d.encode(cb, c, bufs, offs); err != nil {
 		return err
 	}
 	cb.mu.Lock()
@@ -114,12 +115,13 @@ func metalRun(c *Call) error {
 	}
 	plan := stages(c)
 	bufs := make([]unsafe.Pointer, len(plan))
+	offs := make([]C.size_t, len(plan)) // a Metal view binds at its byte offset; a staged span at 0
 	views := make([][]byte, len(plan))
 	var temps []*deviceBuffer
 	for i, s := range plan {
 		switch {
 		case s.OnDevice:
-			bufs[i] = s.Tensor.dev.obj
+			bufs[i], offs[i] = s.Tensor.dev.obj, C.size_t(s.Tensor.offset*s.Tensor.dtype.Size())
 		case s.SameAs >= 0:
 			bufs[i], views[i] = bufs[s.SameAs], views[s.SameAs]
 		default:
@@ -139,7 +141,7 @@ func metalRun(c *Call) error {
 	if err != nil {
 		return err
 	}
-	if err := d.encode(cb, c, bufs); err != nil {
+	if err := d.encode(cb, c, bufs, offs); err != nil {
 		return err
 	}
 	if err := cb.Commit(); err != nil {
@@ -150,7 +152,7 @@ func metalRun(c *Call) error {
 	}
 	for i, s := range plan {
 		if s.CopyOut {
-			copy(s.Tensor.data, views[i])
+			s.Tensor.copyElems(s.Tensor.data, views[i]) // a strided view's gaps keep their bytes
 		}
 	}
 	runtime.KeepAlive(temps)
@@ -159,8 +161,9 @@ func metalRun(c *Call) error {
 }
 
 // encode adds one dispatch of c to cb: its pipeline, bufs at the bindings'
-// indices, the args struct at the args binding's index.
-func (d *metalDevice) encode(cb *CommandBuffer, c *Call, bufs []unsafe.Pointer) error {
+// indices and offs (bytes: a view's offset into its buffer), the args struct
+// at the args binding's index.
+func (d *metalDevice) encode(cb *CommandBuffer, c *Call, bufs []unsafe.Pointer, offs []C.size_t) error {
 	p, err := d.pipeline(c.Kernel, c.Variant)
 	if err != nil {
 		return err
@@ -181,7 +184,7 @@ func (d *metalDevice) encode(cb *CommandBuffer, c *Call, bufs []unsafe.Pointer) 
 	if cb.committed {
 		return errors.New("kgenrt: encode after Commit")
 	}
-	msg := C.kgen_mtl_encode(cb.obj, p.obj, (*unsafe.Pointer)(unsafe.Pointer(&bufs[0])), &indices[0], C.int(len(bufs)),
+	msg := C.kgen_mtl_encode(cb.obj, p.obj, (*unsafe.Pointer)(unsafe.Pointer(&bufs[0])), &offs[0], &indices[0], C.int(len(bufs)),
 		unsafe.Pointer(&c.Args[0]), C.size_t(len(c.Args)), C.uint(c.Kernel.ArgsBinding().Index), &grid[0], &tg[0])
 	if msg != nil {
 		return fmt.Errorf("kgenrt: kernel %s: %s", c.Kernel.Name, cstring(msg))

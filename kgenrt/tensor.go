@@ -8,8 +8,9 @@ import (
 	"unsafe"
 )
 
-// Tensor is a dense, row-major array of one storage dtype. Its elements are
-// little-endian bytes, in host memory (New, FromFloat32, …), in a Metal
+// Tensor is an array of one storage dtype, dense and row-major unless it is
+// a view (View, Slice, Transpose: an offset and strides over another
+// tensor's memory; see view.go). Its elements are little-endian bytes, in host memory (New, FromFloat32, …), in a Metal
 // buffer shared with the CPU (NewMetal), or in CUDA device memory (NewCUDA,
 // WrapCUDA). The CPU reference reads host and Metal tensors; a Metal launch
 // binds Metal tensors directly and copies host tensors in and out; a CUDA
@@ -18,7 +19,11 @@ import (
 type Tensor struct {
 	dtype DType
 	shape []int
-	data  []byte        // nil for CUDA device memory
+	data  []byte        // nil for CUDA device memory; a view's reachable span
+	// strides are a strided view's, in elements; nil when dense row-major
+	// (a tensor that was allocated, or a contiguous view).
+	strides []int
+	offset  int // elements from the start of the underlying buffer to the first one
 	dev   *deviceBuffer // nil unless a Metal buffer; see metal_*.go
 	cuda  *cudaBuffer   // nil unless CUDA device memory; see cuda_tensor.go
 }
@@ -129,23 +134,21 @@ func (t *Tensor) DType() DType { return t.dtype }
 // Shape returns a copy of the dimensions.
 func (t *Tensor) Shape() []int { return append([]int(nil), t.shape...) }
 
-// Len is the number of elements.
+// Len is the number of elements: the product of the shape.
 func (t *Tensor) Len() int {
-	if t.dtype.Size() == 0 {
-		return 0
+	n := 1
+	for _, d := range t.shape {
+		n *= d
 	}
-	return t.nbytes() / t.dtype.Size()
+	return n
 }
 
-// nbytes is the size of the elements in bytes, wherever they live.
-func (t *Tensor) nbytes() int {
-	if t.cuda != nil {
-		return t.cuda.size
-	}
-	return len(t.data)
-}
+// nbytes is the size in bytes of the reachable span (the elements of a
+// dense tensor or contiguous view), wherever they live.
+func (t *Tensor) nbytes() int { return t.reach() * t.dtype.Size() }
 
-// Bytes returns the element bytes, little-endian, without copying. For a
+// Bytes returns the element bytes, little-endian, without copying: for a
+// view its reachable span (exactly its elements when Contiguous). For a
 // Metal tensor they are the buffer's contents: keep the Tensor reachable
 // while you use them, and do not touch them while a launch that uses the
 // tensor is in flight. A CUDA tensor has no host bytes: Bytes is nil (copy
@@ -157,18 +160,19 @@ func (t *Tensor) OnDevice() bool { return t.dev != nil }
 
 // Float32At returns element i as a float32: exactly for the float dtypes,
 // i8 and u8; i32 and u32 elements round to nearest even past 2^24.
+// For a view, i is the logical row-major index.
 func (t *Tensor) Float32At(i int) float32 {
 	switch t.dtype {
 	case I8, U8, I32:
 		return float32(t.Int32At(i))
 	case U32:
-		return float32(binary.LittleEndian.Uint32(t.data[4*i:]))
+		return float32(binary.LittleEndian.Uint32(t.data[4*t.at(i):]))
 	case F16:
-		return F16Value(binary.LittleEndian.Uint16(t.data[2*i:]))
+		return F16Value(binary.LittleEndian.Uint16(t.data[2*t.at(i):]))
 	case BF16:
-		return BF16Value(binary.LittleEndian.Uint16(t.data[2*i:]))
+		return BF16Value(binary.LittleEndian.Uint16(t.data[2*t.at(i):]))
 	}
-	return math.Float32frombits(binary.LittleEndian.Uint32(t.data[4*i:]))
+	return math.Float32frombits(binary.LittleEndian.Uint32(t.data[4*t.at(i):]))
 }
 
 // Int32At returns element i of an integer tensor as the int32 a formula
@@ -177,11 +181,11 @@ func (t *Tensor) Float32At(i int) float32 {
 func (t *Tensor) Int32At(i int) int32 {
 	switch t.dtype {
 	case I8:
-		return int32(int8(t.data[i]))
+		return int32(int8(t.data[t.at(i)]))
 	case U8:
-		return int32(t.data[i])
+		return int32(t.data[t.at(i)])
 	case I32, U32:
-		return int32(binary.LittleEndian.Uint32(t.data[4*i:]))
+		return int32(binary.LittleEndian.Uint32(t.data[4*t.at(i):]))
 	}
 	return ConvI32(t.Float32At(i))
 }
@@ -192,9 +196,9 @@ func (t *Tensor) Int32At(i int) int32 {
 func (t *Tensor) SetInt32(i int, v int32) {
 	switch t.dtype {
 	case I8, U8:
-		t.data[i] = byte(v)
+		t.data[t.at(i)] = byte(v)
 	case I32, U32:
-		binary.LittleEndian.PutUint32(t.data[4*i:], uint32(v))
+		binary.LittleEndian.PutUint32(t.data[4*t.at(i):], uint32(v))
 	default:
 		t.SetFloat32(i, float32(v))
 	}
@@ -208,11 +212,11 @@ func (t *Tensor) SetFloat32(i int, v float32) {
 	case I8, U8, I32, U32:
 		t.SetInt32(i, ConvI32(v))
 	case F16:
-		binary.LittleEndian.PutUint16(t.data[2*i:], F16Bits(v))
+		binary.LittleEndian.PutUint16(t.data[2*t.at(i):], F16Bits(v))
 	case BF16:
-		binary.LittleEndian.PutUint16(t.data[2*i:], BF16Bits(v))
+		binary.LittleEndian.PutUint16(t.data[2*t.at(i):], BF16Bits(v))
 	default:
-		binary.LittleEndian.PutUint32(t.data[4*i:], math.Float32bits(v))
+		binary.LittleEndian.PutUint32(t.data[4*t.at(i):], math.Float32bits(v))
 	}
 }
 
@@ -243,16 +247,17 @@ func (t *Tensor) Bits16() []uint16 {
 	}
 	out := make([]uint16, t.Len())
 	for i := range out {
-		out[i] = binary.LittleEndian.Uint16(t.data[2*i:])
+		out[i] = binary.LittleEndian.Uint16(t.data[2*t.at(i):])
 	}
 	return out
 }
 
-// span is the address range of t's bytes, for overlap checks, and whether
-// it is a CUDA device range: host and device ranges never overlap.
+// span is the address range of t's reachable bytes, for overlap checks,
+// and whether it is a CUDA device range: host and device ranges never
+// overlap.
 func (t *Tensor) span() (lo, hi uintptr, device bool) {
 	if t.cuda != nil {
-		return uintptr(t.cuda.ptr), uintptr(t.cuda.ptr) + uintptr(t.cuda.size), true
+		return uintptr(t.cudaPtr()), uintptr(t.cudaPtr()) + uintptr(t.nbytes()), true
 	}
 	if len(t.data) == 0 {
 		return 0, 0, false

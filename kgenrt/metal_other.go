@@ -46,6 +46,18 @@ func NewMetal(dt DType, shape ...int) (*Tensor, error) { return nil, noMetalErro
 // MTLBuffer is nil in this build.
 func (t *Tensor) MTLBuffer() unsafe.Pointer { return nil }
 
-func metalReady() error                       { return errNoMetal }
-func metalRun(*Call) error                    { return errNoMetal }
+func metalReady() error {
+	if emulatedMetal() != nil {
+		return nil
+	}
+	return errNoMetal
+}
+
+func metalRun(c *Call) error {
+	if run := emulatedMetal(); run != nil {
+		return run(c)
+	}
+	return errNoMetal
+}
+
 func metalEncode(*CommandBuffer, *Call) error { return errNoMetal }

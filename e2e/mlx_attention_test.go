@@ -20,7 +20,7 @@ func TestAttentionMatchesMLX(t *testing.T) {
 	needMLX(t)
 	emulateMetal(t)
 	cases := []struct {
-		name              string
+		name               string
 		b, h, kvh, m, n, d int
 	}{
 		{"prefill", 1, 8, 2, 19, 45, 64},

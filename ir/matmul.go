@@ -123,7 +123,7 @@ func matmulBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 		diags.Addf(s.KindPos, "a matmul kernel needs a matmul field naming its operands: matmul: {a: x, b: w}")
 		m = &spec.MatmulSpec{}
 	}
-	batch := batchNames(s, diags)
+	batch := batchNames(s, m, diags)
 	var out []Binding
 	operand := func(o spec.Operand, shape, colShape Shape) {
 		if o.ColMajor {
@@ -157,11 +157,7 @@ func matmulBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 	if m.Then != nil {
 		fields = append(fields, Field{Name: "p", Type: dtype.U32, Size: true})
 	}
-	taken := map[string]bool{"m": true, "n": true, "k": true, "p": true}
-	for _, p := range s.Params {
-		taken[p.Name.Name] = true
-	}
-	fields = append(fields, batchFields(batch, out, taken, diags, m.BatchPos)...)
+	fields = append(fields, batchFields(batch, out, userNames(s, m), diags, m.BatchPos)...)
 	for _, p := range s.Params {
 		for _, f := range fields {
 			if f.Name == p.Name.Name { // both would be members of the args struct
@@ -198,7 +194,7 @@ func checkDims(in spec.Input, diags *diag.List, what string, shapes ...Shape) bo
 // matmulSchedule chooses the tile (the spec's override, checked) and
 // records the operands.
 func matmulSchedule(s *spec.Spec, k *Kernel, diags *diag.List) Schedule {
-	mm := &Matmul{Tile: DefaultTile, Batch: batchNames(s, &diag.List{})}
+	mm := &Matmul{Tile: DefaultTile, Batch: batchNames(s, s.Matmul, &diag.List{})}
 	if t := s.Tile; t != nil {
 		for _, f := range []struct {
 			to *int

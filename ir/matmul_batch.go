@@ -110,16 +110,12 @@ func batchOf(batch []string, dims []spec.BatchDim, pos diag.Pos, what string, di
 
 // batchNames checks a matmul's `batch:` names and returns them: size
 // fields, so none may be a matrix size, a param or a group.
-func batchNames(s *spec.Spec, diags *diag.List) []string {
-	m := s.Matmul
+func batchNames(s *spec.Spec, m *spec.MatmulSpec, diags *diag.List) []string {
 	var out []string
-	taken := map[string]bool{"m": true, "n": true, "k": true, "p": true}
-	for _, p := range s.Params {
-		taken[p.Name.Name] = true
-	}
+	taken := userNames(s, m)
 	for _, n := range m.Batch {
 		if taken[n.Name] {
-			diags.Addf(n.Pos, "batch dimension %s: the name is taken (a matrix size m, n, k, p, a param, or an earlier batch dimension)", n.Name)
+			diags.Addf(n.Pos, "batch dimension %s: the name is taken (a matrix size m, n, k, p, a tensor, param, constant or formula, or an earlier batch dimension)", n.Name)
 		}
 		taken[n.Name] = true
 		out = append(out, n.Name)
@@ -133,6 +129,32 @@ func batchNames(s *spec.Spec, diags *diag.List) []string {
 		}
 	}
 	return out
+}
+
+// userNames are the names a batch dimension or group may not take: the
+// matrix sizes and every name the spec gives.
+func userNames(s *spec.Spec, m *spec.MatmulSpec) map[string]bool {
+	taken := map[string]bool{"m": true, "n": true, "k": true, "p": true, s.Kernel.Name: true}
+	for _, p := range s.Params {
+		taken[p.Name.Name] = true
+	}
+	for _, in := range s.Inputs {
+		taken[in.Name.Name] = true
+	}
+	for _, c := range s.Constants {
+		taken[c.Name.Name] = true
+	}
+	for _, f := range append(append([]spec.Formula{}, s.Let...), s.Outputs...) {
+		taken[f.Name.Name] = true
+	}
+	ops := append([]spec.Operand{m.A}, m.B...)
+	if m.Then != nil {
+		ops = append(ops, *m.Then)
+	}
+	for _, o := range ops {
+		taken[o.Name.Name], taken[o.Acc.Name] = true, true
+	}
+	return taken
 }
 
 // batchFields are a batched kernel's args fields after the matrix sizes:

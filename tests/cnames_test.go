@@ -162,6 +162,18 @@ func specNames(s *spec.Spec) []string {
 		if t := s.Matmul.Then; t != nil {
 			names = append(names, t.Name.Name, t.Acc.Name)
 		}
+		// A batched matmul's batch sizes and groups: user names, read
+		// only as args.<name>.
+		for _, b := range s.Matmul.Batch {
+			names = append(names, b.Name)
+		}
+		for _, o := range append(append([]spec.Operand{s.Matmul.A}, s.Matmul.B...), thenOf(s.Matmul)...) {
+			for _, d := range o.Batch {
+				if d.Group != "" {
+					names = append(names, d.Group)
+				}
+			}
+		}
 	}
 	for _, c := range s.Constants {
 		names = append(names, c.Name.Name)
@@ -173,6 +185,13 @@ func specNames(s *spec.Spec) []string {
 		names = append(names, g.Name)
 	}
 	return names
+}
+
+func thenOf(m *spec.MatmulSpec) []spec.Operand {
+	if m.Then == nil {
+		return nil
+	}
+	return []spec.Operand{*m.Then}
 }
 
 // cFile is a generated C-family source and the user names of its spec.

@@ -138,4 +138,9 @@ func TestCopyViews(t *testing.T) {
 	if err := Copy(tr, x); err == nil {
 		t.Errorf("Copy between views of the same memory accepted")
 	}
+	even, _ := big.View(0, []int{6}, []int{2})
+	odd, _ := big.View(1, []int{6}, []int{2})
+	if err := Copy(even, odd); err != nil || big.Float32At(0) != -1 || big.Float32At(2) != 3 {
+		t.Errorf("Copy(big[0::2], big[1::2]): %v, %v", err, big.Float32s())
+	}
 }

@@ -119,7 +119,7 @@ func (t *Tensor) Free() error {
 // strided CUDA view is staged through host memory: its reachable span is
 // read, and for a destination written back with its gaps unchanged). A
 // strided destination must not write one place twice (a 0 stride), and a
-// strided copy between views that share memory is refused. Device copies run on the legacy default stream and
+// strided copy between views that may share elements is refused. Device copies run on the legacy default stream and
 // Copy returns when the bytes are in place (it synchronizes the context),
 // so work you enqueued on your own stream that touches either tensor must
 // be finished first.
@@ -135,8 +135,8 @@ func Copy(dst, src *Tensor) error {
 		return nil
 	case !dst.injective():
 		return fmt.Errorf("kgenrt: Copy: the destination view (shape %v, strides %v) writes some places more than once", dst.shape, dst.strides)
-	case (dst.strides != nil || src.strides != nil) && overlaps(dst, src):
-		return fmt.Errorf("kgenrt: Copy: strided views that share memory (copy through a dense tensor)")
+	case (dst.strides != nil || src.strides != nil) && mayAlias(dst, src):
+		return fmt.Errorf("kgenrt: Copy: strided views that may share elements (copy through a dense tensor)")
 	case dst.cuda == nil && src.cuda == nil:
 		copyHost(dst, src)
 		return nil

@@ -19,13 +19,13 @@ import (
 type Tensor struct {
 	dtype DType
 	shape []int
-	data  []byte        // nil for CUDA device memory; a view's reachable span
+	data  []byte // nil for CUDA device memory; a view's reachable span
 	// strides are a strided view's, in elements; nil when dense row-major
 	// (a tensor that was allocated, or a contiguous view).
 	strides []int
-	offset  int // elements from the start of the underlying buffer to the first one
-	dev   *deviceBuffer // nil unless a Metal buffer; see metal_*.go
-	cuda  *cudaBuffer   // nil unless CUDA device memory; see cuda_tensor.go
+	offset  int           // elements from the start of the underlying buffer to the first one
+	dev     *deviceBuffer // nil unless a Metal buffer; see metal_*.go
+	cuda    *cudaBuffer   // nil unless CUDA device memory; see cuda_tensor.go
 }
 
 // ErrShape is wrapped by constructor errors about shapes and lengths.

@@ -358,6 +358,9 @@ func (c *formulaChecker) checkWidth(f spec.Formula, call *expr.Call) bool {
 	width, at := "", f.Map.At(call.Off)
 	if len(call.Args) == 2 {
 		w := call.Args[1]
+		if !c.convert(w).Int {
+			return false // not an integer: reported by the checker
+		}
 		if why := c.varying(w, map[string]bool{}); why != "" {
 			c.diags.Addf(f.Map.At(w.Offset()), "the width of %s is one value per row (params, constants, sizes and lets of those); it may not use %s", call.Fn, why)
 			return false

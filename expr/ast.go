@@ -53,7 +53,11 @@ var IntOnly = map[string]bool{"%": true, "&": true, "|": true, "^": true, "<<": 
 // PairFuncs read, in a rowwise kernel, the element paired with the current
 // one in a [rows, cols] input (rotary embeddings), by layout: interleaved
 // pairs (2k, 2k+1), or split halves (k, k + cols/2). Their argument is the
-// input's name; cols must be even.
+// input's name; cols must be even. pair_half takes an optional second
+// argument, the rotated width w (partial rotary embeddings): an integer
+// uniform across the row; with h = clamp(w, 0, cols) / 2, columns below h
+// pair with col + h, columns in [h, 2h) with col - h, the rest with
+// themselves (ir.PairColWidth).
 var PairFuncs = map[string]string{"pair_interleaved": "interleaved", "pair_half": "half"}
 
 // Inf is the name of +∞ in formulas (-inf is its negation), for masks.

@@ -215,18 +215,36 @@ func (c *Checker) toFloat(v *Call) Type {
 	return Num
 }
 
-// pair checks pair_interleaved(x), pair_half(x): rowwise only, one
-// argument naming an input (which one may be paired the caller checks).
+// pair checks pair_interleaved(x), pair_half(x) and pair_half(x, w):
+// rowwise only, a first argument naming an input (which one may be paired
+// the caller checks) and, for pair_half, an optional integer width w (which
+// names it may use the caller checks: values uniform across the row).
 func (c *Checker) pair(v *Call) Type {
 	if !c.Rowwise {
 		c.Report(v.Off, fmt.Sprintf("%s reads the element paired with this one in a row: it is only available in rowwise kernels", v.Fn))
 	}
-	if len(v.Args) != 1 {
-		c.Report(v.Off, fmt.Sprintf("%s takes 1 argument, got %d", v.Fn, len(v.Args)))
+	arity := "1 argument"
+	if PairFuncs[v.Fn] == "half" {
+		arity = "1 or 2 arguments (x, or x and the rotated width)"
+	}
+	if len(v.Args) < 1 || len(v.Args) > 2 || len(v.Args) == 2 && PairFuncs[v.Fn] != "half" {
+		msg := fmt.Sprintf("%s takes %s, got %d", v.Fn, arity, len(v.Args))
+		if len(v.Args) == 2 {
+			msg += " (interleaved pairs (2k, 2k+1) need no width: the columns past a partial rotary width pair among themselves; pass them through with select)"
+		}
+		c.Report(v.Off, msg)
 		for _, a := range v.Args {
 			c.Check(a)
 		}
 		return Num
+	}
+	if len(v.Args) == 2 {
+		switch t := c.Check(v.Args[1]); t {
+		case Num:
+			c.Report(v.Args[1].Offset(), fmt.Sprintf("the width of %s must be an integer (an i32 param, cols, a let of those), not a number", v.Fn))
+		case Bool:
+			c.Report(v.Args[1].Offset(), fmt.Sprintf("the width of %s must be an integer (an i32 param, cols, a let of those), not a boolean", v.Fn))
+		}
 	}
 	id, ok := v.Args[0].(*Ident)
 	if !ok {

@@ -37,7 +37,11 @@ func (c *formulaChecker) convert(n expr.Node) *Expr {
 	case *expr.Call:
 		if layout, ok := expr.PairFuncs[v.Fn]; ok {
 			name := v.Args[0].(*expr.Ident).Name // checked: an input's name
-			return &Expr{Op: OpRef, Ref: RefPair, Index: c.symbols[name].index, Name: "kgen_pair_" + name, Text: layout}
+			e := &Expr{Op: OpRef, Ref: RefPair, Index: c.symbols[name].index, Name: "kgen_pair_" + name, Text: layout}
+			if len(v.Args) == 2 {
+				e.Width = c.convert(v.Args[1])
+			}
+			return e
 		}
 		e := &Expr{Op: OpCall, Func: v.Fn, Off: v.Off}
 		for _, a := range v.Args {

@@ -28,10 +28,33 @@ const (
 	RefInf                     // +∞ (inf; -inf is its negation)
 	// RefPair is the element paired with this one in input Index (rowwise,
 	// [rows, cols]): at column PairCol(Text, col, cols), Text the layout
-	// ("interleaved" or "half", expr.PairFuncs); Name is the stage
+	// ("interleaved" or "half", expr.PairFuncs), or PairColWidth(col,
+	// cols, w) where Width is pair_half's width w; Name is the stage
 	// parameter that carries it.
 	RefPair
 )
+
+// PairWidthName is the per-row value holding pair_half's width w
+// (Rows.PairWidth): the last target of the level-0 per-row stage.
+const PairWidthName = "kgen_pair_width"
+
+// PairColWidth is the column paired with col by pair_half(x, w) in a row of
+// cols values, the one definition every backend mirrors (kgenrt's
+// PairHalfWidth, the C-family kernels' kgen_ph): with h = clamp(w, 0,
+// cols) / 2 (w made even and kept inside the row, so no read leaves it),
+// columns below h pair with col + h, columns in [h, 2h) with col - h, and
+// the columns from 2h on with themselves. At w = cols (even) it is
+// PairCol("half", col, cols).
+func PairColWidth(col, cols, w int) int {
+	h := min(max(w, 0), cols) / 2
+	switch {
+	case col < h:
+		return col + h
+	case col < 2*h:
+		return col - h
+	}
+	return col
+}
 
 // PairCol is the column paired with col in a row of cols (even) values:
 // col ^ 1 interleaved, (col + cols/2) mod cols for split halves. An odd
@@ -73,4 +96,8 @@ type Expr struct {
 	Func     string // OpCall
 	Args     []*Expr
 	Off      int // OpCall: offset of the call in its formula, for messages
+	// Width is a RefPair's width (pair_half(x, w): PairColWidth), nil for
+	// the whole row. It is not among Args: it is a per-row value
+	// (Rows.PairWidth), not an operand of the element's arithmetic.
+	Width *Expr
 }

@@ -44,6 +44,11 @@ type formulaChecker struct {
 	// it was first used (one layout per kernel).
 	pairLayout string
 	pairAt     diag.Pos
+	// pairWidth is the width of the kernel's pair_half reads as written
+	// ("" for the whole row), pairWidthAt where it was first used (one
+	// width per kernel: Rows.PairWidth).
+	pairWidth   string
+	pairWidthAt diag.Pos
 }
 
 func newFormulaChecker(s *spec.Spec, k *Kernel, diags *diag.List) *formulaChecker {
@@ -310,11 +315,15 @@ func (c *formulaChecker) checkPairs(f spec.Formula, tree expr.Node) bool {
 			return
 		}
 		id, isIdent := (*expr.Ident)(nil), false
-		if len(call.Args) == 1 {
+		if len(call.Args) == 1 || len(call.Args) == 2 && layout == "half" {
 			id, isIdent = call.Args[0].(*expr.Ident)
 		}
 		if !isIdent || c.k.Kind != Rowwise {
 			ok = false // reported by the checker
+			return
+		}
+		if !c.checkWidth(f, call) {
+			ok = false
 			return
 		}
 		sym := c.symbols[id.Name]
@@ -338,6 +347,76 @@ func (c *formulaChecker) checkPairs(f spec.Formula, tree expr.Node) bool {
 		}
 	})
 	return ok
+}
+
+// checkWidth checks pair_half(x, w)'s width: one value per row, computed
+// before the row's passes (Rows.PairWidth), so w may use literals, params,
+// constants, the sizes and row, and lets of those — not col, an input's
+// elements, a reduction or another pair read; and every pair_half of a
+// kernel pairs across the same width. false when it was refused (reported).
+func (c *formulaChecker) checkWidth(f spec.Formula, call *expr.Call) bool {
+	width, at := "", f.Map.At(call.Off)
+	if len(call.Args) == 2 {
+		w := call.Args[1]
+		if !c.convert(w).Int {
+			return false // not an integer: reported by the checker
+		}
+		if why := c.varying(w, map[string]bool{}); why != "" {
+			c.diags.Addf(f.Map.At(w.Offset()), "the width of %s is one value per row (params, constants, sizes and lets of those); it may not use %s", call.Fn, why)
+			return false
+		}
+		width, at = c.k.FormatExpr(c.convert(w)), f.Map.At(w.Offset())
+	}
+	if c.pairLayout == "" || c.pairLayout != "half" {
+		c.pairWidth, c.pairWidthAt = width, at
+		return true
+	}
+	if width != c.pairWidth {
+		was := "the whole row"
+		if c.pairWidth != "" {
+			was = c.pairWidth
+		}
+		c.diags.Addf(at, "%s mixes pair widths: this kernel already pairs across %s (%s)", call.Fn, was, c.pairWidthAt)
+		return false
+	}
+	return true
+}
+
+// varying says what in n changes along a row or is not a value of the row
+// alone (col, an input's element, a reduction, a pair read), following
+// lets; "" when nothing does. seen holds the lets already followed.
+func (c *formulaChecker) varying(n expr.Node, seen map[string]bool) string {
+	why := ""
+	expr.Walk(n, func(n expr.Node) {
+		if why != "" {
+			return
+		}
+		switch v := n.(type) {
+		case *expr.Call:
+			if _, isPair := expr.PairFuncs[v.Fn]; isPair {
+				why = v.Fn + " (an element of the row)"
+			} else if fn, ok := funcs.Lookup(v.Fn); ok && fn.Reduction {
+				why = v.Fn + " (a reduction over the row's elements)"
+			}
+		case *expr.Ident:
+			sym := c.symbols[v.Name]
+			switch {
+			case sym == nil:
+			case sym.kind == RefIndex && v.Name == "col":
+				why = "col, which changes along the row"
+			case sym.kind == RefInput:
+				why = "input " + v.Name + " (a tensor's elements)"
+			case sym.kind == RefLet && sym.index >= 0 && !seen[v.Name]:
+				seen[v.Name] = true
+				if t := c.trees[sym.index]; t != nil {
+					if inner := c.varying(t, seen); inner != "" {
+						why = "let " + v.Name + ", which uses " + inner
+					}
+				}
+			}
+		}
+	})
+	return why
 }
 
 func fnName(call *expr.Call, isCall bool) string {

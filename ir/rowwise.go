@@ -57,6 +57,10 @@ type Rows struct {
 	// paired element. Paired inputs' bindings are marked Paired.
 	Pair      string
 	PairReads [][]int
+	// PairWidth is pair_half's width w (pair_half(x, w), PairColWidth), nil
+	// when the pairs span the whole row: a per-row value of level 0, the
+	// level-0 row stage's last target (PairWidthName).
+	PairWidth *Expr
 	// ThreadgroupBytes is the kernel's threadgroup memory: one float per
 	// simdgroup, for combining the simdgroups that share a row.
 	ThreadgroupBytes int
@@ -307,6 +311,9 @@ func (sc *scheduler) classify(e *Expr) valueInfo {
 			return valueInfo{elem: true, tensor: true}
 		case RefPair:
 			sc.rows.Pair = e.Text
+			if e.Width != nil { // one width per kernel (formulaChecker.checkWidth)
+				sc.rows.PairWidth = e.Width
+			}
 			for s := range sc.k.NumSegments() {
 				sc.k.Bindings[sc.k.SegmentBindings(s, Input)[e.Index].Index].Paired = true
 			}

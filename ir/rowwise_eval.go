@@ -112,14 +112,28 @@ func (e *rowEval) setElem(j int) {
 			e.elem[i] = e.in[i][j]
 		}
 	}
+	pj := -1
 	for _, i := range e.pairInputs() {
-		e.env.pairs[i] = e.in[i][PairCol(e.rows.Pair, j, e.cols)]
+		if pj < 0 {
+			pj = e.pairCol(j)
+		}
+		e.env.pairs[i] = e.in[i][pj]
 	}
 	e.env.ints["col"] = int32(j)
 	e.env.inputs = e.elem
 	for b := range e.accIn {
 		e.env.accs[b] = dual{e.accIn[b][j], e.accErr[b][j]}
 	}
+}
+
+// pairCol is the column paired with j: PairCol, or PairColWidth at the
+// row's pair width (evaluated after the level-0 per-row lets it may use).
+func (e *rowEval) pairCol(j int) int {
+	if e.rows.PairWidth == nil {
+		return PairCol(e.rows.Pair, j, e.cols)
+	}
+	w, _ := e.env.evalInt(e.rows.PairWidth)
+	return PairColWidth(j, e.cols, int(w))
 }
 
 // pairInputs lists the inputs read at the paired element (Binding.Paired).

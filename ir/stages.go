@@ -121,7 +121,12 @@ func (k *Kernel) finishStage(st Stage) Stage {
 func (r *Rows) Stages(k *Kernel) []Stage {
 	var out []Stage
 	for p := 0; p <= r.Passes; p++ {
-		if steps, d := k.RowDeps(p); len(steps) > 0 {
+		steps, d := k.RowDeps(p)
+		width := p == 0 && r.PairWidth != nil
+		if width {
+			k.pairWidthDeps(&d)
+		}
+		if len(steps) > 0 || width {
 			st := Stage{Kind: StageRowLets, Suffix: fmt.Sprintf("row%d", p), Level: p, Deps: d,
 				Comment: fmt.Sprintf("per-row values available after pass %d", p)}
 			if p == 0 {
@@ -134,6 +139,9 @@ func (r *Rows) Stages(k *Kernel) []Stage {
 					t.OutIndex = k.OutputIndex(i)
 				}
 				st.Targets = append(st.Targets, t)
+			}
+			if width { // after the lets it may use, computed above it
+				st.Targets = append(st.Targets, Target{Name: PairWidthName, Expr: r.PairWidth, Int: true})
 			}
 			out = append(out, k.finishStage(st))
 		}
@@ -193,4 +201,23 @@ func (k *Kernel) FormulaName(b Binding) string {
 		return strings.TrimPrefix(b.Name, k.Segments[b.Segment]+"_")
 	}
 	return b.Name
+}
+
+// pairWidthDeps adds to d, the level-0 row stage's Deps, what pair_half's
+// width uses: params, constants, sizes; the lets it uses are per-row lets
+// of level 0, targets of the same stage.
+func (k *Kernel) pairWidthDeps(d *Deps) {
+	Walk(k.Rows().PairWidth, func(e *Expr) {
+		if e.Op != OpRef {
+			return
+		}
+		switch e.Ref {
+		case RefIndex:
+			d.Indices[e.Name] = true
+		case RefParam:
+			d.Params[e.Index] = true
+		case RefConstant:
+			d.Constants[e.Index] = true
+		}
+	})
 }

@@ -73,3 +73,18 @@ func PairInterleaved(col, cols int) int { return min(col^1, cols-1) }
 // PairHalf is the column paired with col when a row of cols (even) values
 // is split in halves (k, k + cols/2).
 func PairHalf(col, cols int) int { return (col + cols/2) % cols }
+
+// PairHalfWidth is the column paired with col by pair_half(x, w) in a row of
+// cols values (partial rotary embeddings): with h = clamp(w, 0, cols) / 2,
+// columns below h pair with col + h, columns in [h, 2h) with col - h, the
+// rest with themselves (the generator's ir.PairColWidth).
+func PairHalfWidth(col, cols int, w int32) int {
+	h := min(max(int(w), 0), cols) / 2
+	switch {
+	case col < h:
+		return col + h
+	case col < 2*h:
+		return col - h
+	}
+	return col
+}

@@ -93,6 +93,9 @@ func (rows) body(w *Writer, k *ir.Kernel, d *Dialect) {
 	rw.rowGeometry(rows, group)
 	d.RowDecls(rw)
 	rw.rowStage()
+	if rw.r.PairWidth != nil { // ir.PairColWidth's h, from the level-0 row stage's width
+		rw.P("const ", d.Uint, " kgen_ph = (", ir.PairWidthName, " < 0 ? 0u : min((", d.Uint, ")", ir.PairWidthName, ", args.cols)) / 2u; // pair_half's width clamped to the row, halved")
+	}
 	for p := 1; p <= rw.r.Passes; p++ {
 		rw.reducePass(p)
 	}
@@ -428,8 +431,13 @@ func (rw *rowWriter) pairLoads(p int, col string) {
 }
 
 // pairCol is the column paired with col (ir.PairCol): col ^ 1 (kept inside
-// the row when cols is odd, which launchers refuse), or the other half.
+// the row when cols is odd, which launchers refuse), or the other half; with
+// pair_half's width (ir.PairColWidth), the other half of the first 2·kgen_ph
+// columns, the column itself past them.
 func (rw *rowWriter) pairCol(col string) string {
+	if rw.r.PairWidth != nil {
+		return "(" + col + " < kgen_ph ? " + col + " + kgen_ph : " + col + " < 2u * kgen_ph ? " + col + " - kgen_ph : " + col + ")"
+	}
 	if rw.r.Pair == "half" {
 		return "(" + col + " < args.cols / 2u ? " + col + " + args.cols / 2u : " + col + " - args.cols / 2u)"
 	}

@@ -77,6 +77,9 @@ func rowIndex(b ir.Binding) jen.Code {
 // rowBody writes one row of segment seg: its stages in order.
 func rowBody(g *evalGen, seg int) []jen.Code {
 	used := map[string]bool{} // per-row lets a later stage takes
+	if g.k.Rows().PairWidth != nil {
+		used[ir.PairWidthName] = true // the pair loads' width (ir.Rows.PairWidth)
+	}
 	for _, st := range g.stages {
 		for _, a := range st.Args {
 			if a.Kind == ir.ArgRowLet {

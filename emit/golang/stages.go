@@ -168,6 +168,9 @@ func (g *evalGen) call(st ir.Stage, seg int, idx func(ir.Binding) jen.Code) *jen
 		case ir.ArgPair: // rowwise: the paired element of the row (ir.PairCol)
 			fn := map[string]string{"interleaved": "PairInterleaved", "half": "PairHalf"}[g.k.Rows().Pair]
 			at := rt(fn).Call(jen.Id("kgenJ"), jen.Id("cols"))
+			if g.k.Rows().PairWidth != nil { // pair_half(x, w): ir.PairColWidth, w from the level-0 row stage
+				at = rt("PairHalfWidth").Call(jen.Id("kgenJ"), jen.Id("cols"), jen.Id(ir.PairWidthName))
+			}
 			if !ins[a.Index].IsRowVector() {
 				at = jen.Id("kgenBase").Op("+").Add(at)
 			}

@@ -173,6 +173,13 @@ func TestWrongRowKernelFails(t *testing.T) {
 		{"rms_norm", "the combine skips the last simdgroup partial", "for (uint i = 1; i < m; ++i) {", "for (uint i = 1; i + 1 < m; ++i) {", []int{4304}},
 		{"layer_norm", "the variance divides by cols - 1", "kgen_a1, kgen_part, kgen_width, kgen_team, kgen_simd, kgen_simd_lane) / float(args.cols)",
 			"kgen_a1, kgen_part, kgen_width, kgen_team, kgen_simd, kgen_simd_lane) / float(args.cols - 1)", []int{7, 64}},
+		// Partial rotary (pair_half(x, w)): the partner index across the
+		// rotated width only, which rows wider than the example rotary_dim
+		// (64) show.
+		{"rope_partial", "pairs across the whole row, as pair_half(x) does",
+			"(kgen_j < kgen_ph ? kgen_j + kgen_ph : kgen_j < 2u * kgen_ph ? kgen_j - kgen_ph : kgen_j)",
+			"(kgen_j < args.cols / 2u ? kgen_j + args.cols / 2u : kgen_j - args.cols / 2u)", []int{4304}},
+		{"rope_partial", "the half width one column too wide", "/ 2u; // pair_half", "/ 2u + 1u; // pair_half", []int{4304}},
 	}
 	for _, m := range mutations {
 		t.Run(m.kernel+"/"+m.name, func(t *testing.T) {

@@ -149,3 +149,26 @@ func TestVerifyNeverCompilesTamperedCUDA(t *testing.T) {
 		t.Errorf("the CUDA compile check did not run (nvcc log %q):\n%s", raw, out)
 	}
 }
+
+// TestVerifyNeverRunsPlantedGo: the differential check builds and runs a
+// driver over the generated Go reference; only the bytes kgen generates go
+// into it. A Go file planted in the driver's folder inside the generated
+// package (compiled into the driver, its init run) and a stray in the
+// package itself never run.
+func TestVerifyNeverRunsPlantedGo(t *testing.T) {
+	if _, err := exec.LookPath("clang++-19"); err != nil {
+		t.Skip("needs clang++-19 (apt-get install clang-19): the differential check runs on parity's launches")
+	}
+	t.Setenv("KGEN_MSLCPU_CXX", "clang++-19")
+	dir := project(t, "", false)
+	marker := filepath.Join(t.TempDir(), "pwned")
+	payload := "import \"os\"\n\nfunc init() { _ = os.WriteFile(\"" + marker + "\", nil, 0o644) }\n"
+	writeFile(t, filepath.Join(dir, "gen/kernels/kgen_goref_driver/planted.go"), "package main\n\n"+payload)
+	out, _ := kgen(dir, "verify", "--parity", "on")
+	if !strings.Contains(out, "differential: Go reference vs MSL on") {
+		t.Fatalf("the differential check did not run:\n%s", out)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("verify ran a Go file planted in the generated package's folder:\n%s", out)
+	}
+}

@@ -41,7 +41,7 @@ const parityWorkers = 2
 // "parity ok" for it; the drift finding names the file and a note says
 // parity skipped it.
 func (r *Report) parity(ctx context.Context, cfg *config.Config, res *generate.Result, opts Options) error {
-	sources := r.generatedSources(cfg, res)
+	sources, drifted := r.generatedSources(cfg, res)
 	if err := r.metalCompile(ctx, cfg, res, sources); err != nil {
 		return err
 	}
@@ -62,6 +62,9 @@ func (r *Report) parity(ctx context.Context, cfg *config.Config, res *generate.R
 		return err
 	}
 	r.Checks = append(r.Checks, "strict", "parity")
+	if drifted > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%s not compiled or run: drifted on disk", plural(drifted, ".metal file")))
+	}
 	type outcome struct {
 		findings []Finding
 		reports  []*ParityReport
@@ -162,8 +165,8 @@ func (r *Report) metalCompile(ctx context.Context, cfg *config.Config, res *gene
 
 // generatedSources maps every kernel's .metal path to the bytes kgen
 // generates for it, or to nil where the drift check found the file on disk
-// different (then nothing of it is compiled or run); a note counts those.
-func (r *Report) generatedSources(cfg *config.Config, res *generate.Result) map[string][]byte {
+// different (then nothing of it is compiled or run), and counts those.
+func (r *Report) generatedSources(cfg *config.Config, res *generate.Result) (map[string][]byte, int) {
 	wanted := map[string][]byte{}
 	for _, f := range res.Files {
 		wanted[f.Path] = f.Data
@@ -179,8 +182,5 @@ func (r *Report) generatedSources(cfg *config.Config, res *generate.Result) map[
 		}
 		sources[p] = wanted[p]
 	}
-	if skipped > 0 {
-		r.Notes = append(r.Notes, fmt.Sprintf("%s not compiled or run: drifted on disk", plural(skipped, ".metal file")))
-	}
-	return sources
+	return sources, skipped
 }

@@ -32,8 +32,8 @@ compute_90 PTX. <hash> names the exact source, so the generated package loads
 only a binary built from its own .cu; older binaries of the same kernel are
 removed when the folder's manifest (.kgen-cuda.sum, the sha256 of every
 binary kgen cuda wrote there) proves kgen cuda wrote them and nobody changed
-them since; any other file is kept, and kgen cuda names it. It is the one step that needs the CUDA toolkit: kgen gen, kgen verify
-and CI do not. nvcc comes from $KGEN_NVCC, PATH or /usr/local/cuda/bin.
+them since; any other file is kept, and kgen cuda names it. It is the one
+step that needs the CUDA toolkit: kgen gen, kgen verify and CI do not. nvcc comes from $KGEN_NVCC, PATH or /usr/local/cuda/bin.
 
 Matmul kernels are CUTLASS GEMMs: each is built into <kernel>-<hash>.so (host
 functions plus sm_90a code), which needs CUTLASS's headers (--cutlass DIR or

@@ -47,14 +47,34 @@ func (a *RowAcc) identity() float32 {
 	return 0
 }
 
+// combine is one step of the reduction, the accumulator x first. max and
+// min of two equal values keep x: the kernel's fmax(acc, v) and the simd
+// reductions' fold in lane order keep their first operand when the two
+// compare equal, so a row's max of -0 and +0 is whichever came first, not
+// +0 as math.Max would have it (issue 27: 1/(x*-0 + row_max(z)*0) gave +Inf
+// where the kernel gives -Inf).
 func (a *RowAcc) combine(x, y float32) float32 {
 	switch a.op {
 	case RowMax:
-		return float32(maxNum(float64(x), float64(y)))
+		return firstMax(x, y)
 	case RowMin:
-		return float32(-maxNum(-float64(x), -float64(y)))
+		return -firstMax(-x, -y)
 	}
 	return x + y
+}
+
+// firstMax is IEEE maxNum (a NaN operand yields the other) that returns x
+// when x and y compare equal (±0).
+func firstMax(x, y float32) float32 {
+	switch {
+	case x != x:
+		return y
+	case y != y:
+		return x
+	case y > x:
+		return y
+	}
+	return x
 }
 
 // Add accumulates element j's term v.

@@ -76,7 +76,9 @@ func (r *Report) drift(cfg *config.Config, outDirs []string, files []output.File
 	if err := r.strays(cfg, files); err != nil {
 		return err
 	}
+	r.drifted = map[string]bool{}
 	for i, c := range changes {
+		r.drifted[c.Path] = true
 		r.Findings = append(r.Findings, Finding{Check: "drift", ID: driftIDs[c.State],
 			Pos: diag.Pos{Path: c.Path, Line: 1, Col: 1}, End: diag.Pos{Path: c.Path, Line: 1, Col: firstLineEnd(cfg.Dir, c)},
 			Msg: driftHints[c.State], Diff: diffs[i]})

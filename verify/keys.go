@@ -13,6 +13,7 @@ import (
 	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/diag"
 	"github.com/kgen-dev/kgen/generate"
+	"github.com/kgen-dev/kgen/internal/output"
 	"github.com/kgen-dev/kgen/ir"
 )
 
@@ -139,6 +140,10 @@ func (kc *keyCheck) kernel(k *ir.Kernel) error {
 	if err != nil {
 		return err
 	}
+	// The key hashes the LF text kgen writes; a CRLF checkout of the same
+	// file is the same kernel (and the Go table's raw string drops the
+	// CRs too).
+	src = output.NormalizeEOL(src)
 	ins := instances(mslPath, src)
 	kc.compareMetal(k, mslPath, ins)
 	dk := kc.disk.Kernels[k.Name]

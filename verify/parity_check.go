@@ -2,15 +2,12 @@ package verify
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/diag"
@@ -33,15 +30,18 @@ const parityWorkers = 2
 // the float64 evaluation of its formulas, with one lane-level report per
 // variant (Report.Parity).
 //
-// It runs the .metal files on disk — what ships — not the regenerated ones,
-// which would only ever agree with the specs; a kernel whose .metal is not
-// on disk gets no report, so the summary cannot say "parity ok" for it (the
-// drift check's finding names the file).
+// It compiles and runs the bytes kgen regenerates in memory, never a file
+// read from disk, and only for kernels whose .metal the drift check found
+// byte-identical on disk: those bytes are then what ships, and nothing
+// else is ever compiled as host C++ and executed. A hand-edited .metal is
+// arbitrary code (a static initializer calling system() runs at load), so a
+// pull request that only touches a generated file must not run it in a CI
+// whose gate is `kgen verify`. A kernel whose .metal drifted (missing,
+// stale, hand-edited, not kgen's) gets no report, so the summary cannot say
+// "parity ok" for it; the drift finding names the file and a note says
+// parity skipped it.
 func (r *Report) parity(ctx context.Context, cfg *config.Config, res *generate.Result, opts Options) error {
-	sources, err := diskSources(cfg, res)
-	if err != nil {
-		return err
-	}
+	sources, drifted := r.generatedSources(cfg, res)
 	if err := r.metalCompile(ctx, cfg, res, sources); err != nil {
 		return err
 	}
@@ -62,6 +62,9 @@ func (r *Report) parity(ctx context.Context, cfg *config.Config, res *generate.R
 		return err
 	}
 	r.Checks = append(r.Checks, "strict", "parity")
+	if drifted > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%s not compiled or run: drifted on disk", plural(drifted, ".metal file")))
+	}
 	type outcome struct {
 		findings []Finding
 		reports  []*ParityReport
@@ -160,21 +163,24 @@ func (r *Report) metalCompile(ctx context.Context, cfg *config.Config, res *gene
 	return nil
 }
 
-// diskSources reads every kernel's .metal file from disk; a file that is
-// not there (or not a regular file) maps to nil.
-func diskSources(cfg *config.Config, res *generate.Result) (map[string][]byte, error) {
+// generatedSources maps every kernel's .metal path to the bytes kgen
+// generates for it, or to nil where the drift check found the file on disk
+// different (then nothing of it is compiled or run), and counts those.
+func (r *Report) generatedSources(cfg *config.Config, res *generate.Result) (map[string][]byte, int) {
+	wanted := map[string][]byte{}
+	for _, f := range res.Files {
+		wanted[f.Path] = f.Data
+	}
 	sources := map[string][]byte{}
+	skipped := 0
 	for _, k := range res.Kernels {
 		p := generate.MSLPath(cfg, k)
-		data, err := os.ReadFile(filepath.Join(cfg.Dir, filepath.FromSlash(p)))
-		switch {
-		case err == nil:
-			sources[p] = data
-		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.EISDIR):
+		if r.drifted[p] {
 			sources[p] = nil
-		default:
-			return nil, err
+			skipped++
+			continue
 		}
+		sources[p] = wanted[p]
 	}
-	return sources, nil
+	return sources, skipped
 }

@@ -5,9 +5,13 @@
 // module's own Go code against the port-dispatch rules (package dispatch)
 // and the generated package's type check (gotypes.go), over one load, then,
 // where a C++ compiler exists, numerical parity (parity_check.go). It never
-// writes. Every check reads the files as they are on disk, because that is
-// what gets built and shipped: regenerating them would only ever agree with
-// itself.
+// writes. The checks that compare read the files as they are on disk,
+// because that is what gets built and shipped: regenerating them would only
+// ever agree with itself. The checks that compile and run code (the Metal
+// compile, the strict check, parity, the CUDA compile) take the bytes kgen
+// regenerates in memory, and only for files the drift check found
+// byte-identical on disk, so that they test what ships and never run a file
+// kgen did not write: a hand-edited kernel is reported, never executed.
 package verify
 
 import (
@@ -99,6 +103,11 @@ type Report struct {
 	// ParityOK counts the variants whose parity report passed, of
 	// len(Parity), when "parity" is in Checks.
 	ParityOK int
+
+	// drifted holds the paths of the wanted files that the drift check
+	// found not byte-identical on disk (missing, stale, hand-edited,
+	// foreign): parity runs no kernel whose .metal is among them.
+	drifted map[string]bool
 }
 
 // Options select what verify runs.

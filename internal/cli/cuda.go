@@ -2,12 +2,11 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"github.com/kgen-dev/kgen/internal/output"
 	"os"
 	"path"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,6 +14,7 @@ import (
 	"github.com/kgen-dev/kgen/emit/cuda"
 	"github.com/kgen-dev/kgen/emit/golang"
 	"github.com/kgen-dev/kgen/generate"
+	"github.com/kgen-dev/kgen/internal/output"
 	"github.com/kgen-dev/kgen/internal/par"
 	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/spec"
@@ -30,8 +30,10 @@ func cudaCmd(o *options) *cobra.Command {
 <out.go>/cudabin/<kernel>-<hash>.fatbin: sm_80 and sm_90 machine code plus
 compute_90 PTX. <hash> names the exact source, so the generated package loads
 only a binary built from its own .cu; older binaries of the same kernel are
-removed. It is the one step that needs the CUDA toolkit: kgen gen, kgen verify
-and CI do not. nvcc comes from $KGEN_NVCC, PATH or /usr/local/cuda/bin.
+removed when the folder's manifest (.kgen-cuda.sum, the sha256 of every
+binary kgen cuda wrote there) proves kgen cuda wrote them and nobody changed
+them since; any other file is kept, and kgen cuda names it. It is the one
+step that needs the CUDA toolkit: kgen gen, kgen verify and CI do not. nvcc comes from $KGEN_NVCC, PATH or /usr/local/cuda/bin.
 
 Matmul kernels are CUTLASS GEMMs: each is built into <kernel>-<hash>.so (host
 functions plus sm_90a code), which needs CUTLASS's headers (--cutlass DIR or
@@ -57,6 +59,7 @@ func (o *options) cudaBuild(outDir, cutlassDir string) error {
 	if err != nil {
 		return fmt.Errorf("kgen cuda: %w", err)
 	}
+	shown := outDir // the folder as the user knows it, for messages
 	if outDir == "" {
 		// The default folder is one of kgen's out folders: like gen, write
 		// (and remove old fatbins) only if no symlink on the way sends the
@@ -66,9 +69,14 @@ func (o *options) cudaBuild(outDir, cutlassDir string) error {
 			return fmt.Errorf("kgen cuda: %w", err)
 		}
 		outDir = filepath.Join(cfg.Dir, filepath.FromSlash(rel))
+		shown = rel
 	}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return err
+	}
+	manifest, err := readCUDAManifest(outDir, shown)
+	if err != nil {
+		return fmt.Errorf("kgen cuda: %w", err)
 	}
 	sources := map[string][]byte{}
 	for _, f := range res.Files {
@@ -88,6 +96,7 @@ func (o *options) cudaBuild(outDir, cutlassDir string) error {
 		}
 	}
 	built, cached := 0, 0
+	var written []string
 	if len(libs) > 0 {
 		if cutlassDir == "" {
 			cutlassDir = os.Getenv(cuda.CUTLASSEnv)
@@ -97,25 +106,55 @@ func (o *options) cudaBuild(outDir, cutlassDir string) error {
 			return fmt.Errorf("kgen cuda: %s: %w", kernelNames(libs), err)
 		}
 		lb := &libBuild{nvcc: nvcc, include: include, outDir: outDir}
-		if built, cached, err = lb.build(libs, sources, func(k *ir.Kernel) string { return generate.CUDAPath(cfg, k) }); err != nil {
-			return err
+		var linked []string
+		built, cached, linked, err = lb.build(libs, sources, func(k *ir.Kernel) string { return generate.CUDAPath(cfg, k) })
+		written = append(written, linked...)
+		if err != nil {
+			return errors.Join(err, manifest.update(written, nil))
 		}
 	}
+	fatbins := make([]string, len(names))
 	err = par.Do(len(names), 0, func(i int) error {
 		bin := golang.CUDABinary(names[i], srcs[i])
 		if err := cuda.Compile(context.Background(), nvcc, names[i], srcs[i], "fatbin", filepath.Join(outDir, bin)); err != nil {
 			return fmt.Errorf("kernel %s: %w", names[i], err)
 		}
-		old, _ := filepath.Glob(filepath.Join(outDir, names[i]+"-*.fatbin"))
-		for _, p := range old {
-			if filepath.Base(p) != bin && strings.Count(strings.TrimPrefix(filepath.Base(p), names[i]+"-"), "-") == 0 {
-				os.Remove(p)
+		fatbins[i] = bin
+		return nil
+	})
+	for _, bin := range fatbins {
+		if bin != "" {
+			written = append(written, bin)
+		}
+	}
+	if err != nil {
+		return errors.Join(err, manifest.update(written, nil))
+	}
+	keep := map[string]string{} // kernel → its binary now
+	for i, name := range names {
+		keep[name] = fatbins[i]
+	}
+	for _, k := range libs {
+		keep[k.Name] = golang.CUDABinaryOf(k, sources[generate.CUDAPath(cfg, k)])
+	}
+	var kept []string
+	if err := manifest.update(written, func() error {
+		for _, k := range res.Kernels {
+			if bin, ok := keep[k.Name]; ok {
+				left, err := manifest.removeOlder(k.Name, bin)
+				kept = append(kept, left...)
+				if err != nil {
+					return err
+				}
 			}
 		}
 		return nil
-	})
-	if err != nil {
-		return err
+	}); err != nil {
+		return fmt.Errorf("kgen cuda: %w", err)
+	}
+	for _, name := range kept {
+		fmt.Fprintf(o.stderr, "kgen cuda: kept %s: an older binary's name, but not provably written by kgen cuda (not in %s, or changed since); delete it yourself if it is stale\n",
+			filepath.Join(shown, name), cudaManifestName)
 	}
 	fmt.Fprintf(o.stdout, "kgen cuda: %d kernel(s) compiled with %s into %s", len(names), nvcc, outDir)
 	if len(libs) > 0 {

@@ -34,17 +34,19 @@ type libPart struct {
 	obj  string
 }
 
-func (lb *libBuild) build(libs []*ir.Kernel, sources map[string][]byte, cuPath func(*ir.Kernel) string) (built, cached int, err error) {
+// build returns the parts compiled and found cached, and the file names of
+// the libraries it linked into the out folder.
+func (lb *libBuild) build(libs []*ir.Kernel, sources map[string][]byte, cuPath func(*ir.Kernel) string) (built, cached int, linked []string, err error) {
 	cache := os.Getenv(CUDACacheEnv)
 	if cache == "" {
 		dir, err := os.UserCacheDir()
 		if err != nil {
-			return 0, 0, fmt.Errorf("kgen cuda: no cache folder for the CUTLASS objects (set $%s): %w", CUDACacheEnv, err)
+			return 0, 0, nil, fmt.Errorf("kgen cuda: no cache folder for the CUTLASS objects (set $%s): %w", CUDACacheEnv, err)
 		}
 		cache = filepath.Join(dir, "kgen", "cuda")
 	}
 	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	flags := cuda.PartFlags(lb.include)
 	var todo []libPart
@@ -77,7 +79,7 @@ func (lb *libBuild) build(libs []*ir.Kernel, sources map[string][]byte, cuPath f
 		return os.Rename(tmp, p.obj)
 	})
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	err = par.Do(len(link), 0, func(i int) error {
 		k := link[i]
@@ -87,23 +89,12 @@ func (lb *libBuild) build(libs []*ir.Kernel, sources map[string][]byte, cuPath f
 			os.Remove(tmp)
 			return fmt.Errorf("kernel %s: %w", k.Name, err)
 		}
-		if err := os.Rename(tmp, filepath.Join(lb.outDir, bin)); err != nil {
-			return err
-		}
-		removeOlder(lb.outDir, k.Name, bin)
-		return nil
+		return os.Rename(tmp, filepath.Join(lb.outDir, bin))
 	})
-	return len(todo), cached, err
-}
-
-// removeOlder removes a kernel's binaries built from other sources.
-func removeOlder(dir, kernel, keep string) {
-	old, _ := filepath.Glob(filepath.Join(dir, kernel+"-*"+filepath.Ext(keep)))
-	for _, p := range old {
-		if filepath.Base(p) != keep && strings.Count(strings.TrimPrefix(filepath.Base(p), kernel+"-"), "-") == 0 {
-			os.Remove(p)
-		}
+	for _, k := range link {
+		linked = append(linked, golang.CUDABinaryOf(k, sources[cuPath(k)]))
 	}
+	return len(todo), cached, linked, err
 }
 
 func kernelNames(ks []*ir.Kernel) string {

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/google/renameio/v2"
@@ -96,7 +97,7 @@ func (o *options) fmtSpecs(args []string, f fmtFlags) error {
 			o.stdout.Write(r.out)
 		}
 		if f.write && differs {
-			if err := renameio.WriteFile(r.full, r.out, 0o644, renameio.WithTempDir(filepath.Dir(r.full))); err != nil {
+			if err := writeInPlace(r.name, r.full, r.out); err != nil {
 				return err
 			}
 		}
@@ -123,4 +124,31 @@ func (o *options) fmtFiles(args []string) ([]string, string, error) {
 		return nil, "", fmt.Errorf("%s: cannot read the specs folder: %w", cfg.Specs, err)
 	}
 	return files, cfg.Dir, nil
+}
+
+// writeInPlace replaces the contents of the spec at full (name as the user
+// wrote it), atomically, without replacing the user's file with another
+// kind: a symlink is written through (its target gets the new bytes, the
+// link stays a link; renaming over the link would turn it into a regular
+// file and cut it off from its target), and the target's permission bits
+// are kept. The temp file lives beside the target, so the rename never
+// crosses a file system.
+func writeInPlace(name, full string, data []byte) error {
+	target, err := filepath.EvalSymlinks(full)
+	if err != nil {
+		return fmt.Errorf("%s: cannot resolve the file to rewrite: %w", name, err)
+	}
+	st, err := os.Stat(target)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file: fmt -w rewrites only regular files (or symlinks to one)", name)
+	}
+	err = renameio.WriteFile(target, data, st.Mode().Perm(), renameio.WithTempDir(filepath.Dir(target)),
+		renameio.WithStaticPermissions(st.Mode().Perm()))
+	if err != nil {
+		return fmt.Errorf("%s: cannot rewrite: %w", name, err)
+	}
+	return nil
 }

@@ -67,8 +67,12 @@ func Stamp(data []byte) []byte {
 }
 
 // Pristine reports whether a generated file still matches its digest line,
-// i.e. nobody edited it since kgen wrote it.
+// i.e. nobody edited it since kgen wrote it. The digest is taken over the
+// text with CRLF line endings turned to LF, so that a checkout that
+// converted them (git's core.autocrlf, or text=auto on Windows) is still
+// kgen's own file.
 func Pristine(data []byte) bool {
+	data = NormalizeEOL(data)
 	first, rest, _ := bytes.Cut(data, []byte("\n"))
 	line, body, _ := bytes.Cut(rest, []byte("\n"))
 	sum, ok := strings.CutPrefix(string(line), digestPrefix)
@@ -81,6 +85,18 @@ func Pristine(data []byte) bool {
 // left alone, since a copied header is how a hand-written file ends up
 // looking generated.
 func Owned(data []byte) bool { return IsGenerated(data) && Pristine(data) }
+
+// NormalizeEOL returns data with every CRLF turned to LF (data itself when
+// there is none). kgen writes LF only; a CRLF in a file of kgen's on disk
+// comes from a checkout that converts line endings, and means the same
+// file: equal after NormalizeEOL is unchanged (neither gen nor verify acts
+// on it), and the digest and the dtype keys are taken over the LF text.
+func NormalizeEOL(data []byte) []byte {
+	if !bytes.Contains(data, []byte("\r\n")) {
+		return data
+	}
+	return bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
+}
 
 // hasDigest reports whether the second line is a digest line (matching or
 // not): with the header, the mark of a file kgen wrote and someone edited.
@@ -193,8 +209,8 @@ func compare(root string, f File) (State, error) {
 		return 0, err
 	}
 	switch {
-	case bytes.Equal(have, f.Data):
-		return Unchanged, nil
+	case bytes.Equal(have, f.Data), bytes.Equal(NormalizeEOL(have), f.Data):
+		return Unchanged, nil // a CRLF checkout of the same text included
 	case Owned(have):
 		return Stale, nil
 	case IsGenerated(have) && hasDigest(have):

@@ -25,8 +25,8 @@ import (
 // the generated package and calls each kernel's RunCPU, with the go command
 // of the user's module: the same kgenrt, toolchain and build tags as the
 // user's build. The package's files come from memory through -overlay
-// (files gen would write replace those on disk, other .go files there are
-// hidden), so what is tested is exactly what gen writes; the main package
+// (files gen would write replace those on disk, every other file there and
+// in the driver's folder is hidden), so what is tested is exactly what gen writes; the main package
 // lives only in the overlay, inside the generated package's folder (so an
 // internal/ import path stays importable). One build per run, cached by
 // the go build cache, and one process for every sample.
@@ -124,10 +124,20 @@ func jobOf(s *Sample, kernel int) goJob {
 
 // build writes the overlay and the driver and compiles them into tmp.
 func (g GoReference) build(ctx context.Context, tmp string, kernels []*ir.Kernel) (string, error) {
+	drvDir := filepath.Join(g.PkgDir, "kgen_goref_driver")
 	replace := map[string]string{}
-	onDisk, _ := filepath.Glob(filepath.Join(g.PkgDir, "*.go"))
-	for _, p := range onDisk {
-		replace[p] = "" // hidden unless gen writes it
+	// Every file on disk in the package's folder and in the driver's is
+	// hidden unless gen writes it, not only .go files: go build also
+	// compiles .s and links .syso files there, and compiles any .go file
+	// in the driver's folder into the driver, whose init functions run;
+	// verify runs only what kgen generated.
+	for _, dir := range []string{g.PkgDir, drvDir} {
+		onDisk, _ := filepath.Glob(filepath.Join(dir, "*"))
+		for _, p := range onDisk {
+			if st, err := os.Stat(p); err == nil && !st.IsDir() {
+				replace[p] = ""
+			}
+		}
 	}
 	for name, data := range g.Files {
 		if !strings.HasSuffix(name, ".go") {
@@ -147,7 +157,6 @@ func (g GoReference) build(ctx context.Context, tmp string, kernels []*ir.Kernel
 	if err := os.WriteFile(drvPath, drv, 0o600); err != nil {
 		return "", err
 	}
-	drvDir := filepath.Join(g.PkgDir, "kgen_goref_driver")
 	replace[filepath.Join(drvDir, "main.go")] = drvPath
 	ov, err := overlayJSON(replace)
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 // MLX's mx.fast.scaled_dot_product_attention with a causal mask and grouped
 // KV heads: a prefill chunk after cached keys (MLX aligns the causal mask
 // to the last key: offset n - m) and a decode step (one query row against
-// the whole cache). Storage f32, f16 and bf16; MLX computes in the same
+// the whole cache, through the flash-decoding split). Storage f32, f16 and bf16; MLX computes in the same
 // dtype, so the bound is the two implementations' roundings together.
 func TestAttentionMatchesMLX(t *testing.T) {
 	needMLX(t)
@@ -24,14 +24,14 @@ func TestAttentionMatchesMLX(t *testing.T) {
 		b, h, kvh, m, n, d int
 	}{
 		{"prefill", 1, 8, 2, 19, 45, 64},
-		{"decode", 2, 8, 2, 1, 300, 128},
+		{"decode", 2, 8, 2, 1, 1000, 128}, // 16 groups: the launcher splits the keys 4 ways (flash decoding)
 	}
 	dtypes := []struct {
 		dt       kgenrt.DType
 		mx       string
 		abs, rel float64
 	}{
-		{kgenrt.F32, "float32", 5e-6, 1e-5},
+		{kgenrt.F32, "float32", 0, 1e-5}, // abs: γ_n of the weighted sum, below
 		{kgenrt.F16, "float16", 2e-3, 4e-3},
 		{kgenrt.BF16, "bfloat16", 1.6e-2, 3.2e-2},
 	}
@@ -63,7 +63,11 @@ k = load('k', %[1]d, %[6]d, %[7]d, %[4]d).astype(mx.%[5]s)
 v = load('v', %[1]d, %[6]d, %[7]d, %[4]d).astype(mx.%[5]s)
 save('o', mx.fast.scaled_dot_product_attention(q, k, v, scale=%[8]g, mask='causal'))
 `, c.b, c.h, c.m, c.d, dt.mx, c.kvh, c.n, scale), map[string][]float32{"q": stored(q), "k": stored(k), "v": stored(v)}, "o")
-				compareMLX(t, "o", o, want["o"], dt.abs, dt.rel)
+				abs := dt.abs
+				if dt.dt == kgenrt.F32 { // two f32 sums of n weighted values of |v| <= 2, in different orders
+					abs = float64(c.n) * 0x1p-24 * 2
+				}
+				compareMLX(t, "o", o, want["o"], abs, dt.rel)
 			})
 		}
 	}

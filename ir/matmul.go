@@ -45,6 +45,8 @@ type Matmul struct {
 	Split *Split
 	// Chain is a chain's second product, softmax(scores)·V (nil: no chain).
 	Chain *Chain
+	// Decode is a batched chain's flash-decoding form (nil otherwise).
+	Decode *Decode
 	// CUDA is the CUDA port's plan (a CUTLASS GEMM with an EVT epilogue),
 	// nil without `cuda: generated`.
 	CUDA *CUTLASS
@@ -158,6 +160,9 @@ func matmulBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 		fields = append(fields, Field{Name: "p", Type: dtype.U32, Size: true})
 	}
 	fields = append(fields, batchFields(batch, out, userNames(s, m), diags, m.BatchPos)...)
+	if len(batch) > 0 && m.Then != nil {
+		fields = append(fields, decodeFields()...)
+	}
 	for _, p := range s.Params {
 		for _, f := range fields {
 			if f.Name == p.Name.Name { // both would be members of the args struct

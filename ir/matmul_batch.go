@@ -2,6 +2,8 @@ package ir
 
 import (
 	"fmt"
+	"go/token"
+	"go/types"
 	"strconv"
 
 	"github.com/kgen-dev/kgen/diag"
@@ -117,6 +119,9 @@ func batchNames(s *spec.Spec, m *spec.MatmulSpec, diags *diag.List) []string {
 		if taken[n.Name] {
 			diags.Addf(n.Pos, "batch dimension %s: the name is taken (a matrix size m, n, k, p, a tensor, param, constant or formula, or an earlier batch dimension)", n.Name)
 		}
+		if why := goLocalClash(n.Name); why != "" {
+			diags.Addf(n.Pos, "batch dimension %s: %s", n.Name, why)
+		}
 		taken[n.Name] = true
 		out = append(out, n.Name)
 	}
@@ -174,6 +179,9 @@ func batchFields(batch []string, bindings []Binding, taken map[string]bool, diag
 			if taken[d.Group] || slicesContains(batch, d.Group) {
 				diags.Addf(pos, "tensor %s: group %s is taken (a matrix size, batch dimension or param)", b.Name, d.Group)
 			}
+			if why := goLocalClash(d.Group); why != "" {
+				diags.Addf(pos, "tensor %s: group %s: %s", b.Name, d.Group, why)
+			}
 			seen[d.Group] = true
 			out = append(out, Field{Name: d.Group, Type: dtype.U32, Size: true,
 				Derived: fmt.Sprintf("%s / (the %s dimension of %s)", d.Size, d.String(), b.Name)})
@@ -195,6 +203,23 @@ func strideFields(bindings []Binding) []Field {
 		}
 	}
 	return out
+}
+
+// callBuilderLocals are the identifiers a generated call builder declares
+// or reads besides its size fields (emit/golang's callBuilder): a batch
+// size or group, which becomes a local there, may not be one.
+var callBuilderLocals = map[string]bool{"sizes": true, "v": true, "err": true, "ts": true, "args": true,
+	"kgenrt": true, "math": true, "binary": true, "fmt": true, "launch": true}
+
+// goLocalClash says why a size field name cannot be a Go local of the
+// generated launchers ("" when it can): a Go keyword, a predeclared
+// identifier (min, max and len are called there) or a call builder's own
+// local.
+func goLocalClash(name string) string {
+	if token.IsKeyword(name) || types.Universe.Lookup(name) != nil || callBuilderLocals[name] {
+		return "the name is one the generated Go launcher uses (a Go keyword, a predeclared identifier or one of its locals); choose another"
+	}
+	return ""
 }
 
 func slicesContains(xs []string, x string) bool {

@@ -120,6 +120,9 @@ func chainSchedule(s *spec.Spec, k *Kernel, mm *Matmul, diags *diag.List) Schedu
 	mm.Chain.PMax = (backend.Table[Metal].ThreadgroupBytes - staging) / (4 * t.BM) / t.BN * t.BN
 	mm.ThreadgroupBytes = staging + 4*t.BM*mm.Chain.PMax
 	k.Threadgroup = t.Threads()
+	if len(mm.Batch) > 0 {
+		mm.Decode = decodeOf(k, mm)
+	}
 	return mm
 }
 
@@ -181,20 +184,29 @@ func (mm *Matmul) chainStages(k *Kernel) []Stage {
 // chainLaunch is one threadgroup per RowTile.BM rows: ceildiv(m, 8) · 128.
 func (mm *Matmul) chainLaunch() launch.Launch {
 	t := mm.Tile
-	return launch.Launch{
+	l := launch.Launch{
 		Grid:        [3]*launch.Expr{launch.Times(launch.Ceil(launch.V("m"), launch.N(t.BM)), launch.N(t.Threads())), launch.N(1), batchGrid(mm.Batch)},
 		Threadgroup: [3]int{t.Threads(), 1, 1},
 	}
+	if mm.Decode != nil {
+		l.Derived = DecodeRules(mm.Batch)
+	}
+	return l
 }
 
 // chainDescribe is the chain's schedule in words.
 func (mm *Matmul) chainDescribe() []string {
 	t, ch := mm.Tile, mm.Chain
-	return []string{
+	out := []string{
 		fmt.Sprintf("chain on the row-owning tile %s: one threadgroup per %d rows, %d threads", t, t.BM, t.Threads()),
 		fmt.Sprintf("per block of %d columns: acc = %s·%s, the scores, then per row the running max and sum, rescaled by exp(m_old - m_new)", t.BN, operandText(mm.A, "[m, k]"), operandText(mm.B[0], "[k, n]")),
 		fmt.Sprintf("%s += weights·%s on 8×8 simdgroup fragments into an f32 strip of p ≤ %d columns per row (%d bytes of threadgroup memory in all); n is unbounded, the launcher refuses a wider p", ch.Then.Acc, operandText(ch.Then, "[n, p]"), ch.PMax, mm.ThreadgroupBytes),
 	}
+	if d := mm.Decode; d != nil {
+		out = append(out, fmt.Sprintf("flash decoding when the grid is small (%s > 1: about %d threadgroups, chunks of at least %d keys): two launches in one call (%s, %s)", SplitsField, DecodeGroups, DecodeMinChunk, d.Part.Entry, d.Combine.Entry),
+			d.Part.Comment, d.Combine.Comment)
+	}
+	return out
 }
 
 // EvalChainScoreBound is a chain's score at element at (the row_max

@@ -108,10 +108,34 @@ type Phase struct {
 // always launches once). These are Metal's: the CUDA port runs its split
 // inside one library call (SplitCUDA).
 func (k *Kernel) Phases() []*Phase {
-	if mm := k.Matmul(); mm != nil && mm.Split != nil && mm.Split.Metal {
+	mm := k.Matmul()
+	switch {
+	case mm == nil:
+	case mm.Split != nil && mm.Split.Metal:
 		return []*Phase{&mm.Split.Acc, &mm.Split.Rows}
+	case mm.Decode != nil:
+		return []*Phase{&mm.Decode.Part, &mm.Decode.Combine}
 	}
 	return nil
+}
+
+// PhasesWhen says when a kernel with Phases takes them instead of its one
+// launch: when size field Field is above Over (a row split: n above the
+// strip; a decode split: kgen_splits above 1).
+func (k *Kernel) PhasesWhen() (field string, over int) {
+	if mm := k.Matmul(); mm != nil && mm.Decode != nil {
+		return SplitsField, 1
+	}
+	return "n", k.Matmul().Split.Over
+}
+
+// Workspaces are the f32 tensors between a kernel's Phases, each Shape
+// naming its dimensions by size fields (derived ones included).
+func (k *Kernel) Workspaces() []Binding {
+	if mm := k.Matmul(); mm != nil && mm.Decode != nil {
+		return mm.Decode.Space
+	}
+	return k.Matmul().Split.Space
 }
 
 // WorkspaceName is the name of workspace w's binding: reserved (spec names

@@ -202,10 +202,10 @@ func (k *Kernel) PutStrides(args []byte, tensors []*Tensor) error {
 			return fmt.Errorf("kgenrt: kernel %s: args field %s at offset %d is outside the %d args bytes", k.Name, f.Name, f.Offset, len(args))
 		}
 		s := t.strideOf(f.StrideDim)
-		if s > math.MaxUint32 {
+		if int64(s) > math.MaxUint32 {
 			return k.tensorErr(b, fmt.Sprintf("has stride %d in dim %d, past the kernels' 32-bit strides", s, f.StrideDim))
 		}
-		if r := t.reach(); r > 1<<32 {
+		if r := int64(t.reach()); r > 1<<32 {
 			return k.tensorErr(b, fmt.Sprintf("reaches element %d from its first (shape %v, strides %v); kernel %s indexes in 32 bits from the bound pointer", r-1, t.shape, t.Strides(), k.Name))
 		}
 		binary.LittleEndian.PutUint32(args[f.Offset:], uint32(s))

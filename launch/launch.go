@@ -26,6 +26,9 @@ const (
 	Mul               // Args[0] * Args[1]
 	Div               // Args[0] / Args[1], rounded down
 	CeilDiv           // ceil(Args[0] / Args[1])
+	// Min and Max are the smaller and the larger of Args[0] and Args[1].
+	Min
+	Max
 	// Lanes is Args[0] (cols) rounded to a team width: the smallest power of
 	// two w from 32 (or from Args[3], when given) up to Args[1] (the threads
 	// per group) with w * Args[2] >= cols; Args[2] is the values one lane
@@ -67,6 +70,12 @@ func Over(a, b *Expr) *Expr { return &Expr{Op: Div, Args: []*Expr{a, b}} }
 
 // Ceil returns ceil(a / b).
 func Ceil(a, b *Expr) *Expr { return &Expr{Op: CeilDiv, Args: []*Expr{a, b}} }
+
+// Smaller returns min(a, b).
+func Smaller(a, b *Expr) *Expr { return &Expr{Op: Min, Args: []*Expr{a, b}} }
+
+// Larger returns max(a, b).
+func Larger(a, b *Expr) *Expr { return &Expr{Op: Max, Args: []*Expr{a, b}} }
 
 // TeamLanes returns the team width for rows of cols values at tg threads per
 // group with per values per lane (see Lanes).
@@ -123,6 +132,10 @@ func (e *Expr) Eval(env Env) (int, error) {
 			return args[0] / args[1], nil
 		}
 		return (args[0] + args[1] - 1) / args[1], nil
+	case Min:
+		return min(args[0], args[1]), nil
+	case Max:
+		return max(args[0], args[1]), nil
 	case Lanes:
 		if len(args) == 4 {
 			return LanesFrom(args[0], args[1], args[2], args[3]), nil
@@ -169,7 +182,7 @@ func (e *Expr) prec() int {
 //	factor = integer | size-field | "ceildiv(" expr "," expr ")" | "(" expr ")"
 //
 // with lanes(cols, tg, per) and lanes(cols, tg, per, from) for the
-// team-width rule.
+// team-width rule, and min(a, b), max(a, b) (a chain's decode split).
 func (e *Expr) String() string {
 	switch e.Op {
 	case Lit:
@@ -188,6 +201,10 @@ func (e *Expr) String() string {
 		return e.Args[0].operand(precProduct) + " / " + e.Args[1].operand(precPrimary)
 	case CeilDiv:
 		return "ceildiv(" + e.Args[0].String() + ", " + e.Args[1].String() + ")"
+	case Min:
+		return "min(" + e.Args[0].String() + ", " + e.Args[1].String() + ")"
+	case Max:
+		return "max(" + e.Args[0].String() + ", " + e.Args[1].String() + ")"
 	case Lanes:
 		parts := make([]string, len(e.Args))
 		for i, a := range e.Args {

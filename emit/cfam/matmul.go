@@ -99,7 +99,7 @@ type matmulWriter struct {
 
 func (matmul) body(w *Writer, k *ir.Kernel, d *Dialect) {
 	mw := newMatmulWriter(w, k, d)
-	mw.batchPrologue()
+	mw.batchPrologue(k.Bindings)
 	if mw.mm.Chain != nil {
 		mw.chainBody()
 		return
@@ -127,7 +127,7 @@ func newMatmulWriter(w *Writer, k *ir.Kernel, d *Dialect) *matmulWriter {
 // tensor's batch dimensions at their strides (a grouped one at index /
 // group; a missing one shared). The kernel then reads every matrix through
 // its row and column strides (elemAt).
-func (mw *matmulWriter) batchPrologue() {
+func (mw *matmulWriter) batchPrologue(bindings []ir.Binding) {
 	batch := mw.k.Batch()
 	if len(batch) == 0 {
 		return
@@ -140,7 +140,7 @@ func (mw *matmulWriter) batchPrologue() {
 		w.P("kgen_z /= args.", batch[a], ";")
 	}
 	w.P("const ", u, " kgen_b0 = kgen_z;")
-	for _, b := range mw.k.Bindings {
+	for _, b := range bindings {
 		if b.Role == ir.Args || len(b.Batch) == 0 {
 			continue
 		}
@@ -178,7 +178,7 @@ func (mw *matmulWriter) elemAt(b ir.Binding, r, c, cols string) string {
 
 // entries are a split matmul's phases (ir.Split), written after the
 // kernel: the tiled product into the workspace, then the row passes over
-// it.
+// it; or a batched chain's flash-decoding phases (ir.Decode).
 func (matmul) entries(k *ir.Kernel, d *Dialect) []entry {
 	var out []entry
 	for _, p := range k.Phases() {
@@ -186,6 +186,15 @@ func (matmul) entries(k *ir.Kernel, d *Dialect) []entry {
 		pk.Bindings, pk.Variants = p.Bindings, p.Variants
 		out = append(out, entry{name: p.Entry, kernel: &pk, comment: p.Comment, body: func(w *Writer) {
 			mw := newMatmulWriter(w, k, d)
+			mw.batchPrologue(p.Bindings)
+			switch p.Suffix {
+			case "part":
+				mw.decodePartBody()
+				return
+			case "combine":
+				mw.decodeCombineBody()
+				return
+			}
 			if p.Suffix == "acc" {
 				mw.tiledBody(p.Tile, "the workspace", mw.storeWorkspace)
 				return

@@ -17,6 +17,12 @@ import (
 // p at a time. Every lane reaches every matrix operation, barrier and
 // shuffle; rows past m and columns past n score -INFINITY (weight 0).
 func (mw *matmulWriter) chainBody() {
+	mw.chainLoop("0", "args.n", func() { mw.chainWrite(mw.simd) })
+}
+
+// chainLoop writes the chain over keys [from, to), then finish (the
+// outputs, or a decode split's partials).
+func (mw *matmulWriter) chainLoop(from, to string, finish func()) {
 	w, mm, tid, tg, simd := mw.Writer, mw.mm, mw.tid, mw.tg, mw.simd
 	t, ch := mm.Tile, mm.Chain
 	w.P("using C = float;")
@@ -40,12 +46,76 @@ func (mw *matmulWriter) chainBody() {
 		w.P("kgen_m[kgen_q] = -INFINITY;")
 		w.P("kgen_l[kgen_q] = 0.0f;")
 	})
-	w.Block("for (uint kgen_col0 = 0; kgen_col0 < args.n; kgen_col0 += BN)", func() {
+	w.Block("for (uint kgen_col0 = "+from+"; kgen_col0 < "+to+"; kgen_col0 += BN)", func() {
 		mw.chainScores(tid)
 		mw.chainSoftmax(simd)
 		mw.chainAccumulate(tid)
 	})
-	mw.chainWrite(simd)
+	finish()
+}
+
+// decodePartBody writes a decode split's first phase (ir.Decode): the
+// chain over split y's keys, each row's unnormalised output, running max
+// and sum into the workspaces (row (z · splits + y) · m + i).
+func (mw *matmulWriter) decodePartBody() {
+	g := mw.d.Threads[GroupXYZ].Expr
+	mw.P("const uint kgen_key0 = ", g, ".y * args.", ir.ChunkField, ";")
+	mw.P("const uint kgen_key1 = min(args.n, kgen_key0 + args.", ir.ChunkField, ");")
+	mw.chainLoop("kgen_key0", "kgen_key1", func() {
+		w := mw.Writer
+		ws := mw.mm.Decode.Space
+		w.Block("for (uint kgen_q = 0; kgen_q < kRowsPerSimd; ++kgen_q)", func() {
+			w.P("const uint kgen_r = ", mw.simd, " * kRowsPerSimd + kgen_q, kgen_i = kgen_row0 + kgen_r;")
+			w.Block("if (kgen_i < args.m)", func() {
+				w.P("const uint kgen_w = (", g, ".z * args.", ir.SplitsField, " + ", g, ".y) * args.m + kgen_i;")
+				w.Block("for (uint kgen_c = kgen_lane; kgen_c < args.p; kgen_c += 32)", func() {
+					w.P(ws[0].Name, "[kgen_w * args.p + kgen_c] = kgen_os[kgen_r * PMAX + kgen_c];")
+				})
+				w.Block("if (kgen_lane == 0)", func() {
+					w.P(ws[1].Name, "[kgen_w] = kgen_m[kgen_q];")
+					w.P(ws[2].Name, "[kgen_w] = kgen_l[kgen_q];")
+				})
+			})
+		})
+	})
+}
+
+// decodeCombineBody writes a decode split's second phase: per output
+// element (thread x of the grid, batch element z), the splits' partials
+// rescaled to their common max M and summed, a split whose every key was
+// masked (max -INFINITY) weighing 0, then the write stage.
+func (mw *matmulWriter) decodeCombineBody() {
+	w, g := mw.Writer, mw.d.Threads[GroupXYZ].Expr
+	ws := mw.mm.Decode.Space
+	st := mw.k.Stages()[1]
+	w.P("using C = float;")
+	mw.P("const uint kgen_e = ", g, ".x * ", mw.mm.Decode.Combine.Launch.Threadgroup[0], "u + ", mw.tid, ";")
+	w.Block("if (kgen_e >= args.m * args.p)", func() { w.P("return; // no barrier follows") })
+	mw.paramLocals()
+	w.P("const uint kgen_i = kgen_e / args.p, kgen_c = kgen_e % args.p;")
+	w.P("const uint kgen_w0 = ", g, ".z * args.", ir.SplitsField, " * args.m + kgen_i; // split s: kgen_w0 + s * m")
+	w.P("float kgen_mx = -INFINITY;")
+	w.Block("for (uint kgen_s = 0; kgen_s < args."+ir.SplitsField+"; ++kgen_s)", func() {
+		w.P("kgen_mx = fmax(kgen_mx, ", ws[1].Name, "[kgen_w0 + kgen_s * args.m]);")
+	})
+	w.P("float kgen_osum = 0.0f, kgen_lsum = 0.0f;")
+	w.Block("for (uint kgen_s = 0; kgen_s < args."+ir.SplitsField+"; ++kgen_s)", func() {
+		w.P("const uint kgen_w = kgen_w0 + kgen_s * args.m;")
+		w.P("const float kgen_f = kgen_mx == -INFINITY ? 0.0f : kgen_math::exp(", ws[1].Name, "[kgen_w] - kgen_mx);")
+		w.P("kgen_osum += ", ws[0].Name, "[kgen_w * args.p + kgen_c] * kgen_f;")
+		w.P("kgen_lsum += ", ws[2].Name, "[kgen_w] * kgen_f;")
+	})
+	w.P("const C ", ir.ReductionName(0), " = kgen_lsum;")
+	var names []string
+	outs := mw.k.BindingsOf(ir.Output)
+	for _, b := range outs {
+		names = append(names, "kgen_o_"+b.Name)
+	}
+	w.P("C ", strings.Join(names, ", "), ";")
+	w.P(mw.chainCall(st, "kgen_osum", strings.Join(names, ", ")))
+	for i, b := range outs {
+		w.P(b.Name, "[", mw.elemAt(b, "kgen_i", "kgen_c", "args.p"), "] = ", mw.d.Cvt(mw.d.TypeName(b.DType), names[i]), ";")
+	}
 }
 
 // chainScores writes one block's acc = A·B into kgen_ps (the row-owning

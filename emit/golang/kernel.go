@@ -129,7 +129,7 @@ func descriptor(f *jen.File, k *ir.Kernel, n *names, opts Options) {
 		return
 	}
 	f.Add(comment(
-		fmt.Sprintf("%s are the launches of %s's split form, taken for n > %d (docs/matmul.md):", n.phases, k.Name, k.Matmul().Split.Over),
+		fmt.Sprintf("%s are the launches of %s's split form, taken for %s (docs/matmul.md):", n.phases, k.Name, phasesCond(k)),
 		"more entry points of the same source, each with its own bindings, variants and launch.",
 	))
 	var descs []jen.Code
@@ -137,6 +137,12 @@ func descriptor(f *jen.File, k *ir.Kernel, n *names, opts Options) {
 		descs = append(descs, item(block(descriptorFields(k, p.Entry, p.Variants, p.Bindings, func(ir.Backend) launch.Launch { return p.Launch }, n, opts)...)).Comment(p.Comment))
 	}
 	f.Var().Id(n.phases).Op("=").Index(jen.Op("...")).Add(rt("Kernel")).Add(block(descs...))
+}
+
+// phasesCond is when a kernel takes its phases, in words.
+func phasesCond(k *ir.Kernel) string {
+	field, over := k.PhasesWhen()
+	return fmt.Sprintf("%s > %d", field, over)
 }
 
 // descriptorFields are the fields of one kgenrt.Kernel literal: the
@@ -234,6 +240,10 @@ func exprValue(e *launch.Expr) jen.Code {
 		return ctor("Over", e.Args...)
 	case launch.CeilDiv:
 		return ctor("Ceil", e.Args...)
+	case launch.Min:
+		return ctor("Smaller", e.Args...)
+	case launch.Max:
+		return ctor("Larger", e.Args...)
 	case launch.Lanes:
 		if len(e.Args) == 4 {
 			return ctor("TeamLanesFrom", e.Args...)

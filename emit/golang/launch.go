@@ -246,7 +246,7 @@ func builderBackend(k *ir.Kernel, backend jen.Code) []jen.Code {
 func builderParams(k *ir.Kernel, n *names) []jen.Code {
 	var ps []param
 	if len(k.Phases()) > 0 {
-		ps = append(ps, param{"b", rt("Backend"), "Backend"})
+		ps = append(ps, param{"kgenBackend", rt("Backend"), "Backend"})
 	}
 	ps = append(ps, []param{
 		{"ts", jen.Index().Op("*").Add(rt("Tensor")), "[]*Tensor"},
@@ -349,7 +349,8 @@ func callBuilder(f *jen.File, k *ir.Kernel, n *names) error {
 			l.Threadgroup[0], l.Threadgroup[1], l.Threadgroup[2]),
 	}
 	if ph := k.Phases(); len(ph) > 0 {
-		doc = append(doc, fmt.Sprintf("On Metal with n > %d it returns the split form instead: a chain of %d calls (%s).", k.Matmul().Split.Over, len(ph), n.phases))
+		field, over := k.PhasesWhen()
+		doc = append(doc, fmt.Sprintf("On Metal with %s > %d it returns the split form instead: a chain of %d calls (%s).", field, over, len(ph), n.phases))
 	}
 	f.Add(comment(doc...))
 	f.Func().Id(n.call).Params(builderParams(k, n)...).Params(rt("Call"), jen.Error()).Block(body...)
@@ -361,12 +362,15 @@ func callBuilder(f *jen.File, k *ir.Kernel, n *names) error {
 // and a chain of the phases' calls (kgenrt.Call.Next), each laid out from
 // its ir.Phase: bindings, variant, the shared args bytes and its grid.
 func splitLines(k *ir.Kernel, n *names) ([]jen.Code, error) {
-	sp := k.Matmul().Split
 	ws := func(w int) string { return fmt.Sprintf("kgenWs%d", w) }
 	var branch []jen.Code
-	for w := range sp.Space {
+	for w, b := range k.Workspaces() {
+		var dims []jen.Code
+		for _, d := range b.Shape {
+			dims = append(dims, jen.Id(d))
+		}
 		branch = append(branch,
-			jen.List(jen.Id(ws(w)), jen.Err()).Op(":=").Add(rt("NewWorkspace")).Call(jen.Id("m"), jen.Id("n")),
+			jen.List(jen.Id(ws(w)), jen.Err()).Op(":=").Add(rt("NewWorkspace")).Call(dims...),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(rt("Call").Values(), jen.Err())))
 	}
 	phases := k.Phases()
@@ -413,12 +417,25 @@ func splitLines(k *ir.Kernel, n *names) ([]jen.Code, error) {
 		first = rt("Call").Add(block(fields...))
 		next = jen.Op("&").Add(first)
 	}
-	return []jen.Code{
-		jen.Comment(fmt.Sprintf("On Metal, n > %d does not fit the row-owning kernel's threadgroup-memory strip: the", sp.Over)),
-		jen.Comment("split form, the accumulators into f32 workspaces, then the row passes over them."),
+	field, over := k.PhasesWhen()
+	return append(phasesWhy(k),
 		jen.Comment("Other ports run their own form of it inside the kernel's one call (Backend.ChainsPhases)."),
-		jen.If(jen.Id("b").Dot("ChainsPhases").Call().Op("&&").Id("n").Op(">").Lit(sp.Over)).Block(append(branch, jen.Return(first, jen.Nil()))...),
-	}, nil
+		jen.If(jen.Id("kgenBackend").Dot("ChainsPhases").Call().Op("&&").Id(field).Op(">").Lit(over)).Block(append(branch, jen.Return(first, jen.Nil()))...),
+	), nil
+}
+
+// phasesWhy is the comment before the branch to a kernel's phases.
+func phasesWhy(k *ir.Kernel) []jen.Code {
+	if k.Matmul().Decode != nil {
+		return []jen.Code{
+			jen.Comment(fmt.Sprintf("On Metal, %s > 1 when the chain's own grid is too small to fill the GPU (a", ir.SplitsField)),
+			jen.Comment("decode step): flash decoding, the keys split over threadgroups, then a combine."),
+		}
+	}
+	return []jen.Code{
+		jen.Comment(fmt.Sprintf("On Metal, n > %d does not fit the row-owning kernel's threadgroup-memory strip: the", k.Matmul().Split.Over)),
+		jen.Comment("split form, the accumulators into f32 workspaces, then the row passes over them."),
+	}
 }
 
 // derivedLines computes a launch's derived size fields as locals, each by
@@ -487,6 +504,10 @@ func sizeExpr(e *launch.Expr) (*jen.Statement, int, error) {
 		return jen.Add(operand(0, sizeProduct)).Op(op).Add(operand(1, sizeProduct+1)), sizeProduct, nil
 	case launch.CeilDiv:
 		return rt("CeilDiv").Call(args[0], args[1]), sizePrimary, nil
+	case launch.Min:
+		return jen.Id("min").Call(args[0], args[1]), sizePrimary, nil
+	case launch.Max:
+		return jen.Id("max").Call(args[0], args[1]), sizePrimary, nil
 	case launch.Lanes:
 		if len(args) == 4 {
 			return jen.Qual(LaunchPath, "LanesFrom").Call(args[0], args[1], args[2], args[3]), sizePrimary, nil

@@ -50,7 +50,10 @@ type CUDASplit struct {
 
 // Split is the launches of a kernel's split form, in order.
 type Split struct {
-	Over   int     `json:"n_over"`
+	Over int `json:"n_over"`
+	// When names the size field compared with Over when it is not n: a
+	// batched chain's flash-decoding split runs when kgen_splits > 1.
+	When   string  `json:"when,omitempty"`
 	Phases []Phase `json:"phases"`
 }
 
@@ -143,7 +146,11 @@ func kernel(k *ir.Kernel, msl string) Kernel {
 	}
 	out.Passes = k.Describe()
 	if ph := k.Phases(); len(ph) > 0 {
-		out.Split = &Split{Over: k.Matmul().Split.Over}
+		field, over := k.PhasesWhen()
+		out.Split = &Split{Over: over}
+		if field != "n" {
+			out.Split.When = field
+		}
 		for _, p := range ph {
 			pj := Phase{Entry: p.Entry, Does: p.Comment, Dispatch: Dispatch{Grid: p.Launch.GridStrings(), Threadgroup: p.Launch.Threadgroup}}
 			for _, v := range p.Variants {

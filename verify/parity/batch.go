@@ -228,11 +228,17 @@ func checkBatched(ctx context.Context, k *ir.Kernel, v ir.Variant, gen shapeGen,
 	}
 	var first [][]byte
 	for i, order := range opts.Orders {
-		got, err := run(ctx, mslcpu.Launch{
+		ml := mslcpu.Launch{
 			Source: source, HostName: v.HostName, Buffers: buffers,
 			Grid: u32s(grid), Threadgroup: u32s(l.Threadgroup),
 			Order: order, Sanitize: opts.Sanitize, Flags: opts.Flags, MatrixLanes: opts.MatrixLanes,
-		})
+		}
+		var got [][]byte
+		if splits(k, opts.Backend, sizes) {
+			got, err = runSplit(ctx, run, k, v, sizes, buffers, ml)
+		} else {
+			got, err = run(ctx, ml)
+		}
 		if err != nil {
 			return Result{}, err
 		}

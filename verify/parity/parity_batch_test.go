@@ -48,7 +48,40 @@ func TestBuiltinBatched(t *testing.T) {
 			}
 			checkAll(t, k, src[k.Name], parity.Options{Seed: 22, Chain: batchChainShapes[2:],
 				MatrixLanes: mslcpu.ScrambledLanes, Orders: []mslcpu.LaneOrder{mslcpu.Shuffled}})
+			// Decode: few rows, many keys; the launcher splits the keys
+			// (flash decoding). Every key visible, then the causal mask at
+			// offset 0, where the later splits see no key at all.
+			for _, offset := range []float64{4000, 0} {
+				for _, r := range checkAll(t, k, src[k.Name], parity.Options{Seed: 24, Chain: decodeShapes, Params: map[string]float64{"offset": offset}}) {
+					if r.Checked == 0 {
+						t.Errorf("%s: nothing checked", r.HostName)
+					}
+				}
+			}
 		})
+	}
+}
+
+// decodeShapes are decode steps whose grid the launcher splits over the
+// keys (ir.DecodeRules): 4 splits of 256 keys with a partial last one, and
+// 9 splits of 256 keys (the last of 1) for 3 query rows.
+var decodeShapes = []parity.ChainShape{{1, 1000, 16, 40}, {3, 2049, 8, 9}}
+
+// TestDecodeSplits: the decode shapes do take the split (kgen_splits > 1 at
+// parity's batch sizes), so TestBuiltinBatched checks the flash-decoding
+// phases and not only the one launch.
+func TestDecodeSplits(t *testing.T) {
+	kernels, _ := batched(t)
+	k := kernels[0]
+	for _, sh := range decodeShapes {
+		sizes, err := k.Launch(ir.Metal).Sizes(map[string]int{"m": sh.M, "n": sh.N, "k": sh.K, "p": sh.P, "b": 2, "h": 4, "group": 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sizes[ir.SplitsField] < 2 {
+			t.Errorf("%v: %d split(s), want the flash-decoding form", sh, sizes[ir.SplitsField])
+		}
+		t.Logf("%v: %d splits of %d keys", sh, sizes[ir.SplitsField], sizes[ir.ChunkField])
 	}
 }
 
@@ -64,6 +97,8 @@ func TestBatchedMutationsFail(t *testing.T) {
 		{"wrong KV head", "(kgen_b1 / args.group) * args.kgen_kc_s1", "(kgen_b1 % args.group) * args.kgen_kc_s1"},
 		{"dense row stride of q", "kgen_r * args.kgen_q_s2", "kgen_r * args.k"},
 		{"dense output rows", "kgen_i * args.kgen_o_s2", "kgen_i * args.p"},
+		{"combine without the rescale", "const float kgen_f = kgen_mx == -INFINITY ? 0.0f : kgen_math::exp(kgen_ws1[kgen_w] - kgen_mx);", "const float kgen_f = 1.0f;"},
+		{"partials of split 0 only", "const uint kgen_w = (kgen_tg3.z * args.kgen_splits + kgen_tg3.y) * args.m + kgen_i;", "const uint kgen_w = (kgen_tg3.z * args.kgen_splits + 0u) * args.m + kgen_i;"},
 	}
 	for _, m := range mutations {
 		t.Run(m.name, func(t *testing.T) {
@@ -73,10 +108,10 @@ func TestBatchedMutationsFail(t *testing.T) {
 				t.Fatalf("the rewrite %q does not apply", m.from)
 			}
 			mutated := []byte(strings.ReplaceAll(s, m.from, m.to))
-			results, err := parity.Check(context.Background(), k, mutated, parity.Options{Seed: 23, Chain: batchChainShapes[1:]})
+			results, err := parity.Check(context.Background(), k, mutated, parity.Options{Seed: 23, Chain: append(batchChainShapes[1:], decodeShapes[0]),
+				Params: map[string]float64{"offset": 4000}})
 			if err != nil {
-				t.Logf("the harness refuses it: %v", err)
-				return
+				t.Fatalf("the mutated kernel does not run: %v", err) // each rewrite is well-formed
 			}
 			for _, r := range parity.Summarize(results) {
 				if r.OK() {

@@ -13,10 +13,14 @@ import (
 // splits reports whether kernel k launches its split form's phases one by
 // one (ir.Kernel.Phases) on backend b at these sizes, as its Go launcher
 // decides: on Metal, a row-reducing matmul wider than its threadgroup-memory
-// strip. The CUDA port runs its split inside the kernel's one call.
+// strip, or a batched chain whose grid is too small (flash decoding). The
+// CUDA port runs its split inside the kernel's one call.
 func splits(k *ir.Kernel, b ir.Backend, sizes map[string]int) bool {
-	mm := k.Matmul()
-	return b == ir.Metal && len(k.Phases()) > 0 && sizes["n"] > mm.Split.Over
+	if b != ir.Metal || len(k.Phases()) == 0 {
+		return false
+	}
+	field, over := k.PhasesWhen()
+	return sizes[field] > over
 }
 
 // runSplit runs a split kernel's phases (ir.Kernel.Phases) in order, as the
@@ -26,11 +30,14 @@ func splits(k *ir.Kernel, b ir.Backend, sizes map[string]int) bool {
 // buffers afterwards, as one launch of the kernel would.
 func runSplit(ctx context.Context, run func(context.Context, mslcpu.Launch) ([][]byte, error), k *ir.Kernel, v ir.Variant,
 	sizes map[string]int, buffers [][]byte, base mslcpu.Launch) ([][]byte, error) {
-	sp := k.Matmul().Split
 	out := append([][]byte(nil), buffers...)
-	space := make([][]byte, len(sp.Space))
-	for w := range space {
-		nan := make([]float64, sizes["m"]*sizes["n"])
+	space := make([][]byte, len(k.Workspaces()))
+	for w, b := range k.Workspaces() {
+		count := 1
+		for _, d := range b.Shape {
+			count *= sizes[d]
+		}
+		nan := make([]float64, count)
 		for i := range nan {
 			nan[i] = math.NaN()
 		}

@@ -31,6 +31,9 @@ type Chain struct {
 	Score  *Expr   // s: the row_max argument
 	Out    *Expr   // the output with row_sum(e) as the reduction kgen_r0
 	PMax   int
+	// Skip is when a block of keys is masked for every row of a group
+	// (matmul_skip.go), nil when the score hides nothing provably.
+	Skip *BlockSkip
 }
 
 // AccName is accumulator i's name in the formulas: a B's, then a chain's.
@@ -114,6 +117,7 @@ func chainSchedule(s *spec.Spec, k *Kernel, mm *Matmul, diags *diag.List) Schedu
 			diags.Addf(s.Let[ch.Weight].Name.Pos, "let %s: the scores are a formula of acc, params and constants, not %s", k.Steps[ch.Weight].Name, ch.Then.Acc)
 		}
 	})
+	ch.Skip = blockSkipOf(k, ch.Score)
 	t := RowTile
 	mm.Tile, mm.Chain = t, ch
 	staging := 4 * (t.BM*t.BK + t.BK*t.BN + t.BM*t.BN + t.BN*t.BN + t.BM)

@@ -41,12 +41,25 @@ func (mw *matmulWriter) chainLoop(from, to string, finish func()) {
 	w.P("const uint kgen_lane = ", tid, " % 32;")
 	mw.paramLocals()
 	w.Block("for (uint kgen_e = "+tid+"; kgen_e < BM * PMAX; kgen_e += kThreads)", func() { w.P("kgen_os[kgen_e] = 0.0f;") })
+	w.P("// Other threads read these zeros even when no block runs (n = 0, every block masked).")
+	w.P("threadgroup_barrier(mem_flags::mem_threadgroup);")
 	w.P("float kgen_m[kRowsPerSimd], kgen_l[kRowsPerSimd]; // the running max and sum of this simdgroup's rows")
 	w.Block("for (uint kgen_q = 0; kgen_q < kRowsPerSimd; ++kgen_q)", func() {
 		w.P("kgen_m[kgen_q] = -INFINITY;")
 		w.P("kgen_l[kgen_q] = 0.0f;")
 	})
+	skip := mw.mm.Chain.Skip
+	if skip != nil {
+		w.P("// The group's rows, for the mask test (ir.BlockSkip).")
+		w.P("const long kgen_rlo = long(kgen_row0), kgen_rhi = long(min(args.m, kgen_row0 + BM)) - 1;")
+	}
 	w.Block("for (uint kgen_col0 = "+from+"; kgen_col0 < "+to+"; kgen_col0 += BN)", func() {
+		if skip != nil {
+			w.P("// Every score of this block is -INFINITY whatever acc is (the mask, proved over the")
+			w.P("// block's rows and columns): its weights would all be 0, so the block is left out.")
+			w.P("const long kgen_clo = long(kgen_col0), kgen_chi = long(min(args.n, kgen_col0 + BN)) - 1;")
+			w.Block("if ("+skipTest(skip)+")", func() { w.P("continue;") })
+		}
 		mw.chainScores(tid)
 		mw.chainSoftmax(simd)
 		mw.chainAccumulate(tid)
@@ -237,4 +250,91 @@ func (mw *matmulWriter) chainCall(st ir.Stage, at, targets string) string {
 		}
 	}
 	return st.Name + "(" + strings.Join(append(args, targets), ", ") + ");"
+}
+
+// skipTest renders a BlockSkip over the block kgen_rlo..kgen_rhi ×
+// kgen_clo..kgen_chi in 64-bit integers: every guard inside the int32
+// range (a lone index, param or literal always is), and some term's
+// conditions at their minimum.
+func skipTest(sk *ir.BlockSkip) string {
+	var guards, terms []string
+	seen := map[string]bool{}
+	for _, g := range sk.Guards {
+		lo, hi := linearAt(g, false), linearAt(g, true)
+		if len(g.Terms)+int(abs64(g.Row))+int(abs64(g.Col)) <= 1 || seen[lo] {
+			continue
+		}
+		seen[lo] = true
+		guards = append(guards, lo+" >= -2147483648l", hi+" <= 2147483647l")
+	}
+	for _, term := range sk.Terms {
+		var conds []string
+		for _, c := range term {
+			op := " >= 0"
+			if c.Strict {
+				op = " > 0"
+			}
+			conds = append(conds, linearAt(c.D, false)+op)
+		}
+		terms = append(terms, strings.Join(conds, " && "))
+	}
+	test := strings.Join(terms, ") || (")
+	if len(terms) > 1 {
+		test = "(" + test + ")"
+	}
+	if len(guards) == 0 {
+		return test
+	}
+	return strings.Join(guards, " && ") + " && (" + test + ")"
+}
+
+func abs64(x int64) int64 { return max(x, -x) }
+
+// linearAt is d's minimum (or maximum) over the block, each index at the
+// end its coefficient's sign picks: "kgen_clo - kgen_rhi - long(offset)".
+func linearAt(d ir.Linear, max bool) string {
+	out := ""
+	add := func(c int64, v string) {
+		switch {
+		case c == 0:
+			return
+		case out == "" && c == 1:
+			out = v
+		case out == "" && c == -1:
+			out = "-" + v
+		case out == "":
+			out = fmt.Sprintf("%dl * %s", c, v)
+		case c == 1:
+			out += " + " + v
+		case c == -1:
+			out += " - " + v
+		case c < 0:
+			out += fmt.Sprintf(" - %dl * %s", -c, v)
+		default:
+			out += fmt.Sprintf(" + %dl * %s", c, v)
+		}
+	}
+	index := func(c int64, lo, hi string) {
+		if (c > 0) == max {
+			add(c, hi)
+			return
+		}
+		add(c, lo)
+	}
+	index(d.Row, "kgen_rlo", "kgen_rhi")
+	index(d.Col, "kgen_clo", "kgen_chi")
+	for _, t := range d.Terms {
+		switch t.Name {
+		case "":
+			add(t.Coef, fmt.Sprintf("%dl", t.Value))
+		case "m", "n":
+			add(t.Coef, "long(int(args."+t.Name+"))")
+		default:
+			add(t.Coef, "long("+t.Name+")") // an integer param's local (paramLocals)
+		}
+	}
+	if out == "" {
+		return "0l"
+	}
+	return out
 }

@@ -31,6 +31,7 @@ type Chain struct {
 	Score  *Expr   // s: the row_max argument
 	Out    *Expr   // the output with row_sum(e) as the reduction kgen_r0
 	PMax   int
+	CUDA   *ChainCUDA // the CUDA port (a flash-attention kernel), nil without one
 }
 
 // AccName is accumulator i's name in the formulas: a B's, then a chain's.
@@ -53,9 +54,6 @@ func chainSchedule(s *spec.Spec, k *Kernel, mm *Matmul, diags *diag.List) Schedu
 	}
 	if s.Tile != nil {
 		diags.Addf(s.Tile.Pos, "a chain uses the row-owning tile %s; drop tile", RowTile)
-	}
-	if k.Ports[CUDA] { // whatever the CUDA matmul takes, it does not stream chains
-		diags.Addf(s.Ports[spec.CUDA].Pos, "a matmul chain is Metal only for now (no CUDA port streams the softmax); set `cuda: null`")
 	}
 	bs := k.BindingsOf(Input)
 	ch := &Chain{Then: Operand{Binding: 1 + len(m.B), Name: bs[1+len(m.B)].Name, ColMajor: m.Then.ColMajor, Acc: m.Then.Acc.Name}, Weight: -1}
@@ -114,6 +112,9 @@ func chainSchedule(s *spec.Spec, k *Kernel, mm *Matmul, diags *diag.List) Schedu
 			diags.Addf(s.Let[ch.Weight].Name.Pos, "let %s: the scores are a formula of acc, params and constants, not %s", k.Steps[ch.Weight].Name, ch.Then.Acc)
 		}
 	})
+	if k.Ports[CUDA] {
+		ch.CUDA = chainCUDAPort(k, ch)
+	}
 	t := RowTile
 	mm.Tile, mm.Chain = t, ch
 	staging := 4 * (t.BM*t.BK + t.BK*t.BN + t.BM*t.BN + t.BN*t.BN + t.BM)
@@ -188,13 +189,17 @@ func (mm *Matmul) chainLaunch() launch.Launch {
 }
 
 // chainDescribe is the chain's schedule in words.
-func (mm *Matmul) chainDescribe() []string {
+func (mm *Matmul) chainDescribe(k *Kernel) []string {
 	t, ch := mm.Tile, mm.Chain
-	return []string{
+	var cuda []string
+	if ch.CUDA != nil {
+		cuda = []string{mm.chainCUDADescribe(k)}
+	}
+	return append([]string{
 		fmt.Sprintf("chain on the row-owning tile %s: one threadgroup per %d rows, %d threads", t, t.BM, t.Threads()),
 		fmt.Sprintf("per block of %d columns: acc = %s·%s, the scores, then per row the running max and sum, rescaled by exp(m_old - m_new)", t.BN, operandText(mm.A, "[m, k]"), operandText(mm.B[0], "[k, n]")),
 		fmt.Sprintf("%s += weights·%s on 8×8 simdgroup fragments into an f32 strip of p ≤ %d columns per row (%d bytes of threadgroup memory in all); n is unbounded, the launcher refuses a wider p", ch.Then.Acc, operandText(ch.Then, "[n, p]"), ch.PMax, mm.ThreadgroupBytes),
-	}
+	}, cuda...)
 }
 
 // EvalChainScoreBound is a chain's score at element at (the row_max

@@ -293,4 +293,3 @@ func (mw *matmulWriter) cudaChainSIMT() {
 		w.P("__syncthreads(); // the next pass restages the tiles")
 	})
 }
-

@@ -304,7 +304,10 @@ func (mm *Matmul) Stages(k *Kernel) []Stage {
 // Launch implements Schedule: one threadgroup per output tile, tiles in
 // row-major order along one grid axis: ceildiv(m, BM) · ceildiv(n, BN)
 // groups of WM·WN·32 threads.
-func (mm *Matmul) Launch(k *Kernel, _ Backend) launch.Launch {
+func (mm *Matmul) Launch(k *Kernel, b Backend) launch.Launch {
+	if mm.Chain != nil && b == CUDA && mm.Chain.CUDA != nil {
+		return mm.chainCUDALaunch()
+	}
 	if mm.Chain != nil {
 		return mm.chainLaunch()
 	}
@@ -337,7 +340,7 @@ func (mm *Matmul) Describe(k *Kernel) []string {
 
 func (mm *Matmul) describe(k *Kernel) []string {
 	if mm.Chain != nil {
-		return mm.chainDescribe()
+		return mm.chainDescribe(k)
 	}
 	t := mm.Tile
 	if mm.Rows != nil {

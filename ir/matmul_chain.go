@@ -34,6 +34,7 @@ type Chain struct {
 	// Skip is when a block of keys is masked for every row of a group
 	// (matmul_skip.go), nil when the score hides nothing provably.
 	Skip *BlockSkip
+	CUDA *ChainCUDA // the CUDA port (a flash-attention kernel), nil without one
 }
 
 // AccName is accumulator i's name in the formulas: a B's, then a chain's.
@@ -56,9 +57,6 @@ func chainSchedule(s *spec.Spec, k *Kernel, mm *Matmul, diags *diag.List) Schedu
 	}
 	if s.Tile != nil {
 		diags.Addf(s.Tile.Pos, "a chain uses the row-owning tile %s; drop tile", RowTile)
-	}
-	if k.Ports[CUDA] { // whatever the CUDA matmul takes, it does not stream chains
-		diags.Addf(s.Ports[spec.CUDA].Pos, "a matmul chain is Metal only for now (no CUDA port streams the softmax); set `cuda: null`")
 	}
 	bs := k.BindingsOf(Input)
 	ch := &Chain{Then: Operand{Binding: 1 + len(m.B), Name: bs[1+len(m.B)].Name, ColMajor: m.Then.ColMajor, Acc: m.Then.Acc.Name}, Weight: -1}
@@ -118,6 +116,9 @@ func chainSchedule(s *spec.Spec, k *Kernel, mm *Matmul, diags *diag.List) Schedu
 		}
 	})
 	ch.Skip = blockSkipOf(k, ch.Score)
+	if k.Ports[CUDA] {
+		ch.CUDA = chainCUDAPort(k, ch)
+	}
 	t := RowTile
 	mm.Tile, mm.Chain = t, ch
 	staging := 4 * (t.BM*t.BK + t.BK*t.BN + t.BM*t.BN + t.BN*t.BN + t.BM)
@@ -199,16 +200,22 @@ func (mm *Matmul) chainLaunch() launch.Launch {
 }
 
 // chainDescribe is the chain's schedule in words.
-func (mm *Matmul) chainDescribe() []string {
+func (mm *Matmul) chainDescribe(k *Kernel) []string {
 	t, ch := mm.Tile, mm.Chain
 	out := []string{
 		fmt.Sprintf("chain on the row-owning tile %s: one threadgroup per %d rows, %d threads", t, t.BM, t.Threads()),
 		fmt.Sprintf("per block of %d columns: acc = %s·%s, the scores, then per row the running max and sum, rescaled by exp(m_old - m_new)", t.BN, operandText(mm.A, "[m, k]"), operandText(mm.B[0], "[k, n]")),
 		fmt.Sprintf("%s += weights·%s on 8×8 simdgroup fragments into an f32 strip of p ≤ %d columns per row (%d bytes of threadgroup memory in all); n is unbounded, the launcher refuses a wider p", ch.Then.Acc, operandText(ch.Then, "[n, p]"), ch.PMax, mm.ThreadgroupBytes),
 	}
+	if ch.Skip != nil {
+		out = append(out, "key blocks the score's mask hides from every row of the group are skipped (proved over the block's rows and columns)")
+	}
 	if d := mm.Decode; d != nil {
 		out = append(out, fmt.Sprintf("flash decoding when the grid is small (%s > 1: about %d threadgroups, chunks of at least %d keys): two launches in one call (%s, %s)", SplitsField, DecodeGroups, DecodeMinChunk, d.Part.Entry, d.Combine.Entry),
 			d.Part.Comment, d.Combine.Comment)
+	}
+	if ch.CUDA != nil {
+		out = append(out, mm.chainCUDADescribe(k))
 	}
 	return out
 }

@@ -70,7 +70,6 @@ func TestChainMisuse(t *testing.T) {
 		{"other output", []string{"o: acc2 / row_sum(e)", "o: acc2 * row_sum(e)"}, "14:5: output o: a chain streams softmax"},
 		{"acc2 in a score", []string{"s: acc * scale", "s: acc * scale + acc2"}, "11:5: let s: acc2 and the weights are read only by the output"},
 		{"tile", []string{"params:", "tile: {bm: 32}\nparams:"}, "8:7: a chain uses the row-owning tile"},
-		{"cuda port", []string{"outputs:", "ports: {metal: generated, cuda: generated}\noutputs:"}, "a matmul chain is Metal only for now"},
 		{"param named like a size", []string{"{name: scale, type: f32}", "{name: p, type: f32}", "acc * scale", "acc * p"}, "9:12: param p: the matmul's args struct has the size field p"},
 		{"two outputs", []string{"o: acc2 / row_sum(e)", "o: acc2 / row_sum(e)\n  - o2: acc2 / row_sum(e)"}, "2:7: a chain has one output, acc2 / row_sum(e); this spec has 2"},
 	}
@@ -92,5 +91,32 @@ func TestChainMisuse(t *testing.T) {
 				t.Errorf("diagnostics %q, want one containing %q", all, c.want)
 			}
 		})
+	}
+}
+
+// TestChainCUDAKeyLimit: the CUDA chain skips key blocks only for the
+// causal form it can prove (select(col > row + E, -inf, x), E uniform).
+func TestChainCUDAKeyLimit(t *testing.T) {
+	for _, c := range []struct {
+		score string
+		skip  bool
+	}{
+		{"select(col > row + offset, -inf, acc * scale)", true},
+		{"select(col > row, -inf, acc * scale + f32(offset))", true},
+		{"select(col > row + offset, -inf, acc * scale) + 0", false},
+		{"select(col >= row + offset, -inf, acc * scale)", false},
+		{"select(col > row + col, -inf, acc * scale + f32(offset))", false},
+		{"select(col > row + offset, 0, acc * scale)", false},
+	} {
+		src := "kernel: ch\nkind: matmul\ndtypes: [bf16]\nmatmul: {a: q, b: {name: kc, layout: col_major}, then: v}\nparams:\n  - {name: scale, type: f32}\n  - {name: offset, type: i32}\nlet:\n  - s: " + c.score +
+			"\n  - e: exp(s - row_max(s))\noutputs:\n  - o: acc2 / row_sum(e)\nports: {metal: generated, cuda: generated}\n"
+		k, diags := build(t, src)
+		if len(diags) > 0 || k == nil {
+			t.Fatalf("%s: %v", c.score, diags)
+		}
+		ch := k.Matmul().Chain
+		if ch.CUDA == nil || (ch.CUDA.KeyLimit != nil) != c.skip {
+			t.Errorf("%s: CUDA %+v, want skipping %v", c.score, ch.CUDA, c.skip)
+		}
 	}
 }

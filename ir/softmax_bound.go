@@ -39,6 +39,16 @@ import "math"
 // order (exact, bound 0). A bound the analysis cannot give (H_j ≥ 1, a
 // score error that is infinite) is +Inf: undecided.
 func SoftmaxMatmulRowBound(s, sErr []float64, v func(j, c int) float64, p, block int, r Rounding) (vals, bounds []float64) {
+	return SoftmaxMatmulRowBoundWeights(s, sErr, v, p, block, 0, r)
+}
+
+// SoftmaxMatmulRowBoundWeights is SoftmaxMatmulRowBound for a kernel that
+// rounds each weight once more, with unit roundoff wu, before both its
+// product with V and the row sum (the CUDA port's tensor cores take the
+// weights in the storage type, ir.Kernel.ChainWeightUnit): numerator and
+// denominator see the same ŵ_j(1 + δ_j), |δ_j| ≤ wu, so the rounding joins
+// η_j: 1 + H_j grows by the factor 1 + wu.
+func SoftmaxMatmulRowBoundWeights(s, sErr []float64, v func(j, c int) float64, p, block int, wu float64, r Rounding) (vals, bounds []float64) {
 	n := len(s)
 	vals, bounds = make([]float64, p), make([]float64, p)
 	M, dmax := math.Inf(-1), 0.0
@@ -69,6 +79,9 @@ func SoftmaxMatmulRowBound(s, sErr []float64, v func(j, c int) float64, p, block
 		}
 		w[j] = math.Exp(x - M)
 		h[j] = math.Expm1(sErr[j] + u*(M-x+2*dmax) + float64(blocks)*r.FuncUlps*u)
+		if wu > 0 {
+			h[j] = (1+h[j])*(1+wu) - 1
+		}
 		l += w[j]
 		lLow += w[j] * (1 - h[j])
 	}

@@ -78,6 +78,7 @@ type launchBuf struct {
 	vals   [maxLaunchWords]uintptr
 	params [maxLaunchWords]unsafe.Pointer
 	cur    uintptr     // the driver writes the current context here
+	gridZ  uint32      // the grid's z (the batch), set by prepare
 	call   driverFrame // the driver calls' frame (cuda_call_linux.go)
 }
 
@@ -93,6 +94,7 @@ func (g *cudaGeom) prepare(c *Call, ptrs []DevicePtr, buf *launchBuf) (uint32, e
 	if g.err != nil {
 		return 0, g.err
 	}
+	buf.gridZ = 1
 	words := len(ptrs) + (len(c.Args)+7)/8
 	vals := buf.vals[:]
 	if words > len(vals) || len(ptrs)+1 > len(buf.params) {
@@ -138,9 +140,12 @@ func (g *cudaGeom) prepare(c *Call, ptrs []DevicePtr, buf *launchBuf) (uint32, e
 		}
 		grid[i] = v
 	}
-	if grid[1] != 1 || grid[2] != 1 {
-		return 0, fmt.Errorf("kgenrt: kernel %s: CUDA grid %v is not 1-D", g.k.Name, grid)
+	// A batched kernel (a chain over [b, h]) takes its batch element from
+	// the grid's z, as on Metal.
+	if grid[1] != 1 || grid[2] < 1 || grid[2] > 65535 {
+		return 0, fmt.Errorf("kgenrt: kernel %s: CUDA grid %v is not blocks along x times a batch of at most 65535 along z", g.k.Name, grid)
 	}
+	buf.gridZ = uint32(grid[2])
 	b := CeilDiv(grid[0], int(g.threads))
 	if b > 1<<31-1 {
 		return 0, fmt.Errorf("kgenrt: kernel %s: %d blocks exceed CUDA's grid limit", g.k.Name, b)

@@ -263,7 +263,7 @@ func cudaLaunchKernel(fn cudaFunction, blocks, threads uint32, stream CUDAStream
 			return err
 		}
 	}
-	*f = driverFrame{fn: cu.symLaunchKernel, a1: uintptr(fn), a2: uintptr(blocks), a3: 1, a4: 1,
+	*f = driverFrame{fn: cu.symLaunchKernel, a1: uintptr(fn), a2: uintptr(blocks), a3: 1, a4: uintptr(max(buf.gridZ, 1)),
 		a5: uintptr(threads), a6: 1, a7: 1, a8: 0, a9: uintptr(stream), a10: uintptr(unsafe.Pointer(&buf.params[0])), a11: 0}
 	res := driverCall(f)
 	runtime.KeepAlive(buf)

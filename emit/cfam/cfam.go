@@ -47,6 +47,12 @@ type ownCode interface {
 	writeOwn(w *Writer, k *ir.Kernel, d *Dialect)
 }
 
+// noteKinder is a body writer whose prose (title_<kind>, launch_<kind>)
+// depends on the kernel and dialect: the CUDA chain is no CUTLASS GEMM.
+type noteKinder interface {
+	noteKind(k *ir.Kernel, d *Dialect) string
+}
+
 // bodies is the one place that knows every kind; a test fails when a kind
 // is missing.
 var bodies = map[ir.Kind]bodyWriter{
@@ -114,6 +120,9 @@ func Emit(k *ir.Kernel, d *Dialect, opts Options) ([]byte, error) {
 	bw.describe(k, d, v)
 	tmpl := d.templates()
 	kind := k.Kind.String()
+	if nk, ok := bw.(noteKinder); ok {
+		kind = nk.noteKind(k, d)
+	}
 	parts := []struct {
 		to   *string
 		name string

@@ -49,6 +49,9 @@ func (matmul) helpers(k *ir.Kernel, d *Dialect) []helper {
 	if d.Backend != ir.CUDA {
 		return nil
 	}
+	if k.Matmul().Chain != nil {
+		return []helper{{name: "chain_mma"}}
+	}
 	head := helper{name: "cutlass_head", data: PlainParts(k)}
 	mm := k.Matmul()
 	if sp := mm.Split; sp != nil && sp.CUDA != nil {
@@ -64,6 +67,12 @@ func (matmul) helpers(k *ir.Kernel, d *Dialect) []helper {
 // owns: the CUDA port is CUTLASS GEMMs (cutlass.go), planned by the IR.
 func (matmul) owns(k *ir.Kernel, d *Dialect) (bool, error) {
 	if d.Backend != ir.CUDA {
+		return false, nil
+	}
+	if ch := k.Matmul().Chain; ch != nil { // a flash-attention kernel in the templated body (cuda_chain.go)
+		if ch.CUDA == nil {
+			return false, fmt.Errorf("kernel %s: the IR has no CUDA form for this chain (its spec would have been refused)", k.Name)
+		}
 		return false, nil
 	}
 	if k.Matmul().CUDA == nil {
@@ -99,6 +108,16 @@ type matmulWriter struct {
 
 func (matmul) body(w *Writer, k *ir.Kernel, d *Dialect) {
 	mw := newMatmulWriter(w, k, d)
+	if mw.mm.Chain != nil && d.Backend == ir.CUDA {
+		for _, ix := range []ThreadIndex{LocalID, GroupXYZ} {
+			if l := d.Threads[ix].Local; l != "" {
+				w.P(l)
+			}
+		}
+		mw.batchPrologue(k.Bindings)
+		mw.cudaChainBody()
+		return
+	}
 	mw.batchPrologue(k.Bindings)
 	if mw.mm.Chain != nil {
 		mw.chainBody()
@@ -180,6 +199,9 @@ func (mw *matmulWriter) elemAt(b ir.Binding, r, c, cols string) string {
 // kernel: the tiled product into the workspace, then the row passes over
 // it; or a batched chain's flash-decoding phases (ir.Decode).
 func (matmul) entries(k *ir.Kernel, d *Dialect) []entry {
+	if d.Backend != ir.Metal {
+		return nil // the phases are Metal's launches (ir.Kernel.Phases)
+	}
 	var out []entry
 	for _, p := range k.Phases() {
 		pk := *k

@@ -266,8 +266,8 @@ func matmulF32Param(i int) float64 { return 0.5 + float64(i) }
 // chainReference is matmulReference for a chain: per row the scores from
 // the accumulators (with the γ_K bound, through the score formula,
 // ir.Kernel.EvalChainScoreBound), then softmax(scores)·V with the bound of
-// the streaming f32 evaluation (ir.SoftmaxMatmulRowBound, blocks of
-// ir.RowTile.BN columns).
+// the streaming f32 evaluation (ir.SoftmaxMatmulRowBoundWeights, blocks of
+// the backend's keys per step, weights rounded as its port rounds them).
 func chainReference(c *check, visit visitor, gamma float64) {
 	k := c.k
 	mm := k.Matmul()
@@ -293,7 +293,8 @@ func chainReference(c *check, visit visitor, gamma float64) {
 			}
 			s[j], serr[j] = k.EvalChainScoreBound(ir.MatmulAt{Row: i, Col: j, M: m, N: n}, sum, e, c.params, c.rounding)
 		}
-		want, bound := ir.SoftmaxMatmulRowBound(s, serr, vAt, p, ir.RowTile.BN, c.rounding)
+		want, bound := ir.SoftmaxMatmulRowBoundWeights(s, serr, vAt, p, k.ChainBlock(c.opts.Backend, c.v.DType),
+			k.ChainWeightUnit(c.opts.Backend, c.v.DType), c.rounding)
 		for col := range p {
 			visit(out, i*p+col, i, want[col], bound[col])
 		}

@@ -1,0 +1,131 @@
+package cfam
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/funcs"
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// cudaChainBody writes the CUDA port of a matmul chain (ir.ChainCUDA): a
+// flash-attention kernel. A block owns BM query rows, 16 per warp; per
+// block of keys it computes the scores, calls the score stage on each with
+// its (row, col), keeps each row's running max and sum in registers and
+// adds weights·V. 16-bit storage runs on the tensor cores (mma.sync
+// m16n8k16, f32 accumulate): Q, K and V tiles in shared memory (16-byte
+// chunks XOR-swizzled by row, so ldmatrix is conflict-free), loaded by
+// cp.async when every operand's head dimension is contiguous and 16-byte
+// aligned (decided per block from the strides in args), element by element
+// otherwise; V's load overlaps the scores and the next K's load overlaps
+// weights·V. The weights go to the tensor cores in the storage type and the
+// row sum is taken over those rounded weights (ir.Kernel.ChainWeightUnit).
+// f32 storage runs the SIMT form: f32 FMA throughout, lane j of a warp owns
+// key j of a block of BNSIMT.
+func (mw *matmulWriter) cudaChainBody() {
+	w, mm := mw.Writer, mw.mm
+	c := mm.Chain.CUDA
+	w.P("using C = float;")
+	w.P(fmt.Sprintf("constexpr unsigned BM = %d, BN = %d, BNS = %d, D = %d, kThreads = %d;", c.BM, c.BN, c.BNSIMT, c.D, 32*c.Warps))
+	w.P("const float kgen_ninf = ", mw.d.NegInf, ";")
+	w.P("const unsigned kgen_warp = ", mw.tid, " / 32, kgen_lane = ", mw.tid, " % 32;")
+	w.P("// Row blocks in reverse: under a causal mask the later rows see the most keys; they start first.")
+	w.P("const unsigned kgen_row0 = ((args.m + BM - 1) / BM - 1 - ", mw.tg, ") * BM;")
+	mw.paramLocals()
+	w.P("// The keys any row of this block can see: [0, kgen_nend).")
+	w.P("unsigned kgen_nend = args.n;")
+	if c.KeyLimit != nil {
+		r := renderer{d: mw.d, compute: dtype.F32, math: mw.k.Math}
+		w.P("// The score is -inf wherever col > row + ", mw.k.FormatExpr(c.KeyLimit), ": no key past the last row's limit counts.")
+		w.Block("", func() {
+			w.P("const long long kgen_lim = (long long)min(kgen_row0 + BM, args.m) + (long long)(", r.expr(c.KeyLimit), ");")
+			w.P("kgen_nend = (unsigned)max(0LL, min((long long)args.n, kgen_lim));")
+		})
+	}
+	w.P("// Tile (r, c) of each operand in global coordinates: q (row, d), ", mm.B[0].Name, " (key, d), ", mm.Chain.Then.Name, " (key, d).")
+	a, b, v := mm.A, mm.B[0], mm.Chain.Then
+	mw.tileAt("kgen_q_at", a, false, "args.m", "args.k")
+	mw.tileAt("kgen_k_at", b, true, "args.k", "args.n")
+	mw.tileAt("kgen_v_at", v, false, "args.n", "args.p")
+	w.Block("if constexpr (sizeof(T) == 2)", func() {
+		mw.cudaChainMMA()
+	})
+	w.Block("else", func() {
+		mw.cudaChainSIMT()
+	})
+}
+
+// tileAt defines lambda name: the stored offset of an operand's tile
+// element (r, c), where c runs along the head dimension. transposed says
+// the operand's logical [rows, cols] has the head dimension first (the
+// scores' b, logical [k, n]).
+func (mw *matmulWriter) tileAt(name string, o ir.Operand, transposed bool, rows, cols string) {
+	b := mw.k.Bindings[o.Binding]
+	lr, lc := "kgen_r", "kgen_c" // the logical (row, col) of tile (r, c)
+	if transposed {
+		lr, lc = "kgen_c", "kgen_r"
+	}
+	at := mw.elemAt(b, lr, lc, cols)
+	if o.ColMajor {
+		at = mw.elemAt(b, lc, lr, rows)
+	}
+	mw.P("auto ", name, " = [&](unsigned long long kgen_r, unsigned long long kgen_c) { return ", at, "; };")
+}
+
+// vecOK is the C condition under which operand o's tile rows are
+// contiguous 16-byte-aligned runs of its head dimension (cp.async).
+func (mw *matmulWriter) vecOK(o ir.Operand, transposed bool, cols string) string {
+	b := mw.k.Bindings[o.Binding]
+	if o.ColMajor != transposed { // the head dimension is the stored rows' stride
+		return "false"
+	}
+	align := "(reinterpret_cast<unsigned long long>(" + o.Name + ") % 16 == 0)"
+	if !mw.k.Batched() {
+		return cols + " % 8 == 0 && " + align
+	}
+	s := len(b.Batch)
+	return fmt.Sprintf("args.%s %% 8 == 0 && args.%s == 1 && %s", ir.StrideField(b, s), ir.StrideField(b, s+1), align)
+}
+
+// expSpelling is exp in the kernel's math mode.
+func (mw *matmulWriter) expSpelling() string {
+	f, _ := funcs.Lookup("exp")
+	return mw.d.Spell(f, mw.k.Math).Name
+}
+
+// scoreCall applies the score stage to acc at `at` for element (kgen_i,
+// kgen_j) into `to`, -inf outside the matrix.
+func (mw *matmulWriter) scoreCall(at, to string) {
+	mw.P("C kgen_sc = kgen_ninf;")
+	mw.Block("if (kgen_i < args.m && kgen_j < args.n)", func() {
+		mw.P(mw.chainCall(mw.k.Stages()[0], at, "kgen_sc"))
+	})
+	mw.P(to, " = kgen_sc;")
+}
+
+// writeOut writes the outputs of element (kgen_i, kgen_c) from acc2 at
+// `at` and the row sum kgen_r0, when inside the output.
+func (mw *matmulWriter) writeOut(at string) {
+	outs := mw.k.BindingsOf(ir.Output)
+	mw.Block("if (kgen_i < args.m && kgen_c < args.p)", func() {
+		var names []string
+		for _, b := range outs {
+			names = append(names, "kgen_o_"+b.Name)
+		}
+		mw.P("C ", strings.Join(names, ", "), ";")
+		mw.P(mw.chainCall(mw.k.Stages()[1], at, strings.Join(names, ", ")))
+		for i, b := range outs {
+			mw.P(b.Name, "[", mw.elemAt(b, "kgen_i", "kgen_c", "args.p"), "] = ", mw.d.Cvt(mw.d.TypeName(b.DType), names[i]), ";")
+		}
+	})
+}
+
+// noteKind: the CUDA chain's prose is its own (templates/cuda/notes.tmpl,
+// title_matmul_chain and launch_matmul_chain).
+func (matmul) noteKind(k *ir.Kernel, d *Dialect) string {
+	if d.Backend == ir.CUDA && k.Matmul().Chain != nil {
+		return "matmul_chain"
+	}
+	return k.Kind.String()
+}

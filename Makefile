@@ -37,7 +37,7 @@ check:
 ## unit: every package's tests; the CUDA compile tests get nvcc from PyPI
 ## (scripts/cuda-tools, best effort) unless $KGEN_NVCC names one
 unit:
-	$(WITH_NVCC) $(GO) test -count=1 ./...
+	$(WITH_NVCC) $(GO) test -count=1 -timeout 40m ./...
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./spec

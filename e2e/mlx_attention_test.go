@@ -49,6 +49,17 @@ func TestAttentionMatchesMLX(t *testing.T) {
 				if err := kernels.AttentionPrefill.Run(kgenrt.Metal, q, k, v, o, scale, int32(c.n-c.m)); err != nil {
 					t.Fatal(err)
 				}
+				if c.m == 1 { // a decode step sees every key: attention_decode, no mask, the same result
+					od, _ := kgenrt.New(dt.dt, c.b, c.h, c.m, c.d)
+					if err := kernels.AttentionDecode.Run(kgenrt.Metal, q, k, v, od, scale); err != nil {
+						t.Fatal(err)
+					}
+					for i := range od.Len() {
+						if od.Float32At(i) != o.Float32At(i) {
+							t.Fatalf("attention_decode o[%d] = %g, attention_prefill %g", i, od.Float32At(i), o.Float32At(i))
+						}
+					}
+				}
 				// MLX reads the values as stored in the kernel's dtype.
 				stored := func(x *kgenrt.Tensor) []float32 {
 					out := make([]float32, x.Len())

@@ -10,7 +10,6 @@ import (
 
 	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/launch"
-	"github.com/kgen-dev/kgen/verify/mslcpu"
 )
 
 // A batched matmul (ir.Kernel.Batched) is checked as a stack of the
@@ -222,23 +221,9 @@ func checkBatched(ctx context.Context, k *ir.Kernel, v ir.Variant, gen shapeGen,
 	if buffers[args.Index], err = argsBytes(args, sizes, c.params); err != nil {
 		return Result{}, fmt.Errorf("parity: %s: %w", v.HostName, err)
 	}
-	run := mslcpu.Run
-	if opts.Run != nil {
-		run = opts.Run
-	}
 	var first [][]byte
 	for i, order := range opts.Orders {
-		ml := mslcpu.Launch{
-			Source: source, HostName: v.HostName, Buffers: buffers,
-			Grid: u32s(grid), Threadgroup: u32s(l.Threadgroup),
-			Order: order, Sanitize: opts.Sanitize, Flags: opts.Flags, MatrixLanes: opts.MatrixLanes,
-		}
-		var got [][]byte
-		if splits(k, opts.Backend, sizes) {
-			got, err = runSplit(ctx, run, k, v, sizes, buffers, ml)
-		} else {
-			got, err = run(ctx, ml)
-		}
+		got, err := runLaunch(ctx, k, v, opts, order, source, sizes, buffers, grid, l.Threadgroup)
 		if err != nil {
 			return Result{}, err
 		}

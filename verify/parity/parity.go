@@ -227,23 +227,9 @@ func checkOne(ctx context.Context, k *ir.Kernel, v ir.Variant, gen shapeGen, sou
 	if err != nil {
 		return Result{}, err
 	}
-	run := mslcpu.Run
-	if opts.Run != nil {
-		run = opts.Run
-	}
 	var first [][]byte
 	for i, order := range opts.Orders {
-		ml := mslcpu.Launch{
-			Source: source, HostName: v.HostName, Buffers: buffers,
-			Grid: u32s(grid), Threadgroup: u32s(l.Threadgroup),
-			Order: order, Sanitize: opts.Sanitize, Flags: opts.Flags, MatrixLanes: opts.MatrixLanes,
-		}
-		var got [][]byte
-		if splits(k, opts.Backend, sizes) {
-			got, err = runSplit(ctx, run, k, v, sizes, buffers, ml)
-		} else {
-			got, err = run(ctx, ml)
-		}
+		got, err := runLaunch(ctx, k, v, opts, order, source, sizes, buffers, grid, l.Threadgroup)
 		if err != nil {
 			return Result{}, err
 		}
@@ -260,6 +246,26 @@ func checkOne(ctx context.Context, k *ir.Kernel, v ir.Variant, gen shapeGen, sou
 		c.res.First = c.res.Failures[0].String()
 	}
 	return c.res, nil
+}
+
+// runLaunch runs one launch of variant v in lane order order, through
+// the split's phases where the kernel's launcher would take them, and
+// returns every buffer afterwards.
+func runLaunch(ctx context.Context, k *ir.Kernel, v ir.Variant, opts Options, order mslcpu.LaneOrder, source []byte,
+	sizes map[string]int, buffers [][]byte, grid, tg [3]int) ([][]byte, error) {
+	run := mslcpu.Run
+	if opts.Run != nil {
+		run = opts.Run
+	}
+	ml := mslcpu.Launch{
+		Source: source, HostName: v.HostName, Buffers: buffers,
+		Grid: u32s(grid), Threadgroup: u32s(tg),
+		Order: order, Sanitize: opts.Sanitize, Flags: opts.Flags, MatrixLanes: opts.MatrixLanes,
+	}
+	if splits(k, opts.Backend, sizes) {
+		return runSplit(ctx, run, k, v, sizes, buffers, ml)
+	}
+	return run(ctx, ml)
 }
 
 func u32s(v [3]int) [3]uint32 { return [3]uint32{uint32(v[0]), uint32(v[1]), uint32(v[2])} }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"go/token"
 	"go/types"
+	"slices"
 	"strconv"
 
 	"github.com/kgen-dev/kgen/diag"
@@ -176,7 +177,7 @@ func batchFields(batch []string, bindings []Binding, taken map[string]bool, diag
 			if d.Group == "" || seen[d.Group] {
 				continue
 			}
-			if taken[d.Group] || slicesContains(batch, d.Group) {
+			if taken[d.Group] || slices.Contains(batch, d.Group) {
 				diags.Addf(pos, "tensor %s: group %s is taken (a matrix size, batch dimension or param)", b.Name, d.Group)
 			}
 			if why := goLocalClash(d.Group); why != "" {
@@ -220,15 +221,6 @@ func goLocalClash(name string) string {
 		return "the name is one the generated Go launcher uses (a Go keyword, a predeclared identifier or one of its locals); choose another"
 	}
 	return ""
-}
-
-func slicesContains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // batchGrid is the launch's grid z: one slice per batch element.

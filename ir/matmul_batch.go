@@ -131,7 +131,7 @@ func batchNames(s *spec.Spec, m *spec.MatmulSpec, diags *diag.List) []string {
 		case len(m.B) > 1:
 			diags.Addf(m.BatchPos, "a gated matmul (two b operands) is not batched yet; drop batch or launch it per batch element")
 		case s.Ports[spec.CUDA].Generated && m.Then == nil:
-			diags.Addf(s.Ports[spec.CUDA].Pos, "a batched matmul has no CUDA port yet but the chain's (its CUTLASS plan is one matrix product); write cuda: null")
+			diags.Addf(s.Ports[spec.CUDA].Pos, "a batched matmul other than a chain has no CUDA port yet (its CUTLASS plan is one matrix product); write cuda: null")
 		}
 	}
 	return out

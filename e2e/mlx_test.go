@@ -7,21 +7,20 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/kgen-dev/kgen/kgenrt"
 	"github.com/kgen-dev/kgen/verify/mslcpu"
 )
 
-// needMLX skips, saying why, where MLX (pip's mlx[cpu], which make test
-// installs best effort) cannot be imported: MLX is the outside referee of
-// these tests, other people's implementation of the same functions.
+// needMLX skips, saying why (haveMLX), where MLX (pip's mlx[cpu], which
+// make test installs best effort) cannot be imported: MLX is the outside
+// referee of these tests, other people's implementation of the same
+// functions.
 func needMLX(t *testing.T) {
 	t.Helper()
-	out, err := exec.Command("python3", "-c", "import mlx.core").CombinedOutput()
-	if err != nil {
-		t.Skipf("MLX is not importable (pip could not install mlx[cpu] here?): %v: %s", err, strings.TrimSpace(string(out)))
+	if why := haveMLX(); why != "" {
+		t.Skip(why)
 	}
 }
 

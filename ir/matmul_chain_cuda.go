@@ -79,10 +79,16 @@ func uniform(k *Kernel, e *Expr) bool {
 // batch element: ceildiv(m, BM) · threads, 1, the batch.
 func (mm *Matmul) chainCUDALaunch() launch.Launch {
 	c := mm.Chain.CUDA
-	return launch.Launch{
+	l := launch.Launch{
 		Grid:        [3]*launch.Expr{launch.Times(launch.Ceil(launch.V("m"), launch.N(c.BM)), launch.N(32*c.Warps)), launch.N(1), batchGrid(mm.Batch)},
 		Threadgroup: [3]int{32 * c.Warps, 1, 1},
 	}
+	if mm.Decode != nil {
+		// The args struct carries the decode split's fields on every port;
+		// the CUDA kernel runs the one launch whatever their values.
+		l.Derived = DecodeRules(mm.Batch)
+	}
+	return l
 }
 
 // chainCUDADescribe is the CUDA form in words.

@@ -73,6 +73,9 @@ func decodeFields() []Field {
 	return []Field{
 		{Name: ChunkField, Type: dtype.U32, Size: true, Derived: "the keys per split (flash decoding)"},
 		{Name: SplitsField, Type: dtype.U32, Size: true, Derived: "the splits of the keys (flash decoding)"},
+		// The workspaces' rows: an args field too, since every port's
+		// derived fields are members of the args struct (kgenrt checks).
+		{Name: WSRowsField, Type: dtype.U32, Size: true, Derived: "the decode workspaces' rows"},
 	}
 }
 

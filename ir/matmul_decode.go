@@ -91,23 +91,8 @@ func decodeOf(k *Kernel, mm *Matmul) *Decode {
 	}
 	args := len(k.Bindings) - 1
 	phase := func(suffix, comment string, from []int, roles map[int]Role, grid [3]*launch.Expr, tg int) Phase {
-		p := Phase{Suffix: suffix, Entry: k.Name + "_" + suffix, From: from, Tile: mm.Tile, Comment: comment}
-		for i, f := range from {
-			var b Binding
-			if f < 0 {
-				b = d.Space[-1-f]
-				b.Role = roles[i]
-			} else {
-				b = k.Bindings[f]
-			}
-			b.Index = i
-			p.Bindings = append(p.Bindings, b)
-		}
-		for _, v := range k.Variants {
-			p.Variants = append(p.Variants, Variant{DType: v.DType, HostName: p.Entry + "_" + v.DType.String(), Tolerance: v.Tolerance})
-		}
-		p.Launch = launch.Launch{Grid: grid, Threadgroup: [3]int{tg, 1, 1}} // the sizes are the kernel's launch's (DecodeRules)
-		return p
+		// The sizes are the kernel's launch's (DecodeRules): no derived fields of its own.
+		return newPhase(k, d.Space, suffix, comment, mm.Tile, from, roles, launch.Launch{Grid: grid, Threadgroup: [3]int{tg, 1, 1}})
 	}
 	var partFrom, combFrom []int
 	partRoles, combRoles := map[int]Role{}, map[int]Role{}

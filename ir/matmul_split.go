@@ -142,6 +142,29 @@ func (k *Kernel) Workspaces() []Binding {
 // cannot start with kgen), so it clashes with no tensor.
 func WorkspaceName(w int) string { return fmt.Sprintf("kgen_ws%d", w) }
 
+// newPhase lays out one launch of a kernel's split form: its bindings
+// (From: the kernel's binding, or workspace w of space as -1-w, given its
+// role for this phase by roles), one variant per kernel variant with host
+// name <entry>_<dtype>, and launch l.
+func newPhase(k *Kernel, space []Binding, suffix, comment string, tile Tile, from []int, roles map[int]Role, l launch.Launch) Phase {
+	p := Phase{Suffix: suffix, Entry: k.Name + "_" + suffix, From: from, Tile: tile, Comment: comment, Launch: l}
+	for i, f := range from {
+		var b Binding
+		if f < 0 {
+			b = space[-1-f]
+			b.Role = roles[i]
+		} else {
+			b = k.Bindings[f]
+		}
+		b.Index = i
+		p.Bindings = append(p.Bindings, b)
+	}
+	for _, v := range k.Variants {
+		p.Variants = append(p.Variants, Variant{DType: v.DType, HostName: p.Entry + "_" + v.DType.String(), Tolerance: v.Tolerance})
+	}
+	return p
+}
+
 // splitOf lays out a matmul's split form: a row-reducing one's (metal:
 // Metal launches it above NMax), or a gated one's for CUDA only.
 func splitOf(k *Kernel, mm *Matmul, metal bool) *Split {
@@ -150,26 +173,10 @@ func splitOf(k *Kernel, mm *Matmul, metal bool) *Split {
 		s.Space = append(s.Space, Binding{Name: WorkspaceName(w), DType: dtype.F32, Shape: Shape{"m", "n"}})
 	}
 	phase := func(suffix, comment string, tile Tile, tiles *launch.Expr, from []int, roles map[int]Role) Phase {
-		p := Phase{Suffix: suffix, Entry: k.Name + "_" + suffix, From: from, Tile: tile, Comment: comment}
-		for i, f := range from {
-			var b Binding
-			if f < 0 {
-				b = s.Space[-1-f]
-				b.Role = roles[i]
-			} else {
-				b = k.Bindings[f]
-			}
-			b.Index = i
-			p.Bindings = append(p.Bindings, b)
-		}
-		for _, v := range k.Variants {
-			p.Variants = append(p.Variants, Variant{DType: v.DType, HostName: p.Entry + "_" + v.DType.String(), Tolerance: v.Tolerance})
-		}
-		p.Launch = launch.Launch{
+		return newPhase(k, s.Space, suffix, comment, tile, from, roles, launch.Launch{
 			Grid:        [3]*launch.Expr{launch.Times(tiles, launch.N(tile.Threads())), launch.N(1), launch.N(1)},
 			Threadgroup: [3]int{tile.Threads(), 1, 1},
-		}
-		return p
+		})
 	}
 	args := len(k.Bindings) - 1
 	var accFrom, rowsFrom []int

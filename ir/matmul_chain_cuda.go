@@ -35,14 +35,12 @@ func chainCUDAPort(k *Kernel, ch *Chain) *ChainCUDA {
 // params, constants and literals. It returns E (a literal 0 for the
 // second form), or nil.
 func keyLimit(k *Kernel, s *Expr) *Expr {
-	for s.Op == OpRef && s.Ref == RefLet {
-		s = k.Steps[s.Index].Expr
-	}
+	s = resolveLets(k, s)
 	if s.Op != OpCall || s.Func != "select" || len(s.Args) != 3 {
 		return nil
 	}
 	cond, masked := s.Args[0], s.Args[1]
-	if !(masked.Op == OpUnary && masked.Operator == "-" && masked.Args[0].Op == OpRef && masked.Args[0].Ref == RefInf) {
+	if !isNegInf(masked) {
 		return nil
 	}
 	if cond.Op != OpBinary || cond.Operator != ">" || !isIndex(cond.Args[0], "col") {

@@ -100,7 +100,6 @@ func (mw *matmulWriter) decodePartBody() {
 func (mw *matmulWriter) decodeCombineBody() {
 	w, g := mw.Writer, mw.d.Threads[GroupXYZ].Expr
 	ws := mw.mm.Decode.Space
-	st := mw.k.Stages()[1]
 	w.P("using C = float;")
 	mw.P("const uint kgen_e = ", g, ".x * ", mw.mm.Decode.Combine.Launch.Threadgroup[0], "u + ", mw.tid, ";")
 	w.Block("if (kgen_e >= args.m * args.p)", func() { w.P("return; // no barrier follows") })
@@ -119,15 +118,22 @@ func (mw *matmulWriter) decodeCombineBody() {
 		w.P("kgen_lsum += ", ws[2].Name, "[kgen_w] * kgen_f;")
 	})
 	w.P("const C ", ir.ReductionName(0), " = kgen_lsum;")
+	mw.chainStore("kgen_osum")
+}
+
+// chainStore writes the chain's write stage at output element (kgen_i,
+// kgen_c), acc2 read at acc2 and the row's sum of weights from kgen_r0,
+// then each output's store into its view.
+func (mw *matmulWriter) chainStore(acc2 string) {
 	var names []string
 	outs := mw.k.BindingsOf(ir.Output)
 	for _, b := range outs {
 		names = append(names, "kgen_o_"+b.Name)
 	}
-	w.P("C ", strings.Join(names, ", "), ";")
-	w.P(mw.chainCall(st, "kgen_osum", strings.Join(names, ", ")))
+	mw.P("C ", strings.Join(names, ", "), ";")
+	mw.P(mw.chainCall(mw.k.Stages()[1], acc2, strings.Join(names, ", ")))
 	for i, b := range outs {
-		w.P(b.Name, "[", mw.elemAt(b, "kgen_i", "kgen_c", "args.p"), "] = ", mw.d.Cvt(mw.d.TypeName(b.DType), names[i]), ";")
+		mw.P(b.Name, "[", mw.elemAt(b, "kgen_i", "kgen_c", "args.p"), "] = ", mw.d.Cvt(mw.d.TypeName(b.DType), names[i]), ";")
 	}
 }
 
@@ -214,22 +220,12 @@ func (mw *matmulWriter) chainAccumulate(tid string) {
 // chainWrite writes the outputs of this simdgroup's rows from O and l.
 func (mw *matmulWriter) chainWrite(simd string) {
 	w := mw.Writer
-	st := mw.k.Stages()[1]
-	outs := mw.k.BindingsOf(ir.Output)
 	w.Block("for (uint kgen_q = 0; kgen_q < kRowsPerSimd; ++kgen_q)", func() {
 		w.P("const uint kgen_r = ", simd, " * kRowsPerSimd + kgen_q, kgen_i = kgen_row0 + kgen_r;")
 		w.P("const uint kgen_cols = kgen_i < args.m ? args.p : 0;")
 		w.P("const C ", ir.ReductionName(0), " = kgen_l[kgen_q];")
 		w.Block("for (uint kgen_c = kgen_lane; kgen_c < kgen_cols; kgen_c += 32)", func() {
-			var names []string
-			for _, b := range outs {
-				names = append(names, "kgen_o_"+b.Name)
-			}
-			w.P("C ", strings.Join(names, ", "), ";")
-			w.P(mw.chainCall(st, "kgen_os[kgen_r * PMAX + kgen_c]", strings.Join(names, ", ")))
-			for i, b := range outs {
-				w.P(b.Name, "[", mw.elemAt(b, "kgen_i", "kgen_c", "args.p"), "] = ", mw.d.Cvt(mw.d.TypeName(b.DType), names[i]), ";")
-			}
+			mw.chainStore("kgen_os[kgen_r * PMAX + kgen_c]")
 		})
 	})
 }

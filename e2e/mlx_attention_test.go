@@ -60,20 +60,13 @@ func TestAttentionMatchesMLX(t *testing.T) {
 						}
 					}
 				}
-				// MLX reads the values as stored in the kernel's dtype.
-				stored := func(x *kgenrt.Tensor) []float32 {
-					out := make([]float32, x.Len())
-					for i := range out {
-						out[i] = x.Float32At(i)
-					}
-					return out
-				}
+				// MLX reads the values as stored in the kernel's dtype (writeF32).
 				want := runMLX(t, fmt.Sprintf(`
 q = load('q', %d, %d, %d, %d).astype(mx.%[5]s)
 k = load('k', %[1]d, %[6]d, %[7]d, %[4]d).astype(mx.%[5]s)
 v = load('v', %[1]d, %[6]d, %[7]d, %[4]d).astype(mx.%[5]s)
 save('o', mx.fast.scaled_dot_product_attention(q, k, v, scale=%[8]g, mask='causal'))
-`, c.b, c.h, c.m, c.d, dt.mx, c.kvh, c.n, scale), map[string][]float32{"q": stored(q), "k": stored(k), "v": stored(v)}, "o")
+`, c.b, c.h, c.m, c.d, dt.mx, c.kvh, c.n, scale), map[string]*kgenrt.Tensor{"q": q, "k": k, "v": v}, o.Len(), "o")
 				abs := dt.abs
 				if dt.dt == kgenrt.F32 { // two f32 sums of n weighted values of |v| <= 2, in different orders
 					abs = float64(c.n) * 0x1p-24 * 2

@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"context"
-	"encoding/binary"
 	"math"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -35,19 +33,14 @@ func emulateMetal(t *testing.T) {
 }
 
 // runMLX runs script with python3 in a temp folder holding the named
-// float32 arrays (little-endian, NAME.f32) and returns the arrays the
-// script saved (np.ndarray.tofile of float32, OUT.f32) by name.
-func runMLX(t *testing.T, script string, in map[string][]float32, outs ...string) map[string][]float32 {
+// tensors' values as float32 (writeF32: NAME.f32) and returns the arrays
+// the script saved (np.ndarray.tofile of float32, OUT.f32), count values
+// each, by name.
+func runMLX(t *testing.T, script string, in map[string]*kgenrt.Tensor, count int, outs ...string) map[string][]float64 {
 	t.Helper()
 	dir := t.TempDir()
-	for name, vals := range in {
-		buf := make([]byte, 4*len(vals))
-		for i, v := range vals {
-			binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(v))
-		}
-		if err := os.WriteFile(filepath.Join(dir, name+".f32"), buf, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	for name, tn := range in {
+		writeF32(t, dir, name+".f32", tn)
 	}
 	prelude := "import numpy as np, mlx.core as mx\nload = lambda n, *s: mx.array(np.fromfile(n + '.f32', dtype=np.float32).reshape(s))\n" +
 		"save = lambda n, a: np.array(a.astype(mx.float32)).astype(np.float32).tofile(n + '.f32')\n"
@@ -56,17 +49,9 @@ func runMLX(t *testing.T, script string, in map[string][]float32, outs ...string
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("MLX: %v\n%s", err, out)
 	}
-	got := map[string][]float32{}
+	got := map[string][]float64{}
 	for _, name := range outs {
-		buf, err := os.ReadFile(filepath.Join(dir, name+".f32"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		vals := make([]float32, len(buf)/4)
-		for i := range vals {
-			vals[i] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:]))
-		}
-		got[name] = vals
+		got[name] = readF32(t, filepath.Join(dir, name+".f32"), count)
 	}
 	return got
 }
@@ -82,7 +67,7 @@ func seeded(count int, seed, amp float64) []float32 {
 
 // compareMLX reports the elements of got farther from MLX's want than abs
 // + rel·|want|, and logs the largest difference.
-func compareMLX(t *testing.T, what string, got *kgenrt.Tensor, want []float32, abs, rel float64) {
+func compareMLX(t *testing.T, what string, got *kgenrt.Tensor, want []float64, abs, rel float64) {
 	t.Helper()
 	if got.Len() != len(want) {
 		t.Fatalf("%s: %d values, MLX gave %d", what, got.Len(), len(want))
@@ -90,9 +75,9 @@ func compareMLX(t *testing.T, what string, got *kgenrt.Tensor, want []float32, a
 	worst, bad := 0.0, 0
 	for i, w := range want {
 		g := float64(got.Float32At(i))
-		d := math.Abs(g - float64(w))
+		d := math.Abs(g - w)
 		worst = max(worst, d)
-		if !(d <= abs+rel*math.Abs(float64(w))) {
+		if !(d <= abs+rel*math.Abs(w)) {
 			if bad++; bad <= 5 {
 				t.Errorf("%s[%d] = %g, MLX %g", what, i, g, w)
 			}

@@ -470,6 +470,10 @@ func (c *formulaChecker) declareMatmul() {
 	c.add(m.A.Name, refOperand, 0, "matmul operand")
 	for i, b := range m.B {
 		c.add(b.Name, refOperand, 1+i, "matmul operand")
+		if q := b.Quant; q != nil && q.HasTables() {
+			c.add(q.Scales, refOperand, 1+i, "quantized operand's scales")
+			c.add(q.Biases, refOperand, 1+i, "quantized operand's biases")
+		}
 	}
 	for i, b := range m.B {
 		c.add(b.Acc, RefAcc, i, "accumulator")

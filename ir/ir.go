@@ -11,6 +11,7 @@ import (
 
 	"github.com/kgen-dev/kgen/diag"
 	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/kgenrt"
 	"github.com/kgen-dev/kgen/launch"
 )
 
@@ -92,7 +93,13 @@ type Binding struct {
 	Paired bool
 	// Batch is a batched matmul's tensor's leading dimensions, before
 	// Shape (see BatchDim); nil otherwise.
-	Batch  []BatchDim
+	Batch []BatchDim
+	// Quant is a quantized matmul B's format (quant.go): on the packed
+	// tensor itself (Shape [n, k], stored Quant.Width(k) elements a row)
+	// and on its scales and biases (Table set; Shape [n, k], stored
+	// k / Quant.Group a row). Nil for every other binding.
+	Quant  *kgenrt.Quant
+	Table  bool
 	Fields []Field // the scalar struct, for Args
 }
 

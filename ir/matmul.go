@@ -6,6 +6,7 @@ import (
 	"github.com/kgen-dev/kgen/backend"
 	"github.com/kgen-dev/kgen/diag"
 	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/kgenrt"
 	"github.com/kgen-dev/kgen/launch"
 	"github.com/kgen-dev/kgen/spec"
 )
@@ -47,6 +48,9 @@ type Matmul struct {
 	Chain *Chain
 	// Decode is a batched chain's flash-decoding form (nil otherwise).
 	Decode *Decode
+	// Gemv is quantized weights' matrix-vector launch for m <= GemvRows
+	// (quant.go; nil otherwise).
+	Gemv *Gemv
 	// CUDA is the CUDA port's plan (a CUTLASS GEMM with an EVT epilogue),
 	// nil without `cuda: generated`.
 	CUDA *CUTLASS
@@ -85,6 +89,11 @@ type Operand struct {
 	Name     string
 	ColMajor bool   // A stored [k, m]; B stored [n, k]
 	Acc      string // a B's accumulator name in the formulas
+	// Quant is a quantized B's format (quant.go), nil for plain elements;
+	// Scales and Biases are then its tables' buffer indices (-1 for a
+	// ggml format, whose scales are in its blocks).
+	Quant          *kgenrt.Quant
+	Scales, Biases int
 }
 
 // Matmul returns a matmul kernel's schedule (nil for other kinds).
@@ -136,6 +145,10 @@ func matmulBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 	}
 	operand(m.A, Shape{"m", "k"}, Shape{"k", "m"})
 	for _, b := range m.B {
+		if b.Quant != nil {
+			out = append(out, quantBindings(s, b, len(out), diags)...)
+			continue
+		}
 		operand(b, Shape{"k", "n"}, Shape{"n", "k"})
 	}
 	outShape := Shape{"m", "n"}
@@ -211,10 +224,9 @@ func matmulSchedule(s *spec.Spec, k *Kernel, diags *diag.List) Schedule {
 		}
 		checkTile(mm.Tile, t.Pos, diags)
 	}
-	bs := k.BindingsOf(Input)
-	mm.A = Operand{Binding: 0, Name: bs[0].Name, ColMajor: s.Matmul.A.ColMajor}
-	for i, b := range s.Matmul.B {
-		mm.B = append(mm.B, Operand{Binding: 1 + i, Name: bs[1+i].Name, ColMajor: b.ColMajor, Acc: b.Acc.Name})
+	mm.A = Operand{Binding: 0, Name: k.Bindings[0].Name, ColMajor: s.Matmul.A.ColMajor}
+	for _, b := range s.Matmul.B {
+		mm.B = append(mm.B, operandOf(k, b))
 	}
 	if s.Matmul.Then != nil {
 		return chainSchedule(s, k, mm, diags)
@@ -244,6 +256,7 @@ func matmulSchedule(s *spec.Spec, k *Kernel, diags *diag.List) Schedule {
 	t := mm.Tile
 	mm.ThreadgroupBytes = 4 * (t.BM*t.BK + len(mm.B)*(t.BK*t.BN+t.BM*t.BN))
 	k.Threadgroup = t.Threads()
+	mm.Gemv = gemvOf(k, mm)
 	if k.Ports[CUDA] {
 		k.Schedule = mm // the plan reads the epilogue stage through k
 		if len(mm.B) > 1 {

@@ -58,8 +58,7 @@ func chainSchedule(s *spec.Spec, k *Kernel, mm *Matmul, diags *diag.List) Schedu
 	if s.Tile != nil {
 		diags.Addf(s.Tile.Pos, "a chain uses the row-owning tile %s; drop tile", RowTile)
 	}
-	bs := k.BindingsOf(Input)
-	ch := &Chain{Then: Operand{Binding: 1 + len(m.B), Name: bs[1+len(m.B)].Name, ColMajor: m.Then.ColMajor, Acc: m.Then.Acc.Name}, Weight: -1}
+	ch := &Chain{Then: operandOf(k, *m.Then), Weight: -1}
 	acc2 := len(m.B)
 	for i, st := range k.Steps {
 		if st.Output || !isSoftmaxWeight(st.Expr) {

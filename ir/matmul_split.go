@@ -115,27 +115,63 @@ func (k *Kernel) Phases() []*Phase {
 		return []*Phase{&mm.Split.Acc, &mm.Split.Rows}
 	case mm.Decode != nil:
 		return []*Phase{&mm.Decode.Part, &mm.Decode.Combine}
+	case mm.Gemv != nil:
+		return []*Phase{&mm.Gemv.Phase}
 	}
 	return nil
 }
 
-// PhasesWhen says when a kernel with Phases takes them instead of its one
-// launch: when size field Field is above Over (a row split: n above the
-// strip; a decode split: kgen_splits above 1).
-func (k *Kernel) PhasesWhen() (field string, over int) {
-	if mm := k.Matmul(); mm != nil && mm.Decode != nil {
-		return SplitsField, 1
+// PhaseCond is when a kernel with Phases takes them instead of its one
+// launch: size field Field above Bound, or at most Bound with AtMost.
+type PhaseCond struct {
+	Field  string
+	Bound  int
+	AtMost bool
+}
+
+// Holds reports whether the condition holds at these sizes.
+func (c PhaseCond) Holds(sizes map[string]int) bool {
+	if c.AtMost {
+		return sizes[c.Field] <= c.Bound
 	}
-	return "n", k.Matmul().Split.Over
+	return sizes[c.Field] > c.Bound
+}
+
+// Op is the comparison's Go and C spelling.
+func (c PhaseCond) Op() string {
+	if c.AtMost {
+		return "<="
+	}
+	return ">"
+}
+
+func (c PhaseCond) String() string { return fmt.Sprintf("%s %s %d", c.Field, c.Op(), c.Bound) }
+
+// PhasesWhen says when a kernel with Phases takes them: a row split when
+// n is above the strip, a decode split when kgen_splits is above 1, the
+// matrix-vector phase of quantized weights when m is at most GemvRows.
+func (k *Kernel) PhasesWhen() PhaseCond {
+	mm := k.Matmul()
+	switch {
+	case mm.Decode != nil:
+		return PhaseCond{Field: SplitsField, Bound: 1}
+	case mm.Gemv != nil:
+		return PhaseCond{Field: "m", Bound: GemvRows, AtMost: true}
+	}
+	return PhaseCond{Field: "n", Bound: mm.Split.Over}
 }
 
 // Workspaces are the f32 tensors between a kernel's Phases, each Shape
 // naming its dimensions by size fields (derived ones included).
 func (k *Kernel) Workspaces() []Binding {
-	if mm := k.Matmul(); mm != nil && mm.Decode != nil {
+	mm := k.Matmul()
+	switch {
+	case mm.Decode != nil:
 		return mm.Decode.Space
+	case mm.Gemv != nil:
+		return nil
 	}
-	return k.Matmul().Split.Space
+	return mm.Split.Space
 }
 
 // WorkspaceName is the name of workspace w's binding: reserved (spec names
@@ -181,9 +217,10 @@ func splitOf(k *Kernel, mm *Matmul, metal bool) *Split {
 	args := len(k.Bindings) - 1
 	var accFrom, rowsFrom []int
 	accRoles, rowsRoles := map[int]Role{}, map[int]Role{}
-	accFrom = append(accFrom, mm.A.Binding)
-	for _, b := range mm.B {
-		accFrom = append(accFrom, b.Binding)
+	for _, b := range k.Bindings[:args] { // A, the Bs and a quantized B's tables
+		if b.Operand {
+			accFrom = append(accFrom, b.Index)
+		}
 	}
 	for w := range mm.B {
 		accRoles[len(accFrom)] = Output

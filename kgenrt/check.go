@@ -184,7 +184,7 @@ func (k *Kernel) tensorIndex(dst []int) []int {
 func (k *Kernel) bind(i int, bs []int, tensors []*Tensor, entries []sizeEntry) ([]sizeEntry, error) {
 	b, t := &k.Bindings[bs[i]], tensors[i]
 	for f := 0; f < i; f++ {
-		if slices.Equal(k.Bindings[bs[f]].Shape, b.Shape) {
+		if prev := &k.Bindings[bs[f]]; slices.Equal(prev.Shape, b.Shape) && prev.Quant == nil && b.Quant == nil {
 			if !slices.Equal(t.shape, tensors[f].shape) {
 				return nil, k.tensorErr(*b, fmt.Sprintf("has shape %v, want %v (the shape of %s)", t.shape, tensors[f].shape, k.Bindings[bs[f]].Name))
 			}
@@ -206,6 +206,14 @@ func (k *Kernel) bind(i int, bs []int, tensors []*Tensor, entries []sizeEntry) (
 			for _, d := range dims[:lead] {
 				val *= d
 			}
+		}
+		if j == len(b.Shape)-1 && b.Quant != nil {
+			k0, ok := b.logical(val)
+			if !ok || len(dims) != len(b.Shape) {
+				return nil, k.tensorErr(*b, fmt.Sprintf("has shape %v; %s is [%s, %s] for a k that is a multiple of %d",
+					t.shape, b.packedWhat(), b.Shape[0], b.widthText(), b.Quant.Group))
+			}
+			val = k0
 		}
 		var err error
 		if entries, err = k.bindSize(i, bs, tensors, name, val, entries); err != nil {
@@ -262,12 +270,15 @@ func (k *Kernel) Sizes64(given Sizes, lens ...int) (Sizes, error) {
 	from := map[string]string{}
 	for i, b := range ins {
 		known, unknown := 1, ""
-		for _, s := range b.Shape {
+		for j, s := range b.Shape {
 			if v, ok := sizes[s]; ok {
-				known *= v
+				known *= b.stored(j, v)
 			} else {
 				unknown = s
 			}
+		}
+		if unknown != "" && b.Quant != nil {
+			return nil, k.tensorErr(b, "is quantized: give every size of its shape")
 		}
 		n := lens[i]
 		switch {

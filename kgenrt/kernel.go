@@ -125,6 +125,51 @@ type Binding struct {
 	// embeddings): Check wants its last dim even and no output in place
 	// over it.
 	Paired bool
+	// Quant marks a quantized matmul operand (QuantFormat): the packed
+	// tensor, whose last dim holds Quant.Width(k) words or bytes for Shape's
+	// k, or with Table its scales or biases, k / Quant.Group a row. Nil
+	// for every other binding.
+	Quant *Quant
+	Table bool
+}
+
+// stored is the stored length of a dim whose logical size is v: v itself
+// except a quantized binding's last dim.
+func (b *Binding) stored(j, v int) int {
+	switch {
+	case b.Quant == nil || j != len(b.Shape)-1:
+		return v
+	case b.Table:
+		return v / b.Quant.Group
+	}
+	return b.Quant.Width(v)
+}
+
+// packedWhat and widthText say what a quantized binding is, for messages.
+func (b *Binding) packedWhat() string {
+	if b.Table {
+		return "a " + b.Quant.String() + " scale or bias table"
+	}
+	return "a " + b.Quant.String() + " tensor"
+}
+
+func (b *Binding) widthText() string {
+	if b.Table {
+		return fmt.Sprintf("k/%d", b.Quant.Group)
+	}
+	return b.Quant.widthText()
+}
+
+// logical is the logical size of a last dim stored as width elements (ok
+// false when no size is stored so).
+func (b *Binding) logical(width int) (int, bool) {
+	switch {
+	case b.Quant == nil:
+		return width, true
+	case b.Table:
+		return width * b.Quant.Group, true
+	}
+	return b.Quant.KOf(width)
 }
 
 // Field is a 4-byte member of the args struct, little-endian at Offset.

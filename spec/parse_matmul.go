@@ -2,11 +2,14 @@ package spec
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 
 	"github.com/goccy/go-yaml/ast"
 
+	"github.com/kgen-dev/kgen/diag"
 	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/kgenrt"
 )
 
 // Dims are every dimension name a tensor shape may use, across the kinds.
@@ -72,7 +75,7 @@ func (p *parser) matmul(n ast.Node) *MatmulSpec {
 	return m
 }
 
-var operandFields = map[bool][]string{false: {"name", "dtype", "layout", "batch"}, true: {"name", "dtype", "layout", "acc", "batch"}}
+var operandFields = map[bool][]string{false: {"name", "dtype", "layout", "batch"}, true: {"name", "dtype", "layout", "acc", "batch", "quant"}}
 
 // operand reads `x` or {name: x, dtype: f32, layout: col_major[, acc: g]}.
 func (p *parser) operand(n ast.Node, what string, isB bool) Operand {
@@ -90,11 +93,14 @@ func (p *parser) operand(n ast.Node, what string, isB bool) Operand {
 			op.DType = p.dtype(f.Value, "operand dtype", dtype.Floats)
 		case f.Key == "layout":
 			op.ColMajor = p.enum(f.Value, "layout", []string{"row_major", "col_major"}, "row_major") == "col_major"
+			op.LayoutPos = p.doc.Pos(f.Value)
 		case f.Key == "acc" && isB:
 			op.Acc = p.name(f.Value, "accumulator name")
 		case f.Key == "batch":
 			op.BatchPos = p.doc.Pos(f.Value)
 			op.Batch = p.batchDims(f.Value)
+		case f.Key == "quant" && isB:
+			op.Quant = p.quant(f.Value)
 		default:
 			p.unknownKey(f, "matmul "+what+" field", operandFields[isB])
 		}
@@ -102,7 +108,92 @@ func (p *parser) operand(n ast.Node, what string, isB bool) Operand {
 	if !hasName {
 		p.diags.Addf(op.Pos, "a matmul operand needs a name")
 	}
+	if q := op.Quant; q != nil && hasName {
+		if q.Scales.Name == "" {
+			q.Scales = Name{Name: op.Name.Name + "_scales", Pos: q.Pos}
+		}
+		if q.Biases.Name == "" {
+			q.Biases = Name{Name: op.Name.Name + "_biases", Pos: q.Pos}
+		}
+	}
 	return op
+}
+
+var quantFields = []string{"format", "bits", "group", "scales", "biases"}
+
+// quant reads a B's `quant:`: a ggml block format by name (q4_0, q8_0), or
+// {format: affine, bits: 4, group: 64} (MLX's; mlx-lm's defaults are 4 and
+// 64, which a bare `affine` means).
+func (p *parser) quant(n ast.Node) *Quant {
+	q := &Quant{Pos: p.doc.Pos(n)}
+	if _, isMap := n.(*ast.MappingNode); !isMap {
+		q.Quant = p.quantFormat(n)
+		return q
+	}
+	fields, _ := p.doc.Fields(n, "quant ({format: affine, bits: 4, group: 64})", p.diags)
+	seen := map[string]diag.Pos{}
+	for _, f := range fields {
+		seen[f.Key] = f.KeyPos
+		switch f.Key {
+		case "format":
+			q.Quant = p.quantFormat(f.Value)
+		case "bits":
+			q.Bits = p.posInt(f.Value, "quant bits", 8)
+		case "group":
+			q.Group = p.posInt(f.Value, "quant group", 1024)
+		case "scales":
+			q.Scales = p.name(f.Value, "quant scales name")
+		case "biases":
+			q.Biases = p.name(f.Value, "quant biases name")
+		default:
+			p.unknownKey(f, "quant field", quantFields)
+		}
+	}
+	if _, ok := seen["format"]; !ok {
+		p.diags.Addf(q.Pos, "quant needs a format: one of %v", kgenrt.QuantFormats)
+		return q
+	}
+	def := p.quantDefaults(q.Format)
+	if q.Format != kgenrt.Affine {
+		for _, key := range quantFields[1:] {
+			if pos, ok := seen[key]; ok {
+				p.diags.Addf(pos, "quant %s: a %s block fixes its layout (%d-bit codes, blocks of 32, d in the block); %s is for format affine", key, q.Format, def.Bits, key)
+			}
+		}
+		q.Bits, q.Group = def.Bits, def.Group
+		return q
+	}
+	if q.Bits == 0 {
+		q.Bits = def.Bits
+	}
+	if q.Group == 0 {
+		q.Group = def.Group
+	}
+	if err := q.Check(); err != nil {
+		pos := seen["bits"]
+		if slices.Contains(kgenrt.AffineBits, q.Bits) {
+			pos = seen["group"]
+		}
+		p.diags.Addf(pos, "quant %v", err)
+	}
+	return q
+}
+
+// quantFormat reads a format name with its default bits and group.
+func (p *parser) quantFormat(n ast.Node) kgenrt.Quant {
+	f := kgenrt.ParseQuantFormat(p.enum(n, "quant format", kgenrt.QuantFormats, ""))
+	return p.quantDefaults(f)
+}
+
+// quantDefaults are format f's bits and group unless the spec gives them.
+func (p *parser) quantDefaults(f kgenrt.QuantFormat) kgenrt.Quant {
+	if f == kgenrt.Affine {
+		return kgenrt.Quant{Format: f, Bits: 4, Group: 64}
+	}
+	if f == kgenrt.NotQuantized {
+		return kgenrt.Quant{}
+	}
+	return kgenrt.GGMLQuant(f)
 }
 
 // batchNames reads a matmul's `batch: [b, h]`: the launch's leading

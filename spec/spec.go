@@ -6,6 +6,7 @@
 package spec
 
 import (
+	"github.com/kgen-dev/kgen/kgenrt"
 	"strconv"
 
 	"github.com/kgen-dev/kgen/backend"
@@ -99,10 +100,25 @@ type Operand struct {
 	Name
 	DType    TypeRef // Invalid = the variant's storage type
 	ColMajor bool
-	Acc      Name
+	// LayoutPos is where layout was written (zero: the default).
+	LayoutPos diag.Pos
+	Acc       Name
 	// Batch and BatchPos: as Input's, for a batched matmul's operand.
 	Batch    []BatchDim
 	BatchPos diag.Pos
+	// Quant is a B's packed format (`quant:`), nil for plain elements.
+	Quant *Quant
+}
+
+// Quant is a matmul B's `quant:` field: q4_0, q8_0, or {format: affine,
+// bits: 4, group: 64[, scales: s, biases: b]} (kgenrt.QuantFormat says how
+// each is stored).
+type Quant struct {
+	Pos diag.Pos
+	kgenrt.Quant
+	// Scales and Biases name an affine operand's tables, <b>_scales and
+	// <b>_biases unless given (mx.quantize's outputs).
+	Scales, Biases Name
 }
 
 // MatmulSpec is a matmul kernel's `matmul:` field: one A and one or two Bs

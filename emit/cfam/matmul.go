@@ -47,7 +47,7 @@ func (matmul) describe(k *ir.Kernel, d *Dialect, v *view) {
 
 func (matmul) helpers(k *ir.Kernel, d *Dialect) []helper {
 	if d.Backend != ir.CUDA {
-		return nil
+		return quantHelpers(k)
 	}
 	if k.Matmul().Chain != nil {
 		return []helper{{name: "chain_mma"}}
@@ -210,6 +210,9 @@ func (matmul) entries(k *ir.Kernel, d *Dialect) []entry {
 			mw := newMatmulWriter(w, k, d)
 			mw.batchPrologue(p.Bindings)
 			switch p.Suffix {
+			case "gemv":
+				mw.gemvBody(*mw.mm.Gemv)
+				return
 			case "part":
 				mw.decodePartBody()
 				return
@@ -307,7 +310,11 @@ func (mw *matmulWriter) stage(tile, cols, size string, o ir.Operand, r0, c0, row
 		if o.ColMajor {
 			at = mw.elemAt(b, "kgen_c", "kgen_r", rowsLim)
 		}
-		mw.P(tile, "[kgen_e] = (kgen_r < ", rowsLim, " && kgen_c < ", colsLim, ") ? float(", o.Name, "[", at, "]) : 0.0f;")
+		val := "float(" + o.Name + "[" + at + "])"
+		if o.Quant != nil {
+			val = mw.quantAt(o, "kgen_c", "kgen_r")
+		}
+		mw.P(tile, "[kgen_e] = (kgen_r < ", rowsLim, " && kgen_c < ", colsLim, ") ? ", val, " : 0.0f;")
 	})
 }
 
@@ -334,23 +341,29 @@ func (mw *matmulWriter) multiply() {
 // the tile and, where the element is inside the output, calls the epilogue
 // stage and stores its outputs.
 func (mw *matmulWriter) epilogue(tid string) {
-	k, d := mw.k, mw.d
-	st := k.Stages()[0]
-	outs := k.BindingsOf(ir.Output)
 	mw.Block("for (uint kgen_e = "+tid+"; kgen_e < BM * BN; kgen_e += kThreads)", func() {
 		mw.P("const uint kgen_i = kgen_row0 + kgen_e / BN, kgen_j = kgen_col0 + kgen_e % BN;")
 		mw.Block("if (kgen_i < args.m && kgen_j < args.n)", func() {
-			args := mw.elementArgs(st, func(i int) string { return fmt.Sprintf("kgen_cs%d[kgen_e]", i) })
-			for _, b := range outs {
-				mw.P("C kgen_c_", b.Name, ";")
-				args = append(args, "kgen_c_"+b.Name)
-			}
-			mw.P(st.Name, "(", strings.Join(args, ", "), ");")
-			for _, b := range outs {
-				mw.P(b.Name, "[", mw.elemAt(b, "kgen_i", "kgen_j", "args.n"), "] = ", d.Cvt(d.TypeName(b.DType), "kgen_c_"+b.Name), ";")
-			}
+			mw.storeElement(func(i int) string { return fmt.Sprintf("kgen_cs%d[kgen_e]", i) })
 		})
 	})
+}
+
+// storeElement calls the epilogue stage at element (kgen_i, kgen_j), in
+// range, with accumulator i read as acc(i), and stores its outputs.
+func (mw *matmulWriter) storeElement(acc func(i int) string) {
+	d := mw.d
+	st := mw.k.Stages()[0]
+	outs := mw.k.BindingsOf(ir.Output)
+	args := mw.elementArgs(st, acc)
+	for _, b := range outs {
+		mw.P("C kgen_c_", b.Name, ";")
+		args = append(args, "kgen_c_"+b.Name)
+	}
+	mw.P(st.Name, "(", strings.Join(args, ", "), ");")
+	for _, b := range outs {
+		mw.P(b.Name, "[", mw.elemAt(b, "kgen_i", "kgen_j", "args.n"), "] = ", d.Cvt(d.TypeName(b.DType), "kgen_c_"+b.Name), ";")
+	}
 }
 
 // elementArgs are the epilogue stage st's arguments at element (kgen_i,

@@ -140,10 +140,7 @@ func descriptor(f *jen.File, k *ir.Kernel, n *names, opts Options) {
 }
 
 // phasesCond is when a kernel takes its phases, in words.
-func phasesCond(k *ir.Kernel) string {
-	field, over := k.PhasesWhen()
-	return fmt.Sprintf("%s > %d", field, over)
-}
+func phasesCond(k *ir.Kernel) string { return k.PhasesWhen().String() }
 
 // descriptorFields are the fields of one kgenrt.Kernel literal: the
 // kernel's own, or one of its phases' (name, variants, bindings, launch).
@@ -285,6 +282,12 @@ func bindingValue(b ir.Binding) jen.Code {
 		}
 		if b.Paired {
 			d = append(d, field("Paired", jen.True()))
+		}
+		if b.Quant != nil {
+			d = append(d, field("Quant", jen.Op("&").Add(quantValue(*b.Quant))))
+		}
+		if b.Table {
+			d = append(d, field("Table", jen.True()))
 		}
 		return jen.Values(d...)
 	}

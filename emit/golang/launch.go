@@ -349,8 +349,7 @@ func callBuilder(f *jen.File, k *ir.Kernel, n *names) error {
 			l.Threadgroup[0], l.Threadgroup[1], l.Threadgroup[2]),
 	}
 	if ph := k.Phases(); len(ph) > 0 {
-		field, over := k.PhasesWhen()
-		doc = append(doc, fmt.Sprintf("On Metal with %s > %d it returns the split form instead: a chain of %d calls (%s).", field, over, len(ph), n.phases))
+		doc = append(doc, fmt.Sprintf("On Metal with %s it returns the split form instead: a chain of %d calls (%s).", k.PhasesWhen(), len(ph), n.phases))
 	}
 	f.Add(comment(doc...))
 	f.Func().Id(n.call).Params(builderParams(k, n)...).Params(rt("Call"), jen.Error()).Block(body...)
@@ -417,15 +416,21 @@ func splitLines(k *ir.Kernel, n *names) ([]jen.Code, error) {
 		first = rt("Call").Add(block(fields...))
 		next = jen.Op("&").Add(first)
 	}
-	field, over := k.PhasesWhen()
+	cond := k.PhasesWhen()
 	return append(phasesWhy(k),
 		jen.Comment("Other ports run their own form of it inside the kernel's one call (Backend.ChainsPhases)."),
-		jen.If(jen.Id("kgenBackend").Dot("ChainsPhases").Call().Op("&&").Id(field).Op(">").Lit(over)).Block(append(branch, jen.Return(first, jen.Nil()))...),
+		jen.If(jen.Id("kgenBackend").Dot("ChainsPhases").Call().Op("&&").Id(cond.Field).Op(cond.Op()).Lit(cond.Bound)).Block(append(branch, jen.Return(first, jen.Nil()))...),
 	), nil
 }
 
 // phasesWhy is the comment before the branch to a kernel's phases.
 func phasesWhy(k *ir.Kernel) []jen.Code {
+	if k.Matmul().Gemv != nil {
+		return []jen.Code{
+			jen.Comment(fmt.Sprintf("On Metal, m <= %d (a decode step): the matrix-vector form, each packed weight", ir.GemvRows)),
+			jen.Comment("streamed once instead of staged through a mostly idle tile."),
+		}
+	}
 	if k.Matmul().Decode != nil {
 		return []jen.Code{
 			jen.Comment(fmt.Sprintf("On Metal, %s > 1 when the chain's own grid is too small to fill the GPU (a", ir.SplitsField)),

@@ -9,6 +9,7 @@ import (
 	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/emit/inventory"
 	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/kgenrt"
 )
 
 // The matmul kind: the accumulators come from kgenrt's blocked products
@@ -41,7 +42,12 @@ func matmulLoops(g *evalGen) []jen.Code {
 	var out []jen.Code
 	dims := []jen.Code{jen.Id("m"), jen.Id("n"), jen.Id("k")}
 	for i, b := range mm.B {
-		args := []jen.Code{jen.Id(g.n.local(mm.A.Name)), jen.Lit(mm.A.ColMajor), jen.Id(g.n.local(b.Name)), jen.Lit(b.ColMajor)}
+		bv := jen.Id(g.n.local(b.Name))
+		if b.Quant != nil {
+			bv = jen.Id(fmt.Sprintf("kgenW%d", i))
+			out = append(out, dequantLines(g, b, i)...)
+		}
+		args := []jen.Code{jen.Id(g.n.local(mm.A.Name)), jen.Lit(mm.A.ColMajor), bv, jen.Lit(b.ColMajor)}
 		out = append(out, jen.Id(fmt.Sprintf("kgenAcc%d", i)).Op(":=").Add(rt(product)).Call(append(args, dims...)...))
 	}
 	if mm.Chain != nil {
@@ -61,6 +67,32 @@ func matmulLoops(g *evalGen) []jen.Code {
 	loop := jen.For(jen.Id("kgenI").Op(":=").Lit(0), jen.Id("kgenI").Op("<").Id("m"), jen.Id("kgenI").Op("++")).Block(
 		jen.For(jen.Id("kgenJ").Op(":=").Lit(0), jen.Id("kgenJ").Op("<").Id("n"), jen.Id("kgenJ").Op("++")).Block(body...))
 	return append(out, loop)
+}
+
+// dequantLines dequantize quantized B i into kgenW<i>, [n, k] row-major
+// (so read col-major): as the kernels compute it for Reference (an f32
+// tensor), exactly for Reference64.
+func dequantLines(g *evalGen, b ir.Operand, i int) []jen.Code {
+	w := jen.Id(fmt.Sprintf("kgenW%d", i))
+	tables := []jen.Code{jen.Nil(), jen.Nil()}
+	if b.Scales >= 0 {
+		tables = []jen.Code{jen.Id(g.n.local(g.k.Bindings[b.Scales].Name)), jen.Id(g.n.local(g.k.Bindings[b.Biases].Name))}
+	}
+	args := append([]jen.Code{quantValue(*b.Quant), jen.Id(g.n.local(b.Name))}, tables...)
+	if g.io.mode == dtype.Invalid {
+		return []jen.Code{jen.Add(w).Op(":=").Add(rt("Dequantize64Values")).Call(append(args, jen.Id("n"), jen.Id("k"))...).
+			Comment(ir.QuantText(g.k, b))}
+	}
+	return []jen.Code{
+		jen.List(w, jen.Err()).Op(":=").Add(rt("DequantizedTensor")).Call(args...).Comment(ir.QuantText(g.k, b)),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+	}
+}
+
+// quantValue is a kgenrt.Quant literal.
+func quantValue(q kgenrt.Quant) jen.Code {
+	name := map[kgenrt.QuantFormat]string{kgenrt.Affine: "Affine", kgenrt.Q4_0: "Q4_0", kgenrt.Q8_0: "Q8_0"}[q.Format]
+	return rt("Quant").Values(field("Format", rt(name)), field("Bits", jen.Lit(q.Bits)), field("Group", jen.Lit(q.Group)))
 }
 
 // matmulIndex is the element (kgenI, kgenJ) of a tensor by its shape.

@@ -50,10 +50,12 @@ type CUDASplit struct {
 
 // Split is the launches of a kernel's split form, in order.
 type Split struct {
-	Over int `json:"n_over"`
-	// When names the size field compared with Over when it is not n: a
-	// batched chain's flash-decoding split runs when kgen_splits > 1.
+	Over int `json:"n_over,omitempty"`
+	// When names the size field compared when it is not n: a batched
+	// chain's flash-decoding split runs when kgen_splits > 1 (n_over 1),
+	// quantized weights' matrix-vector phase when m <= 8 (at_most 8).
 	When   string  `json:"when,omitempty"`
+	AtMost int     `json:"at_most,omitempty"`
 	Phases []Phase `json:"phases"`
 }
 
@@ -146,10 +148,13 @@ func kernel(k *ir.Kernel, msl string) Kernel {
 	}
 	out.Passes = k.Describe()
 	if ph := k.Phases(); len(ph) > 0 {
-		field, over := k.PhasesWhen()
-		out.Split = &Split{Over: over}
-		if field != "n" {
-			out.Split.When = field
+		cond := k.PhasesWhen()
+		out.Split = &Split{Over: cond.Bound}
+		if cond.AtMost {
+			out.Split = &Split{AtMost: cond.Bound}
+		}
+		if cond.Field != "n" {
+			out.Split.When = cond.Field
 		}
 		for _, p := range ph {
 			pj := Phase{Entry: p.Entry, Does: p.Comment, Dispatch: Dispatch{Grid: p.Launch.GridStrings(), Threadgroup: p.Launch.Threadgroup}}

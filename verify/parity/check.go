@@ -28,13 +28,7 @@ type check struct {
 }
 
 // count is the elements of tensor b: the product of its Shape's sizes.
-func (c *check) count(b ir.Binding) int {
-	n := 1
-	for _, d := range b.Shape {
-		n *= c.sizes[d]
-	}
-	return n
-}
+func (c *check) count(b ir.Binding) int { return storedCount(b, c.sizes) }
 
 // visitor receives one output element of the reference walk: output b's
 // element idx, the row it belongs to (-1 for kinds without rows), and its

@@ -49,6 +49,9 @@ func matmulShapes(k *ir.Kernel, opts Options) []shape {
 	shapes := opts.Matmul
 	if len(shapes) == 0 {
 		shapes = DefaultMatmulShapes
+		if g := quantGroup(k); g > 0 {
+			shapes = QuantMatmulShapes(g)
+		}
 	}
 	var out []shape
 	for _, s := range shapes {
@@ -84,12 +87,11 @@ func chainShapes(opts Options) []shape {
 func matmulInputs(r *rand.Rand, k *ir.Kernel, v ir.Variant, sizes map[string]int, opts Options) [][]float64 {
 	vals := make([][]float64, len(k.Bindings))
 	for _, b := range k.BindingsOf(ir.Input) {
-		n := 1
-		for _, d := range b.Shape {
-			n *= sizes[d]
+		if b.Quant == nil {
+			vals[b.Index] = Inputs(r, storedCount(b, sizes), elemType(b, v), MatmulRange, false)
 		}
-		vals[b.Index] = Inputs(r, n, elemType(b, v), MatmulRange, false)
 	}
+	quantInputs(r, k, v, sizes, vals, opts.Plain)
 	mm := k.Matmul()
 	m, kk := sizes["m"], sizes["k"]
 	if opts.Plain || kk == 0 {
@@ -149,38 +151,24 @@ func MatmulHuge(t dtype.DType) float64 {
 func matmulReference(c *check, visit visitor) {
 	k := c.k
 	mm := k.Matmul()
-	m, n, kk := c.sizes["m"], c.sizes["n"], c.sizes["k"]
-	gamma := float64(kk) * 0x1p-24 / (1 - float64(kk)*0x1p-24)
+	m, n := c.sizes["m"], c.sizes["n"]
 	a := c.vals[mm.A.Binding]
 	ins, outs := k.ElementInputs(0), k.BindingsOf(ir.Output)
 	if mm.Chain != nil {
-		chainReference(c, visit, gamma)
+		chainReference(c, visit)
 		return
 	}
 	if mm.Rows != nil {
-		matmulRowReference(c, visit, gamma)
+		matmulRowReference(c, visit)
 		return
 	}
 	x := make([]float64, len(ins))
 	accs, errs := make([]float64, len(mm.B)), make([]float64, len(mm.B))
+	bvals, bmags := operandsOf(c)
 	for i := range m {
 		for j := range n {
 			for bi, op := range mm.B {
-				b := c.vals[op.Binding]
-				var s, sa float64
-				for p := range kk {
-					prod := a[at(i, p, m, kk, mm.A.ColMajor)] * b[at(p, j, kk, n, op.ColMajor)]
-					s += prod
-					if !math.IsInf(prod, 0) && !math.IsNaN(prod) {
-						sa += math.Abs(prod)
-					}
-				}
-				// A NaN or infinite product makes the sum NaN or that
-				// infinity in every order and precision: exact, no bound.
-				accs[bi], errs[bi] = s, gamma*sa
-				if math.IsInf(s, 0) || math.IsNaN(s) {
-					errs[bi] = 0
-				}
+				accs[bi], errs[bi] = dot(c, a, bvals[bi], bmags[bi], op, i, j)
 			}
 			for e, b := range ins {
 				x[e] = c.vals[b.Index][elemAt(b, i, j, n)]
@@ -197,10 +185,10 @@ func matmulReference(c *check, visit visitor) {
 // the accumulators (with the γ_K bound) and the epilogue inputs along the
 // row, then the rowwise passes with running error analysis
 // (ir.Kernel.EvalMatmulRowBound).
-func matmulRowReference(c *check, visit visitor, gamma float64) {
+func matmulRowReference(c *check, visit visitor) {
 	k := c.k
 	mm := k.Matmul()
-	m, n, kk := c.sizes["m"], c.sizes["n"], c.sizes["k"]
+	m, n := c.sizes["m"], c.sizes["n"]
 	a := c.vals[mm.A.Binding]
 	ins, outs := k.ElementInputs(0), k.BindingsOf(ir.Output)
 	in := make([][]float64, len(ins))
@@ -211,22 +199,11 @@ func matmulRowReference(c *check, visit visitor, gamma float64) {
 	for bi := range mm.B {
 		accs[bi], errs[bi] = make([]float64, n), make([]float64, n)
 	}
+	bvals, bmags := operandsOf(c)
 	for i := range m {
 		for j := range n {
 			for bi, op := range mm.B {
-				b := c.vals[op.Binding]
-				var s, sa float64
-				for p := range kk {
-					prod := a[at(i, p, m, kk, mm.A.ColMajor)] * b[at(p, j, kk, n, op.ColMajor)]
-					s += prod
-					if !math.IsInf(prod, 0) && !math.IsNaN(prod) {
-						sa += math.Abs(prod)
-					}
-				}
-				accs[bi][j], errs[bi][j] = s, gamma*sa
-				if math.IsInf(s, 0) || math.IsNaN(s) {
-					errs[bi][j] = 0
-				}
+				accs[bi][j], errs[bi][j] = dot(c, a, bvals[bi], bmags[bi], op, i, j)
 			}
 			for e, b := range ins {
 				in[e][j] = c.vals[b.Index][elemAt(b, i, j, n)]
@@ -239,6 +216,38 @@ func matmulRowReference(c *check, visit visitor, gamma float64) {
 			}
 		}
 	}
+}
+
+// operandsOf are every B's values and bound magnitudes (operandValues).
+func operandsOf(c *check) (vals, mags [][]float64) {
+	for _, op := range c.k.Matmul().B {
+		v, g := operandValues(c, op)
+		vals, mags = append(vals, v), append(mags, g)
+	}
+	return vals, mags
+}
+
+// dot is accumulator (i, j) of B op in float64 (each product of two
+// stored values is exact; the sum rounds at 2^-53) and its γ bound
+// (gammaOf) over the products' magnitudes. A NaN or infinite product makes
+// the sum NaN or that infinity in every order and precision: exact, no
+// bound.
+func dot(c *check, a, b, mag []float64, op ir.Operand, i, j int) (sum, bound float64) {
+	mm := c.k.Matmul()
+	m, n, kk := c.sizes["m"], c.sizes["n"], c.sizes["k"]
+	var sa float64
+	for p := range kk {
+		av, bi := a[at(i, p, m, kk, mm.A.ColMajor)], at(p, j, kk, n, op.ColMajor)
+		prod := av * b[bi]
+		sum += prod
+		if !math.IsInf(prod, 0) && !math.IsNaN(prod) {
+			sa += math.Abs(av * mag[bi])
+		}
+	}
+	if math.IsInf(sum, 0) || math.IsNaN(sum) {
+		return sum, 0
+	}
+	return sum, gammaOf(kk, op) * sa
 }
 
 // at is the storage index of logical (r, col) of a rows×cols operand.
@@ -268,29 +277,19 @@ func matmulF32Param(i int) float64 { return 0.5 + float64(i) }
 // ir.Kernel.EvalChainScoreBound), then softmax(scores)·V with the bound of
 // the streaming f32 evaluation (ir.SoftmaxMatmulRowBoundWeights, blocks of
 // the backend's keys per step, weights rounded as its port rounds them).
-func chainReference(c *check, visit visitor, gamma float64) {
+func chainReference(c *check, visit visitor) {
 	k := c.k
 	mm := k.Matmul()
 	ch := mm.Chain
-	m, n, kk, p := c.sizes["m"], c.sizes["n"], c.sizes["k"], c.sizes["p"]
-	a, b, v := c.vals[mm.A.Binding], c.vals[mm.B[0].Binding], c.vals[ch.Then.Binding]
+	m, n, p := c.sizes["m"], c.sizes["n"], c.sizes["p"]
+	a, v := c.vals[mm.A.Binding], c.vals[ch.Then.Binding]
+	bvals, bmags := operandsOf(c)
 	out := k.BindingsOf(ir.Output)[0]
 	s, serr := make([]float64, n), make([]float64, n)
 	vAt := func(j, col int) float64 { return v[at(j, col, n, p, ch.Then.ColMajor)] }
 	for i := range m {
 		for j := range n {
-			var sum, sa float64
-			for q := range kk {
-				prod := a[at(i, q, m, kk, mm.A.ColMajor)] * b[at(q, j, kk, n, mm.B[0].ColMajor)]
-				sum += prod
-				if !math.IsInf(prod, 0) && !math.IsNaN(prod) {
-					sa += math.Abs(prod)
-				}
-			}
-			e := gamma * sa
-			if math.IsInf(sum, 0) || math.IsNaN(sum) {
-				e = 0
-			}
+			sum, e := dot(c, a, bvals[0], bmags[0], mm.B[0], i, j)
 			s[j], serr[j] = k.EvalChainScoreBound(ir.MatmulAt{Row: i, Col: j, M: m, N: n}, sum, e, c.params, c.rounding)
 		}
 		want, bound := ir.SoftmaxMatmulRowBoundWeights(s, serr, vAt, p, k.ChainBlock(c.opts.Backend, c.v.DType),

@@ -19,8 +19,7 @@ func splits(k *ir.Kernel, b ir.Backend, sizes map[string]int) bool {
 	if b != ir.Metal || len(k.Phases()) == 0 {
 		return false
 	}
-	field, over := k.PhasesWhen()
-	return sizes[field] > over
+	return k.PhasesWhen().Holds(sizes)
 }
 
 // runSplit runs a split kernel's phases (ir.Kernel.Phases) in order, as the

@@ -1,0 +1,178 @@
+package cfam
+
+import (
+	"fmt"
+
+	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/kgenrt"
+)
+
+// Quantized Bs (ir/quant.go). The tiled kernels stage a quantized B like
+// any other, one element per thread per step, dequantized as it is read
+// (quantAt); the matrix-vector phase (gemvBody) reads whole 32-value chunks
+// of packed words with vector loads.
+
+// quantView is the quant template block's view: the formats kernel k reads.
+type quantView struct{ Affine, Q4_0, Q8_0 bool }
+
+// quantHelpers is the quant block for a kernel with quantized Bs.
+func quantHelpers(k *ir.Kernel) []helper {
+	if !k.Quantized() {
+		return nil
+	}
+	var v quantView
+	for _, b := range k.Matmul().B {
+		if q := b.Quant; q != nil {
+			v.Affine = v.Affine || q.Format == kgenrt.Affine
+			v.Q4_0 = v.Q4_0 || q.Format == kgenrt.Q4_0
+			v.Q8_0 = v.Q8_0 || q.Format == kgenrt.Q8_0
+		}
+	}
+	return []helper{{name: "quant", data: v}}
+}
+
+// quantRow is the pointer to row n (one output column's k values) of
+// quantized operand o.
+func quantRow(o ir.Operand, n string) string {
+	q := o.Quant
+	if q.Format == kgenrt.Affine {
+		return fmt.Sprintf("(%s + %s * (args.k / 32u * %du))", o.Name, n, q.Bits)
+	}
+	return fmt.Sprintf("(%s + %s * (args.k / 32u * %du))", o.Name, n, q.BlockBytes())
+}
+
+// quantAt is the f32 of logical element (kk, n) of quantized operand o
+// (stored [n, k]): scale·q + bias as one fma (affine), or the block's
+// exact d·q.
+func (mw *matmulWriter) quantAt(o ir.Operand, n, kk string) string {
+	q := o.Quant
+	switch q.Format {
+	case kgenrt.Q4_0:
+		return fmt.Sprintf("kgen_q4_0(%s, %s)", quantRow(o, n), kk)
+	case kgenrt.Q8_0:
+		return fmt.Sprintf("kgen_q8_0(%s, %s)", quantRow(o, n), kk)
+	}
+	g := fmt.Sprintf("%s * (args.k / %du) + %s / %du", n, q.Group, kk, q.Group)
+	scales, biases := mw.k.Bindings[o.Scales].Name, mw.k.Bindings[o.Biases].Name
+	return fmt.Sprintf("%s(float(%s[%s]), float(kgen_affine_code(%s, %s, %du)), float(%s[%s]))",
+		mw.d.FloatFunc("fma"), scales, g, quantRow(o, n), kk, q.Bits, biases, g)
+}
+
+// gemvBody writes the matrix-vector phase (ir.Gemv) for m <= ir.GemvRows:
+// each simdgroup owns GemvCols output columns for every row; its lanes
+// walk k in 32-value chunks, lane l taking chunks l, l + 32, …: per chunk
+// and column the packed codes are loaded once (affine: 16-byte vector
+// loads when bits is a multiple of 4; ggml: the block's 2-byte words),
+// dequantized to 32 floats with the group's scale and bias loaded once, and
+// multiplied with each row of x, summed in f32. A simd_sum per (row,
+// column) then gives every lane the totals, and lane l runs the epilogue
+// for row l % 8 of column l / 8.
+func (mw *matmulWriter) gemvBody(g ir.Gemv) {
+	w, mm, tid, tg := mw.Writer, mw.mm, mw.tid, mw.tg
+	w.P("using C = float;")
+	w.P(fmt.Sprintf("constexpr uint ROWS = %d, COLS = %d, SIMDS = %d;", ir.GemvRows, ir.GemvCols, g.Simds))
+	w.P("const uint kgen_lane = ", tid, " % 32u, kgen_col0 = (", tg, " * SIMDS + ", tid, " / 32u) * COLS;")
+	for i := range mm.B {
+		w.P(fmt.Sprintf("float kgen_acc%d[COLS][ROWS] = {};", i))
+	}
+	w.P("float kgen_w[32];")
+	w.Block("for (uint kgen_k0 = kgen_lane * 32u; kgen_k0 < args.k; kgen_k0 += 32u * 32u)", func() {
+		w.Block("for (uint kgen_c = 0; kgen_c < COLS; ++kgen_c)", func() {
+			w.P("const uint kgen_j = min(kgen_col0 + kgen_c, args.n - 1u); // a column past n repeats the last; never stored")
+			for i, b := range mm.B {
+				w.P("// ", b.Acc, ": ", ir.QuantText(mw.k, b))
+				w.P("{")
+				w.Indent(func() { mw.gemvRows(i, b) })
+				w.P("}")
+			}
+		})
+	})
+	mw.gemvStore()
+}
+
+// gemvRows loads one chunk of B i and adds its products with every row of
+// x to the lane's sums.
+func (mw *matmulWriter) gemvRows(i int, b ir.Operand) {
+	w, mm := mw.Writer, mw.mm
+	mw.gemvChunk(b)
+	w.Block("for (uint kgen_i = 0; kgen_i < ROWS; ++kgen_i)", func() {
+		w.Block("if (kgen_i < args.m)", func() {
+			w.P("float kgen_s = 0.0f;")
+			w.Block("for (uint kgen_e = 0; kgen_e < 32u; ++kgen_e)", func() {
+				at := mw.elemAt(mw.k.Bindings[mm.A.Binding], "kgen_i", "kgen_k0 + kgen_e", "args.k")
+				if mm.A.ColMajor {
+					at = mw.elemAt(mw.k.Bindings[mm.A.Binding], "kgen_k0 + kgen_e", "kgen_i", "args.m")
+				}
+				w.P("kgen_s = ", mw.d.FloatFunc("fma"), "(float(", mm.A.Name, "[", at, "]), kgen_w[kgen_e], kgen_s);")
+			})
+			w.P(fmt.Sprintf("kgen_acc%d[kgen_c][kgen_i] += kgen_s;", i))
+		})
+	})
+}
+
+// gemvStore reduces the lanes' sums and runs the epilogue, lane l for row
+// l % 8 of column l / 8.
+func (mw *matmulWriter) gemvStore() {
+	w, mm := mw.Writer, mw.mm
+	w.P("// Every lane gets each (row, column) total; lane l keeps row l % 8 of column l / 8.")
+	for i := range mm.B {
+		w.P(fmt.Sprintf("float kgen_t%d = 0.0f;", i))
+		w.Block("for (uint kgen_c = 0; kgen_c < COLS; ++kgen_c)", func() {
+			w.Block("for (uint kgen_i = 0; kgen_i < ROWS; ++kgen_i)", func() {
+				w.P(fmt.Sprintf("const float kgen_v = simd_sum(kgen_acc%d[kgen_c][kgen_i]);", i))
+				w.Block("if (kgen_lane == kgen_c * ROWS + kgen_i)", func() { w.P(fmt.Sprintf("kgen_t%d = kgen_v;", i)) })
+			})
+		})
+	}
+	w.P("const uint kgen_i = kgen_lane % ROWS, kgen_j = kgen_col0 + kgen_lane / ROWS;")
+	w.Block("if (kgen_i < args.m && kgen_j < args.n)", func() {
+		mw.storeElement(func(i int) string { return fmt.Sprintf("kgen_t%d", i) })
+	})
+}
+
+// gemvChunk loads the 32 values of quantized operand o at row kgen_j,
+// k = kgen_k0 … kgen_k0 + 31, into kgen_w as f32.
+func (mw *matmulWriter) gemvChunk(o ir.Operand) {
+	w, q, row := mw.Writer, o.Quant, quantRow(o, "kgen_j")
+	switch q.Format {
+	case kgenrt.Affine:
+		g := fmt.Sprintf("kgen_j * (args.k / %du) + kgen_k0 / %du", q.Group, q.Group)
+		scales, biases := mw.k.Bindings[o.Scales].Name, mw.k.Bindings[o.Biases].Name
+		w.P(fmt.Sprintf("const float kgen_scale = float(%s[%s]), kgen_bias = float(%s[%s]);", scales, g, biases, g))
+		w.P(fmt.Sprintf("uint kgen_words[%d]; // the chunk's %d-bit codes: %d words", q.Bits, q.Bits, q.Bits))
+		w.P(fmt.Sprintf("device const uint* kgen_p = %s + kgen_k0 / 32u * %du;", row, q.Bits))
+		switch {
+		case q.Bits%4 == 0:
+			w.Block(fmt.Sprintf("for (uint kgen_v = 0; kgen_v < %du; ++kgen_v)", q.Bits/4), func() {
+				w.P("const uint4 kgen_x = ((device const uint4*)kgen_p)[kgen_v]; // 16 bytes")
+				w.P("kgen_words[4u * kgen_v] = kgen_x.x, kgen_words[4u * kgen_v + 1u] = kgen_x.y, kgen_words[4u * kgen_v + 2u] = kgen_x.z, kgen_words[4u * kgen_v + 3u] = kgen_x.w;")
+			})
+		default:
+			w.Block(fmt.Sprintf("for (uint kgen_v = 0; kgen_v < %du; ++kgen_v)", q.Bits), func() { w.P("kgen_words[kgen_v] = kgen_p[kgen_v];") })
+		}
+		w.P(fmt.Sprintf("kgen_affine_unpack32<%du>(kgen_words, kgen_w);", q.Bits))
+		w.Block("for (uint kgen_e = 0; kgen_e < 32u; ++kgen_e)", func() {
+			w.P("kgen_w[kgen_e] = ", mw.d.FloatFunc("fma"), "(kgen_scale, kgen_w[kgen_e], kgen_bias);")
+		})
+	case kgenrt.Q4_0:
+		w.P("device const uchar* kgen_blk = ", row, " + kgen_k0 / 32u * 18u;")
+		w.P("device const ushort* kgen_h = (device const ushort*)kgen_blk; // 2-byte words: blocks are 2-byte aligned")
+		w.P("const float kgen_d = kgen_ggml_d(kgen_blk);")
+		w.Block("for (uint kgen_v = 0; kgen_v < 8u; ++kgen_v)", func() {
+			w.P("const uint kgen_x = kgen_h[1u + kgen_v]; // bytes 2v and 2v + 1 of the codes")
+			w.P("kgen_w[2u * kgen_v] = kgen_d * (float(kgen_x & 15u) - 8.0f);")
+			w.P("kgen_w[2u * kgen_v + 1u] = kgen_d * (float((kgen_x >> 8) & 15u) - 8.0f);")
+			w.P("kgen_w[2u * kgen_v + 16u] = kgen_d * (float((kgen_x >> 4) & 15u) - 8.0f);")
+			w.P("kgen_w[2u * kgen_v + 17u] = kgen_d * (float(kgen_x >> 12) - 8.0f);")
+		})
+	case kgenrt.Q8_0:
+		w.P("device const uchar* kgen_blk = ", row, " + kgen_k0 / 32u * 34u;")
+		w.P("device const ushort* kgen_h = (device const ushort*)kgen_blk; // 2-byte words: blocks are 2-byte aligned")
+		w.P("const float kgen_d = kgen_ggml_d(kgen_blk);")
+		w.Block("for (uint kgen_v = 0; kgen_v < 16u; ++kgen_v)", func() {
+			w.P("const ushort kgen_x = kgen_h[1u + kgen_v];")
+			w.P("kgen_w[2u * kgen_v] = kgen_d * float(as_type<char>(uchar(kgen_x & 255u)));")
+			w.P("kgen_w[2u * kgen_v + 1u] = kgen_d * float(as_type<char>(uchar(kgen_x >> 8)));")
+		})
+	}
+}

@@ -1,0 +1,141 @@
+package ir
+
+import (
+	"fmt"
+
+	"github.com/kgen-dev/kgen/diag"
+	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/kgenrt"
+	"github.com/kgen-dev/kgen/launch"
+	"github.com/kgen-dev/kgen/spec"
+)
+
+// Quantized weights: a matmul B declared with `quant:` is read packed, as
+// its producer wrote it (kgenrt.QuantFormat), and dequantized where the
+// kernel loads it; everything after the load (the f32 products, epilogues,
+// row reductions, gated pairs) is the plain matmul's. Its bindings are the
+// packed tensor, logical [n, k] (x @ w.T: a quantized B is always stored
+// [n, k], each row one output column's k values), then for the affine
+// format its scales and biases ([n, k / group], the variant's dtype).
+
+// quantBindings are a quantized B's bindings from buffer index first.
+func quantBindings(s *spec.Spec, b spec.Operand, first int, diags *diag.List) []Binding {
+	q := b.Quant
+	if b.DType.Pos.Line > 0 {
+		diags.Addf(b.DType.Pos, "operand %s: a quantized operand's storage follows its format (%s: %s); drop dtype", b.Name.Name, q.Quant, dtype.DType(q.Storage()))
+	}
+	if b.LayoutPos.Line > 0 && !b.ColMajor {
+		diags.Addf(b.LayoutPos, "operand %s: quantized weights are stored [n, k] (x @ w.T, each row one output's k values, as mx.quantize and GGUF store them); drop layout or write col_major", b.Name.Name)
+	}
+	if m := s.Matmul; len(m.Batch) > 0 {
+		diags.Addf(q.Pos, "operand %s: a batched matmul cannot take quantized operands yet; quantize an unbatched matmul's weights", b.Name.Name)
+	}
+	format := q.Quant
+	out := []Binding{{Index: first, Name: b.Name.Name, Role: Input, DType: dtype.DType(q.Storage()), Shape: Shape{"n", "k"}, Operand: true, Quant: &format}}
+	if q.HasTables() {
+		for _, t := range []spec.Name{q.Scales, q.Biases} {
+			out = append(out, Binding{Index: first + len(out), Name: t.Name, Role: Input, Shape: Shape{"n", "k"}, Operand: true, Quant: &format, Table: true})
+		}
+	}
+	return out
+}
+
+// operandOf is the Operand of spec operand o, found by name among k's
+// bindings (a quantized B's tables follow it).
+func operandOf(k *Kernel, o spec.Operand) Operand {
+	op := Operand{Binding: -1, Name: o.Name.Name, ColMajor: o.ColMajor || o.Quant != nil, Acc: o.Acc.Name, Scales: -1, Biases: -1}
+	for i, b := range k.Bindings {
+		if b.Name == o.Name.Name && b.Role == Input {
+			op.Binding = i
+		}
+	}
+	if o.Quant != nil {
+		op.Quant = k.Bindings[op.Binding].Quant
+		if o.Quant.HasTables() {
+			op.Scales, op.Biases = op.Binding+1, op.Binding+2
+		}
+	}
+	return op
+}
+
+// Quantized reports whether any B of kernel k is quantized.
+func (k *Kernel) Quantized() bool {
+	if mm := k.Matmul(); mm != nil {
+		for _, b := range mm.B {
+			if b.Quant != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// StoredWidth is binding b's last stored dimension for logical k values
+// along it: a packed tensor's Quant.Width(k), a table's k / group.
+func (b Binding) StoredWidth(k int) int {
+	switch {
+	case b.Quant == nil:
+		return k
+	case b.Table:
+		return k / b.Quant.Group
+	}
+	return b.Quant.Width(k)
+}
+
+// QuantText says how a quantized B is stored and read, for comments.
+func QuantText(k *Kernel, o Operand) string {
+	q := o.Quant
+	if q.Format == kgenrt.Affine {
+		return fmt.Sprintf("%s: MLX affine %d-bit, group %d (u32 [n, k·%d/32], codes LSB first), w = %s·q + %s ([n, k/%d])",
+			o.Name, q.Bits, q.Group, q.Bits, k.Bindings[o.Scales].Name, k.Bindings[o.Biases].Name, q.Group)
+	}
+	if q.Format == kgenrt.Q4_0 {
+		return fmt.Sprintf("%s: ggml Q4_0 blocks (u8 [n, k/32·18]: f16 d, 16 bytes of nibbles, low = values 0–15), w = d·(q − 8)", o.Name)
+	}
+	return fmt.Sprintf("%s: ggml Q8_0 blocks (u8 [n, k/32·34]: f16 d, 32 int8), w = d·q", o.Name)
+}
+
+// GemvRows is the most rows m the matrix-vector phase takes (a decode
+// step's tokens); GemvCols the output columns one simdgroup owns: lane l
+// finishes row l % GemvRows of column l / GemvRows, so the two fill 32
+// lanes.
+const GemvRows, GemvCols = 8, 4
+
+// Gemv is quantized weights' matrix-vector launch: where m <= GemvRows a
+// tiled kernel would spend most of its 32-row tiles on rows past m and
+// stage the packed weights through threadgroup memory one value per
+// thread; this one streams each weight once from device memory, Simds
+// simdgroups of GemvCols columns per threadgroup. It takes the kernel's
+// own bindings (no workspace).
+type Gemv struct {
+	Phase
+	Simds int
+}
+
+// gemvSimds is the matrix-vector launch's simdgroups per threadgroup (8
+// columns a threadgroup, as MLX's qmv).
+const gemvSimds = 2
+
+// gemvOf lays out the matrix-vector phase of a matmul whose Bs are all
+// quantized, with a plain epilogue (row reductions and chains need whole
+// rows or blocks: they keep the tiled launch).
+func gemvOf(k *Kernel, mm *Matmul) *Gemv {
+	if mm.Rows != nil || mm.Chain != nil || len(mm.Batch) > 0 {
+		return nil
+	}
+	for _, b := range mm.B {
+		if b.Quant == nil {
+			return nil
+		}
+	}
+	var from []int
+	for i := range k.Bindings {
+		from = append(from, i)
+	}
+	threads := gemvSimds * SimdWidth
+	groups := launch.Ceil(launch.V("n"), launch.N(gemvSimds*GemvCols))
+	l := launch.Launch{Grid: [3]*launch.Expr{launch.Times(groups, launch.N(threads)), launch.N(1), launch.N(1)}, Threadgroup: [3]int{threads, 1, 1}}
+	comment := fmt.Sprintf("m <= %d (decode): the matrix-vector form, %d output columns per simdgroup, %d simdgroups per threadgroup, each weight read once with 16-byte loads (affine) and dequantized in registers",
+		GemvRows, GemvCols, gemvSimds)
+	return &Gemv{Phase: newPhase(k, nil, "gemv", comment, Tile{}, from, nil, l), Simds: gemvSimds}
+}

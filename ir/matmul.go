@@ -365,6 +365,7 @@ func (mm *Matmul) describe(k *Kernel) []string {
 			mm.Split.Acc.Comment,
 			mm.Split.Rows.Comment,
 		}
+		out = append(out, mm.quantDescribe(k)...)
 		if mm.CUDA != nil {
 			out = append(out, mm.CUDA.describeCUDA(mm)...)
 		}
@@ -379,6 +380,7 @@ func (mm *Matmul) describe(k *Kernel) []string {
 		fmt.Sprintf("accumulate %s in f32 on 8×8 simdgroup fragments, K in steps of %d staged zero-filled in threadgroup memory", joinComma(bs), t.BK),
 		fmt.Sprintf("epilogue: accumulators through threadgroup memory (%d bytes in all), every output of each element in range", mm.ThreadgroupBytes),
 	}
+	out = append(out, mm.quantDescribe(k)...)
 	if mm.CUDA != nil {
 		out = append(out, mm.CUDA.describeCUDA(mm)...)
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 
 	"github.com/kgen-dev/kgen/launch"
 )
@@ -147,10 +148,14 @@ func (b *Binding) stored(j, v int) int {
 
 // packedWhat and widthText say what a quantized binding is, for messages.
 func (b *Binding) packedWhat() string {
+	what := b.Quant.String() + " tensor"
 	if b.Table {
-		return "a " + b.Quant.String() + " scale or bias table"
+		what = b.Quant.String() + " scale or bias table"
 	}
-	return "a " + b.Quant.String() + " tensor"
+	if strings.ContainsRune("aeiou", rune(what[0])) {
+		return "an " + what
+	}
+	return "a " + what
 }
 
 func (b *Binding) widthText() string {

@@ -74,7 +74,7 @@ func shapeLines(k *ir.Kernel) []string {
 	var parts []string
 	for _, b := range k.Bindings {
 		if b.Role == ir.Input || b.Role == ir.Output {
-			parts = append(parts, b.Name+" "+b.Shape.String())
+			parts = append(parts, b.Name+" "+b.ShapeText())
 		}
 	}
 	if len(parts) == 0 {

@@ -111,7 +111,7 @@ func shapeDoc(k *ir.Kernel) string {
 		if b.Role == ir.Args {
 			continue
 		}
-		key := b.Shape.String()
+		key := b.ShapeText()
 		if _, ok := byShape[key]; !ok {
 			order = append(order, key)
 		}

@@ -264,9 +264,13 @@ func matmulSchedule(s *spec.Spec, k *Kernel, diags *diag.List) Schedule {
 		}
 		mm.CUDA = cutlassPlan(s, k, mm, diags)
 	}
+	at := s.KindPos
+	if s.Tile != nil {
+		at = s.Tile.Pos // the tile the spec chose is what does not fit
+	}
 	for b := Backend(0); b < NumBackends; b++ {
 		if lim := backend.Table[b].ThreadgroupBytes; k.Ports[b] && mm.ThreadgroupBytes > lim {
-			diags.Addf(s.KindPos, "the matmul tile %s needs %d bytes of threadgroup memory; %s allows %d (choose a smaller tile)", t, mm.ThreadgroupBytes, b, lim)
+			diags.Addf(at, "the matmul tile %s needs %d bytes of threadgroup memory; %s allows %d (choose a smaller tile)", t, mm.ThreadgroupBytes, b, lim)
 		}
 	}
 	return mm

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -148,7 +150,22 @@ func writeInPlace(name, full string, data []byte) error {
 	err = renameio.WriteFile(target, data, st.Mode().Perm(), renameio.WithTempDir(filepath.Dir(target)),
 		renameio.WithStaticPermissions(st.Mode().Perm()))
 	if err != nil {
-		return fmt.Errorf("%s: cannot rewrite: %w", name, err)
+		return rewriteErr(name, err)
 	}
 	return nil
+}
+
+// rewriteErr says why fmt -w could not replace spec name, naming the folder
+// as the user wrote it: the error itself names renameio's temp file by
+// its absolute path, which the user never asked for.
+func rewriteErr(name string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: cannot rewrite: fmt -w writes a temporary file in %s, then renames it over the spec: %v", name, filepath.Dir(name), pe.Err)
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return fmt.Errorf("%s: cannot rewrite: renaming the temporary file over the spec failed: %v", name, le.Err)
+	}
+	return fmt.Errorf("%s: cannot rewrite: %w", name, err)
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os/exec"
 	"sort"
 	"strings"
 )
@@ -153,29 +152,39 @@ func checkLaunch(l Launch, k *kernelSig) error {
 // execute runs the built binary: the launch goes in on stdin, the buffers
 // come back on stdout (see read_request / write_response in runtime.cc).
 func execute(ctx context.Context, tc *toolchain, bin string, l Launch) ([][]byte, error) {
-	cmd := exec.CommandContext(ctx, bin)
-	cmd.Stdin = bytes.NewReader(encodeRequest(l))
+	c := child{what: "running " + l.HostName, path: bin, stdin: encodeRequest(l), memory: KernelMemory,
+		stdoutN: responseSize(l), outErr: l.HostName + ": the kernel binary wrote more than its buffers to stdout"}
 	if l.Sanitize != NoSanitizer {
-		cmd.Env = sanitizerEnv(tc.cxx)
+		c.env, c.memory = sanitizerEnv(tc.cxx), 0 // sanitizers bound resident memory instead
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
+	res, err := c.run(ctx)
 	if err != nil {
-		msg := summarize(stderr.String())
-		var exit *exec.ExitError
-		if errors.As(err, &exit) && !exit.Exited() {
-			msg = strings.TrimSpace(exit.String() + "\n" + msg)
+		return nil, err
+	}
+	if res.err != nil {
+		stderr := string(res.stderr)
+		msg := summarize(stderr)
+		if detail := exitDetail(res.err); detail != "" {
+			msg = strings.TrimSpace(detail + "\n" + msg)
 		}
 		if msg == "" {
-			msg = err.Error()
+			msg = res.err.Error()
 		}
-		return nil, &RunError{HostName: l.HostName, Message: msg, Report: stderr.String()}
+		return nil, &RunError{HostName: l.HostName, Message: msg, Report: stderr}
 	}
-	return decodeResponse(stdout.Bytes(), len(l.Buffers))
+	return decodeResponse(res.stdout, len(l.Buffers))
+}
+
+// responseSize is the size of the binary's answer to l (write_response).
+func responseSize(l Launch) int {
+	n := 12
+	for i, b := range l.Buffers {
+		if j, ok := l.Aliases[i]; ok && j >= 0 && j < len(l.Buffers) {
+			b = l.Buffers[j]
+		}
+		n += 8 + len(b)
+	}
+	return n
 }
 
 func encodeRequest(l Launch) []byte {

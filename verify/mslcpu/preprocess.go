@@ -210,7 +210,7 @@ func (tc *toolchain) metalStubs() (string, error) {
 func (tc *toolchain) preprocessed(ctx context.Context, args []string, stdin []byte) ([]byte, error) {
 	c := child{what: "preprocessing", path: tc.cxx, args: args, stdin: stdin, memory: PreprocessorMemory,
 		stdoutN: MaxPreprocessedBytes,
-		outErr: fmt.Sprintf("the preprocessed source is over %s (a macro or #include that expands without bound?)", Bytes(MaxPreprocessedBytes))}
+		outErr:  fmt.Sprintf("the preprocessed source is over %s (a macro or #include that expands without bound?)", Bytes(MaxPreprocessedBytes))}
 	res, err := c.run(ctx)
 	if err != nil {
 		return nil, err

@@ -74,15 +74,18 @@ type RunError struct {
 
 func (e *RunError) Error() string { return "mslcpu: " + e.HostName + ": " + e.Message }
 
-// maxThreadgroup is Metal's limit on threads per threadgroup.
-const maxThreadgroup = 1024
-
 // Run compiles (cached by sha256 of source+shim+flags+driver under
 // os.UserCacheDir()/kgen/mslcpu, or $KGEN_MSLCPU_CACHE if set) and runs the
 // launch, returning every buffer after the run (outputs filled in). Threads
 // whose position is outside Grid are not run (dispatchThreads semantics);
 // partial threadgroups are allowed. The input buffers are not modified.
+// The launch is checked against Metal's and the harness's limits first
+// (Validate); every process runs under the limits in sandbox.go, and an
+// expired ctx stops them all.
 func Run(ctx context.Context, l Launch) ([][]byte, error) {
+	if err := l.Validate(); err != nil {
+		return nil, fmt.Errorf("mslcpu: %s: %w", l.HostName, err)
+	}
 	tc, err := newToolchain()
 	if err != nil {
 		return nil, err
@@ -95,7 +98,7 @@ func Run(ctx context.Context, l Launch) ([][]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mslcpu: %w", err)
 	}
-	if err := checkLaunch(l, in.kernel); err != nil {
+	if err := checkBindings(l, in.kernel); err != nil {
 		return nil, fmt.Errorf("mslcpu: %s: %w", l.HostName, err)
 	}
 	if err := SanitizerAvailable(ctx, l.Sanitize); err != nil {
@@ -111,40 +114,10 @@ func Run(ctx context.Context, l Launch) ([][]byte, error) {
 	return execute(ctx, tc, bin, l)
 }
 
-// checkLaunch rejects launches Metal would reject, before any compile.
-func checkLaunch(l Launch, k *kernelSig) error {
-	lanes := uint64(1)
-	for a, n := range l.Threadgroup {
-		if n == 0 {
-			return fmt.Errorf("Threadgroup[%d] is 0", a)
-		}
-		lanes *= uint64(n)
-	}
-	if lanes > maxThreadgroup {
-		return fmt.Errorf("threadgroup of %d threads exceeds Metal's %d", lanes, maxThreadgroup)
-	}
+// checkBindings rejects launches that do not bind what the kernel uses.
+func checkBindings(l Launch, k *kernelSig) error {
 	if hi := k.maxBuffer(); hi >= len(l.Buffers) {
 		return fmt.Errorf("kernel %s binds buffer(%d) but the launch has %d buffers", k.name, hi, len(l.Buffers))
-	}
-	for i, j := range l.Aliases {
-		if i < 0 || j < 0 || i >= len(l.Buffers) || j >= len(l.Buffers) || i == j {
-			return fmt.Errorf("alias buffer(%d) = buffer(%d): both must be distinct buffers of the launch", i, j)
-		}
-		if _, chained := l.Aliases[j]; chained {
-			return fmt.Errorf("alias buffer(%d) = buffer(%d): buffer(%d) is itself an alias", i, j, j)
-		}
-	}
-	if len(l.ThreadgroupMemory) > 31 {
-		return fmt.Errorf("%d threadgroup memory bindings exceed Metal's 31", len(l.ThreadgroupMemory))
-	}
-	if l.Order > Shuffled {
-		return fmt.Errorf("unknown lane order %d", l.Order)
-	}
-	if l.MatrixLanes > ScrambledLanes {
-		return fmt.Errorf("unknown matrix lane map %d", l.MatrixLanes)
-	}
-	if l.Sanitize > ThreadSanitizer {
-		return fmt.Errorf("unknown sanitizer %d", l.Sanitize)
 	}
 	return nil
 }

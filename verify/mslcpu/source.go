@@ -22,6 +22,9 @@ type program struct {
 	// lines maps lines of preprocessed text to their files (nil: the text
 	// is the kernel file itself).
 	lines *lineMap
+	// masked is the text before the rewrites, comments blanked: what
+	// CheckHost reads.
+	masked []byte
 }
 
 // kernelSig is one kernel function definition.
@@ -108,7 +111,7 @@ type edit struct {
 // that C++ reads differently.
 func parseProgram(src []byte, fc map[string]string, lines *lineMap) (*program, error) {
 	masked := maskComments(src)
-	p := &program{kernels: map[string]*kernelSig{}, sync: syncRe.Match(masked), lines: lines}
+	p := &program{kernels: map[string]*kernelSig{}, sync: syncRe.Match(masked), lines: lines, masked: masked}
 	edits, err := p.edits(masked, fc)
 	if err != nil {
 		return nil, err
@@ -136,7 +139,7 @@ func (p *program) edits(masked []byte, fc map[string]string) ([]edit, error) {
 	edits = append(append(edits, fcEdits...), rewrites(masked)...)
 	edits = append(append(edits, literalSuffixes(masked)...), defaultedCtors(masked)...)
 	edits = append(edits, addressSpaceOverloads(masked)...)
-	return edits, nil
+	return append(edits, p.threadgroupVars(masked)...), nil
 }
 
 // pos names line n of the text being parsed as file:line.
@@ -316,7 +319,7 @@ func rewrites(masked []byte) []edit {
 	}
 	for _, loc := range tgKeywordRe.FindAllIndex(masked, -1) {
 		rest := masked[loc[1]:]
-		if k := bytes.IndexAny(rest, "*&;[=(){},"); k >= 0 && (rest[k] == '*' || rest[k] == '&' || rest[k] == '[' && arrayParam(rest[k:])) {
+		if k := bytes.IndexAny(rest, "*&;[=(){},"); k >= 0 && (rest[k] == '*' || rest[k] == '&' || rest[k] == '[' && arrayParam(rest[k:]) && !beginsStatement(masked, loc[0])) {
 			edits = append(edits, edit{loc[0], loc[1], "KGEN_TG_PTR"})
 		}
 	}

@@ -209,9 +209,94 @@ unsigned char* alloc_buffer(uint64_t len) {
   return base + span - body;
 }
 
+// Threadgroup storage: every kernel-scope `threadgroup T x[N]` that the
+// pre-pass rewrote (kgen_rt::tg_var) and every [[threadgroup(i)]] binding is
+// a slot of its own, ending exactly where an inaccessible guard zone (under
+// ASan, a poisoned one) begins, with another before its start: an overrun is
+// reported with the array's name instead of landing in a neighbour. The
+// slots' sizes add up to the kernel's threadgroup memory, held to Metal's
+// KGEN_TG_LIMIT bytes.
+struct TgSlot {
+  unsigned char* data;
+  size_t size;
+  const char* name;   // "x", or "[[threadgroup(0)]]"
+  const char* where;  // "k.metal:12", or nullptr for a binding
+};
+const size_t kGuardBefore = size_t(64) << 10;
+const size_t kGuardAfter = size_t(1) << 20;
+const uint32_t kMaxSlots = 256;
+TgSlot g_slots[kMaxSlots];
+uint32_t g_nslots;
+pthread_mutex_t g_slot_mu = PTHREAD_MUTEX_INITIALIZER;
+
+// alloc_guarded returns size bytes aligned to align that end at a guard zone.
+unsigned char* alloc_guarded(size_t size, size_t align) {
+#if KGEN_ASAN
+  size_t pad = (8 - size % 8) % 8;  // end on a shadow granule: the redzone starts at the last byte
+  size_t span = (kGuardBefore + pad + size + kGuardAfter + 4095) / 4096 * 4096;
+  unsigned char* base = static_cast<unsigned char*>(aligned_alloc(4096, span));
+  if (!base || align > 4096) die("cannot allocate %zu bytes of threadgroup memory", size);
+  ASAN_POISON_MEMORY_REGION(base, kGuardBefore + pad);
+  ASAN_POISON_MEMORY_REGION(base + kGuardBefore + pad + size, span - kGuardBefore - pad - size);
+  return base + kGuardBefore + pad;
+#else
+  size_t page = size_t(sysconf(_SC_PAGESIZE));
+  size_t body = (size + page - 1) / page * page;
+  unsigned char* base = static_cast<unsigned char*>(mmap(nullptr, kGuardBefore + body + kGuardAfter, PROT_NONE,
+                                                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
+  if (base == MAP_FAILED || align > page || (body && mprotect(base + kGuardBefore, body, PROT_READ | PROT_WRITE) != 0))
+    die("cannot map %zu bytes of threadgroup memory", size);
+  return base + kGuardBefore + body - size;
+#endif
+}
+
+// describe_slot writes "threadgroup array x (k.metal:12, 64 bytes)".
+void describe_slot(char* out, size_t n, const TgSlot& s) {
+  if (s.where)
+    snprintf(out, n, "threadgroup array %s (%s, %zu bytes)", s.name, s.where, s.size);
+  else
+    snprintf(out, n, "%s (%zu bytes)", s.name, s.size);
+}
+
+// add_slot registers size bytes at data, refusing a total over Metal's limit
+// with every slot listed.
+void add_slot(unsigned char* data, size_t size, const char* name, const char* where) {
+  if (g_nslots == kMaxSlots) die("more than %u threadgroup arrays", kMaxSlots);
+  g_slots[g_nslots++] = TgSlot{data, size, name, where};
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < g_nslots; ++i) total += g_slots[i].size;
+  if (total <= KGEN_TG_LIMIT) return;
+  char list[768] = "", one[256];
+  for (uint32_t i = 0; i < g_nslots; ++i) {
+    describe_slot(one, sizeof one, g_slots[i]);
+    size_t used = strlen(list);
+    snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", one);
+  }
+  die("threadgroup memory: %llu bytes in all, over Metal's %d per threadgroup: %s", (unsigned long long)total,
+      KGEN_TG_LIMIT, list);
+}
+
+// slot_fault names the slot whose guard zone addr is in, or returns false.
+bool slot_fault(const char* addr, char* out, size_t n) {
+  for (uint32_t i = 0; i < g_nslots; ++i) {
+    const TgSlot& s = g_slots[i];
+    const char* lo = reinterpret_cast<const char*>(s.data);
+    const char* hi = lo + s.size;
+    if ((addr >= lo && addr < hi) || addr < lo - kGuardBefore || addr >= hi + 16 + kGuardAfter) continue;
+    char what[256];
+    describe_slot(what, sizeof what, s);
+    snprintf(out, n, "access %s %s, at byte %lld", addr >= hi ? "past the end of" : "before the start of", what,
+             (long long)(addr - lo));
+    return true;
+  }
+  return false;
+}
+
 void on_signal(int sig, siginfo_t* info, void*) {
   const char* what = sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : sig == SIGFPE ? "SIGFPE" : "signal";
   char* addr = static_cast<char*>(info->si_addr);
+  char slot[512];
+  if (slot_fault(addr, slot, sizeof slot)) die("%s: %s", what, slot);
   for (uint32_t i = 0; i < g_nbuf && g_bufs; ++i) {
     char* end = reinterpret_cast<char*>(g_bufs[i].data) + (g_bufs[i].len + 15) / 16 * 16;
     if (addr >= end && addr < end + 65536)
@@ -584,7 +669,7 @@ void set_fragment_map(uint32_t mode) {
 void run_group(const Launch& L, const uint32_t g[3], uint32_t* perm) {
   uint32_t ngroups[3], size[3];
   for (int a = 0; a < 3; ++a) {
-    ngroups[a] = (L.grid[a] + L.tg[a] - 1) / L.tg[a];
+    ngroups[a] = uint32_t((uint64_t(L.grid[a]) + L.tg[a] - 1) / L.tg[a]);  // no wrap at 2^32
     uint32_t rest = L.grid[a] - g[a] * L.tg[a];
     size[a] = rest < L.tg[a] ? rest : L.tg[a];
   }
@@ -607,7 +692,7 @@ void run_group(const Launch& L, const uint32_t g[3], uint32_t* perm) {
     l.nsimd = (n + kgen_rt::simd_width - 1) / kgen_rt::simd_width;
   }
   if (__start_kgen_tg != __stop_kgen_tg) memset(__start_kgen_tg, 0xff, size_t(__stop_kgen_tg - __start_kgen_tg));
-  for (uint32_t i = 0; i < g_ntg; ++i) memset(g_tg[i], 0xff, g_tg_len[i]);
+  for (uint32_t i = 0; i < g_nslots; ++i) memset(g_slots[i].data, 0xff, g_slots[i].size);
   order_lanes(perm, n, L.order, g[0] * 7919u + g[1] * 104729u + g[2] * 1299709u);
   g_group = g;
   if (KGEN_TSAN) {
@@ -626,7 +711,7 @@ void run_group(const Launch& L, const uint32_t g[3], uint32_t* perm) {
 
 void run(const Launch& L) {
   uint32_t ng[3];
-  for (int a = 0; a < 3; ++a) ng[a] = (L.grid[a] + L.tg[a] - 1) / L.tg[a];
+  for (int a = 0; a < 3; ++a) ng[a] = uint32_t((uint64_t(L.grid[a]) + L.tg[a] - 1) / L.tg[a]);
   static uint32_t perm[kMaxLanes];
   if (kgen_sync || KGEN_TSAN) setup_fibers();
   uint32_t g[3];
@@ -680,7 +765,12 @@ void read_request(Launch& L) {
   g_tg_len = static_cast<uint32_t*>(calloc(g_ntg + 1, sizeof(uint32_t)));
   for (uint32_t i = 0; i < g_ntg; ++i) {
     g_tg_len[i] = read_u32();
-    if (g_tg_len[i]) g_tg[i] = alloc_buffer(g_tg_len[i]);
+    if (g_tg_len[i] == 0) continue;
+    static char names[32][24];
+    snprintf(names[i], sizeof names[i], "[[threadgroup(%u)]]", i);
+    // rounded up to 16 bytes for vector alignment, as Metal requires
+    g_tg[i] = alloc_guarded((size_t(g_tg_len[i]) + 15) / 16 * 16, 16);
+    add_slot(g_tg[i], g_tg_len[i], names[i], nullptr);
   }
 }
 
@@ -728,6 +818,15 @@ void* tg_mem(int index) {
   return g_tg[index];
 }
 
+void* tg_static(unsigned long size, unsigned long align, const char* name, const char* where) {
+  pthread_mutex_lock(&g_slot_mu);
+  unsigned char* p = alloc_guarded(size, align);
+  memset(p, 0xff, size);
+  add_slot(p, size, name, where);
+  pthread_mutex_unlock(&g_slot_mu);
+  return p;
+}
+
 int frag_elem(unsigned lane, int e) { return g_frag[lane % simd_width][e & 1]; }
 
 // matrix_exchange adds what simdgroup_matrix needs on top of exchange: the
@@ -761,10 +860,19 @@ unsigned lane_id() {
 } // namespace kgen_rt
 
 #if KGEN_ASAN
-// ASan calls this before it prints a report: say which lane and which buffer.
+static void report_lane();
+
+// ASan calls this before it prints a report: say which lane and which
+// buffer or threadgroup array.
 extern "C" void __asan_on_error() {
   // The faulting address belongs to the buffer whose edge is nearest.
   char* addr = static_cast<char*>(__asan_get_report_address());
+  char slot[512];
+  if (addr && slot_fault(addr, slot, sizeof slot)) {
+    fprintf(stderr, "mslcpu: %s\n", slot);
+    report_lane();
+    return;
+  }
   int best = -1;
   long long best_dist = 4096;
   for (uint32_t i = 0; addr && i < g_nbuf && g_bufs; ++i) {
@@ -780,6 +888,10 @@ extern "C" void __asan_on_error() {
     fprintf(stderr, "mslcpu: access outside buffer(%d) (%llu bytes), at byte %lld\n", best,
             (unsigned long long)g_bufs[best].len, (long long)(addr - reinterpret_cast<char*>(g_bufs[best].data)));
   }
+  report_lane();
+}
+
+static void report_lane() {
   if (g_running) {
     const kgen_rt::Lane& l = *g_running;
     fprintf(stderr, "mslcpu: in %s, threadgroup (%u,%u,%u), thread (%u,%u,%u)\n", g_entry->host, l.tg_id.x,

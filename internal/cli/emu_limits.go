@@ -156,11 +156,17 @@ func (f *emuFlags) validate(l mslcpu.Launch) error {
 	return fmt.Errorf("%s: %s", flag, le.Message)
 }
 
-// timedOut turns an expired --timeout into a message that says so.
+// timedOut turns an expired --timeout into a message that says so, and
+// what was running.
 func (f *emuFlags) timedOut(err error) error {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	return fmt.Errorf("kgen emu: %s: stopped after --timeout %s (%v); every process emu started was killed. A kernel that never returns (a spin on an atomic, a barrier some lanes never reach) ends here; raise --timeout if the compile or the run needs longer",
-		f.kernel, f.timeout, err)
+	stage := "compiling or running"
+	var se *mslcpu.StoppedError
+	if errors.As(err, &se) {
+		stage = se.What
+	}
+	return fmt.Errorf("kgen emu: %s: --timeout %s ran out while %s; every process emu started was killed (a kernel that never returns, such as a spin on an atomic or a barrier some lanes never reach, ends here; raise --timeout if the compile or the run needs longer)",
+		f.kernel, f.timeout, stage)
 }

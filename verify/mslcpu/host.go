@@ -199,7 +199,7 @@ func definedSymbols(path string) (map[string]bool, error) {
 
 // callSite is where the masked source first names fn, or "".
 func callSite(p *program, fn string) string {
-	re, err := regexp.Compile(`\b` + regexp.QuoteMeta(fn[strings.LastIndex(fn, ":")+1:]) + `\s*[(<]`)
+	re, err := regexp.Compile(`\b(?:__builtin_)?` + regexp.QuoteMeta(fn[strings.LastIndex(fn, ":")+1:]) + `\s*[(<]`)
 	if err != nil {
 		return ""
 	}

@@ -53,6 +53,16 @@ type LimitError struct{ Message string }
 
 func (e *LimitError) Error() string { return "mslcpu: " + e.Message }
 
+// StoppedError is a child stopped because its context ended (a deadline,
+// kgen emu --timeout): What says what it was doing.
+type StoppedError struct {
+	What string // "preprocessing", "compiling", "running saxpy"
+	Err  error  // the context's error: context.DeadlineExceeded or Canceled
+}
+
+func (e *StoppedError) Error() string { return "mslcpu: " + e.What + ": " + e.Err.Error() }
+func (e *StoppedError) Unwrap() error { return e.Err }
+
 // child is one process the harness starts.
 type child struct {
 	what    string   // for errors: "preprocessing", "compiling", "running saxpy"
@@ -99,7 +109,7 @@ func (c child) run(ctx context.Context) (childResult, error) {
 		return res, &LimitError{Message: c.outErr}
 	case ctx.Err() != nil:
 		// the parent's context: ours is cancelled only through overflow
-		return res, fmt.Errorf("mslcpu: %s: %w", c.what, context.Cause(ctx))
+		return res, &StoppedError{What: c.what, Err: context.Cause(ctx)}
 	}
 	return res, nil
 }

@@ -123,7 +123,7 @@ func probeSanitizer(ctx context.Context, s Sanitizer) error {
 // and the symbolizer of the compiler's LLVM (Symbolizer), so that reports
 // name kernel.metal lines.
 func sanitizerEnv(cxx string) []string {
-	opts := fmt.Sprintf("detect_leaks=0:halt_on_error=1:abort_on_error=0:hard_rss_limit_mb=%d", KernelMemory>>20)
+	opts := fmt.Sprintf("detect_leaks=0:halt_on_error=1:abort_on_error=0:hard_rss_limit_mb=%d:max_allocation_size_mb=%d", KernelMemory>>20, KernelMemory>>20)
 	if sym, err := Symbolizer(cxx); err == nil {
 		opts += ":external_symbolizer_path=" + sym
 	}

@@ -97,7 +97,7 @@ var (
 // hostConstructs finds the host-only constructs a compile would accept.
 func hostConstructs(p *program) error {
 	text := maskStrings(p.masked)
-	at := func(i int) string { return p.pos(lineOf(text, i)) }
+	at := func(i int) string { return p.pos(p.lineAt(i)) }
 	if loc := asmRe.FindIndex(text); loc != nil {
 		return &HostCodeError{at(loc[0]), fmt.Sprintf("%s: inline assembly is host code (Metal has none)", text[loc[0]:loc[1]])}
 	}
@@ -204,7 +204,7 @@ func callSite(p *program, fn string) string {
 		return ""
 	}
 	if loc := re.FindIndex(maskStrings(p.masked)); loc != nil {
-		return p.pos(lineOf(p.masked, loc[0]))
+		return p.pos(p.lineAt(loc[0]))
 	}
 	return ""
 }

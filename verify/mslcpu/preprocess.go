@@ -3,6 +3,7 @@ package mslcpu
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -230,10 +231,14 @@ func (tc *toolchain) load(ctx context.Context, src []byte, o SourceOptions) (*pr
 		if err != nil {
 			return nil, err
 		}
-		src, lines = text, newLineMap(text, kernelFile)
+		src, lines = text, newLineMap(text, kernelFile) // linear: no deadline needed
 	}
-	p, err := parseProgram(src, o.FunctionConstants, lines)
+	p, err := within(ctx, "reading the source", func() (*program, error) { return parseProgram(src, o.FunctionConstants, lines) })
 	if err != nil {
+		var se *StoppedError
+		if errors.As(err, &se) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("mslcpu: %w", err)
 	}
 	return p, nil

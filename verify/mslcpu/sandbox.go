@@ -209,3 +209,25 @@ func Bytes(n int64) string {
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
+
+// within runs fn, the harness's own reading of a source, until ctx ends: a
+// source crafted to make that reading slow cannot outlast the deadline.
+// (fn keeps running in its goroutine; a command line exits at once.)
+func within[T any](ctx context.Context, what string, fn func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := fn()
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, &StoppedError{What: what, Err: context.Cause(ctx)}
+	}
+}

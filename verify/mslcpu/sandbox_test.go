@@ -201,3 +201,18 @@ func bytesU64(b []byte) []uint64 {
 	}
 	return v
 }
+
+// TestReadingStopsAtDeadline: the harness's own reading of a source (which
+// a crafted source can make slow) ends with the context too.
+func TestReadingStopsAtDeadline(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := within(ctx, "reading the source", func() (int, error) {
+		time.Sleep(time.Minute)
+		return 0, nil
+	})
+	var se *StoppedError
+	if !errors.As(err, &se) || se.What != "reading the source" || !errors.Is(err, context.Canceled) {
+		t.Errorf("got %v, want a StoppedError for reading the source", err)
+	}
+}

@@ -32,6 +32,10 @@ var (
 	tgStorageRe = regexp.MustCompile(`\b(?:static|extern|constexpr|typedef|using|thread_local|inline)\b`)
 )
 
+// maxDeclScan bounds how far a threadgroup declaration is read (longer ones
+// keep the macro's storage): reading stays linear in the source.
+const maxDeclScan = 4096
+
 // tgDecl is one declarator of a threadgroup declaration: its name and
 // where the name is.
 type tgDecl struct {
@@ -57,7 +61,7 @@ func (p *program) threadgroupVars(masked []byte) []edit {
 		if decls == nil {
 			continue
 		}
-		where := p.pos(lineOf(masked, loc[0]))
+		where := p.pos(p.lineAt(loc[0]))
 		edits = append(edits, tgEdits(masked, loc, end, typ, decls, where)...)
 	}
 	return edits
@@ -165,7 +169,7 @@ func splitDeclarators(masked []byte, start, end int) [][2]int {
 // attributes, a function: shapes left alone).
 func declEnd(masked []byte, from int) int {
 	depth := 0
-	for i := from; i < len(masked); i++ {
+	for i := from; i < min(len(masked), from+maxDeclScan); i++ {
 		switch c := masked[i]; c {
 		case '[':
 			depth++
@@ -207,9 +211,25 @@ func beginsStatement(masked []byte, pos int) bool {
 	return true
 }
 
-// codeOpenerRe is what precedes the `{` of a function body (or a lambda's,
-// or a statement's): `)`, `]`, or one of these words.
-var codeOpenerRe = regexp.MustCompile(`(?:[)\]]|\b(?:else|do|try|const|noexcept|mutable|override|final))\s*$`)
+// codeWords, like `)` and `]`, may precede the `{` of a function body (or
+// a lambda's, or a statement's).
+var codeWords = setOf("else", "do", "try", "const", "noexcept", "mutable", "override", "final")
+
+// opensCode reports whether a `{` after before opens code.
+func opensCode(before []byte) bool {
+	t := bytes.TrimRight(before, " \t\r\n")
+	if len(t) == 0 {
+		return false
+	}
+	if c := t[len(t)-1]; c == ')' || c == ']' {
+		return true
+	}
+	i := len(t)
+	for i > 0 && isIdent(t[i-1]) {
+		i--
+	}
+	return codeWords[string(t[i:])]
+}
 
 // inCode reports, for each location (in order), whether it is inside a
 // function body: braces opened after `)` (and the other openers) are code,
@@ -228,7 +248,7 @@ func inCode(masked []byte, locs [][]int) []bool {
 			i = skipQuoted(masked, i)
 		case '{':
 			outer := len(stack) > 0 && stack[len(stack)-1]
-			stack = append(stack, outer || codeOpenerRe.Match(masked[max(0, i-64):i]))
+			stack = append(stack, outer || opensCode(masked[max(0, i-64):i]))
 		case '}':
 			if len(stack) > 0 {
 				stack = stack[:len(stack)-1]

@@ -152,6 +152,11 @@ func emulate(ctx context.Context, o *options, f *emuFlags, l mslcpu.Launch, orde
 				l.HostName, msg)
 		}
 	}
+	return f.report(o, l, got)
+}
+
+// report prints (--print) and writes (--out) the buffers and says what ran.
+func (f *emuFlags) report(o *options, l mslcpu.Launch, got [][]byte) error {
 	for _, p := range f.prints {
 		idx, typ, err := indexed(p, len(got))
 		if err != nil {
@@ -178,7 +183,7 @@ func emulate(ctx context.Context, o *options, f *emuFlags, l mslcpu.Launch, orde
 			groups = 0
 			break
 		}
-		groups *= int((l.Grid[a] + l.Threadgroup[a] - 1) / l.Threadgroup[a])
+		groups *= int((uint64(l.Grid[a]) + uint64(l.Threadgroup[a]) - 1) / uint64(l.Threadgroup[a]))
 	}
 	fmt.Fprintf(o.stdout, "kgen emu: %s ran on grid (%d,%d,%d) in %d threadgroup(s) of (%d,%d,%d); lane order %s\n",
 		l.HostName, l.Grid[0], l.Grid[1], l.Grid[2], groups, l.Threadgroup[0], l.Threadgroup[1], l.Threadgroup[2], f.order)

@@ -42,6 +42,7 @@ unit:
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./spec
 	$(GO) test -run '^$$' -fuzz '^FuzzFormula$$' -fuzztime $(FUZZTIME) ./expr
+	$(GO) test -run '^$$' -fuzz '^FuzzPrepass$$' -fuzztime $(FUZZTIME) ./verify/mslcpu
 
 ## verify: kgen's own CI check on its own specs (drift, keys, coverage; the
 ## generated CUDA and each CUTLASS matmul's first part compiled by nvcc where

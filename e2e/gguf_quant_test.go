@@ -283,6 +283,24 @@ func boundCheck(got, want, bound []float64) (bad int, worst, ratio float64) {
 	return bad, worst, ratio
 }
 
+// ulpsFromRounded says how close got is to want rounded to dt: how many
+// outputs are exactly fl_dt(want), and the largest distance of the others
+// in units in the last place of dt there. (The bounds are worst cases over
+// k; this is what the results show.)
+func ulpsFromRounded(got, want []float64, dt kgenrt.DType) (same int, ulps float64) {
+	bits := map[kgenrt.DType]int{kgenrt.F16: 11, kgenrt.BF16: 8, kgenrt.F32: 24}[dt]
+	for i := range want {
+		r := roundDT(dt, want[i])
+		if got[i] == r {
+			same++
+			continue
+		}
+		_, e := math.Frexp(r)
+		ulps = max(ulps, math.Abs(got[i]-r)/math.Ldexp(1, e-bits))
+	}
+	return same, ulps
+}
+
 // ggmlWant is y = x·wᵀ in float64 with w gguf-py's dequantized weights, and
 // the bound kgen's f32 result rounded to dt must keep to: each product x·w
 // is rounded once in f32 (or fused) and k − 1 additions follow, so |acc −
@@ -342,11 +360,13 @@ func TestGGUFQmatmulMatchesQuants(t *testing.T) {
 				}
 				name := fmt.Sprintf("%s_%s_m%d", f, dt, m)
 				t.Run(name+"/reference", func(t *testing.T) {
-					bad, worst, ratio := boundCheck(run(t, false, w), want, bound)
+					got := run(t, false, w)
+					bad, worst, ratio := boundCheck(got, want, bound)
 					if bad > 0 {
 						t.Errorf("%d of %d outputs outside the bound", bad, m*n)
 					}
-					t.Logf("max |kgen − gguf-py float64| %.3g (%.2f of the bound)", worst, ratio)
+					same, ulps := ulpsFromRounded(got, want, dt)
+					t.Logf("max |kgen − gguf-py float64| %.3g (%.2f of the bound); %d of %d outputs are the float64 result rounded to %s (the others within %.2g ulp)", worst, ratio, same, m*n, dt, ulps)
 					for what, c := range map[string][]byte{"swapped nibbles": swapNibbles(blocks[f]), "misplaced scales": shiftD(blocks[f], q.BlockBytes())} {
 						if f == kgenrt.Q8_0 && what == "swapped nibbles" {
 							continue
@@ -362,11 +382,13 @@ func TestGGUFQmatmulMatchesQuants(t *testing.T) {
 						t.Skip(noMSL)
 					}
 					emulateMetal(t)
-					bad, worst, ratio := boundCheck(run(t, true, w), want, bound)
+					got := run(t, true, w)
+					bad, worst, ratio := boundCheck(got, want, bound)
 					if bad > 0 {
 						t.Errorf("%d of %d outputs outside the bound", bad, m*n)
 					}
-					t.Logf("max |kgen − gguf-py float64| %.3g (%.2f of the bound)", worst, ratio)
+					same, ulps := ulpsFromRounded(got, want, dt)
+					t.Logf("max |kgen − gguf-py float64| %.3g (%.2f of the bound); %d of %d outputs are the float64 result rounded to %s (the others within %.2g ulp)", worst, ratio, same, m*n, dt, ulps)
 				})
 			}
 		}

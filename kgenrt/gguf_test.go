@@ -328,7 +328,8 @@ w.write_tensors_to_file()
 w.close()
 `
 	if out, err := exec.Command("python3", "-c", script, dir).CombinedOutput(); err != nil {
-		t.Logf("no GGUF file from gguf-py (%v): %s", err, bytes.TrimSpace(out))
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		t.Logf("no GGUF file from gguf-py (%v): %s", err, lines[len(lines)-1])
 		return nil, nil
 	}
 	file, err := os.ReadFile(filepath.Join(dir, "m.gguf"))

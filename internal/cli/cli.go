@@ -61,6 +61,7 @@ type options struct {
 	configPath string
 	stdout     io.Writer
 	stderr     io.Writer
+	format     string // gen's and fmt's --format (format.go); verify's own
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {

@@ -32,9 +32,16 @@ one after the other.
 
 --check is a dry run: it writes nothing, prints a unified diff of what gen
 would change (from the disk to what it would write) and exits 1 when
-anything would, 0 when nothing would.`,
+anything would, 0 when nothing would.
+
+--format json prints one object (ok, diagnostics with path, line, col and
+message, the files written and removed, the summary); --format github
+prints each diagnostic as a GitHub Actions ::error annotation.`,
 		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
+			if err := o.checkFormat(); err != nil {
+				return err
+			}
 			if check {
 				return o.genCheck()
 			}
@@ -42,6 +49,7 @@ anything would, 0 when nothing would.`,
 		},
 	}
 	cmd.Flags().BoolVar(&check, "check", false, "write nothing; print the diff of what gen would change and exit 1 if anything would")
+	formatFlag(cmd, o)
 	return cmd
 }
 
@@ -85,8 +93,12 @@ func (o *options) gen() error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(o.stdout, "kgen gen: %d kernel(s), %d file(s): %d written, %d removed, %d unchanged\n",
+	summary := fmt.Sprintf("kgen gen: %d kernel(s), %d file(s): %d written, %d removed, %d unchanged",
 		len(res.Kernels), len(res.Files), len(written), len(removed), len(res.Files)-len(written))
+	if o.format == "json" {
+		return o.printJSON(jsonResult{OK: true, Written: written, Removed: removed, Summary: summary})
+	}
+	fmt.Fprintln(o.stdout, summary)
 	return nil
 }
 
@@ -120,9 +132,6 @@ func (o *options) reportErr(err error) error {
 	if !ok {
 		return err
 	}
-	for _, d := range de.Diagnostics {
-		fmt.Fprintln(o.stderr, d)
-	}
-	fmt.Fprintf(o.stderr, "kgen: %d error(s); nothing written\n", len(de.Diagnostics))
+	o.printDiags(de.Diagnostics)
 	return failed
 }

@@ -21,7 +21,7 @@ type junitSuite struct {
 	Name     string      `xml:"name,attr"`
 	Tests    int         `xml:"tests,attr"`
 	Failures int         `xml:"failures,attr"`
-	Skipped  int         `xml:"skipped,attr"`
+	Skipped  int         `xml:"skipped,attr,omitempty"`
 	Cases    []junitCase `xml:"testcase"`
 	Out      string      `xml:"system-out"`
 }

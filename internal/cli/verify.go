@@ -48,6 +48,9 @@ dispatch/direct-port, …), its severity and, in json and github, its end.`,
 			if format != "text" && format != "json" && format != "github" && format != "junit" {
 				return usageError{fmt.Errorf("--format must be text, json, github or junit, not %q", format)}
 			}
+			if format != "junit" { // spec and config errors before the report, in its format
+				o.format = format
+			}
 			cfg, err := o.loadConfig()
 			if err != nil {
 				return o.reportErr(err)

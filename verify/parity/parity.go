@@ -126,7 +126,7 @@ type Result struct {
 	// designated rows, or the check would be vacuous.
 	NaNs, Infs int
 	NaNRows    []int   // rowwise: the rows (of any segment) with a NaN reference, in order met
-	MaxAbs     float64 // largest |got-ref| among finite pairs
+	MaxAbs     float64 // largest |got-ref| among finite pairs with |ref| <= 1
 	MaxRel     float64 // largest |got-ref|/|ref| where |ref| >= the storage type's smallest normal
 	Worst      *Lane   // the lane with the largest Excess; nil when every lane is exact
 	Failures   []Lane  // the first few failing lanes

@@ -108,6 +108,9 @@ type Phase struct {
 // always launches once). These are Metal's: the CUDA port runs its split
 // inside one library call (SplitCUDA).
 func (k *Kernel) Phases() []*Phase {
+	if c := k.ColReductions(); c != nil {
+		return []*Phase{&c.Rows, &c.Combine}
+	}
 	mm := k.Matmul()
 	switch {
 	case mm == nil:
@@ -121,8 +124,12 @@ func (k *Kernel) Phases() []*Phase {
 
 // PhasesWhen says when a kernel with Phases takes them instead of its one
 // launch: when size field Field is above Over (a row split: n above the
-// strip; a decode split: kgen_splits above 1).
+// strip; a decode split: kgen_splits above 1); always when field is ""
+// (column reductions, which have no one-launch form).
 func (k *Kernel) PhasesWhen() (field string, over int) {
+	if k.ColReductions() != nil {
+		return "", 0
+	}
 	if mm := k.Matmul(); mm != nil && mm.Decode != nil {
 		return SplitsField, 1
 	}
@@ -132,6 +139,9 @@ func (k *Kernel) PhasesWhen() (field string, over int) {
 // Workspaces are the f32 tensors between a kernel's Phases, each Shape
 // naming its dimensions by size fields (derived ones included).
 func (k *Kernel) Workspaces() []Binding {
+	if c := k.ColReductions(); c != nil {
+		return c.Space
+	}
 	if mm := k.Matmul(); mm != nil && mm.Decode != nil {
 		return mm.Decode.Space
 	}

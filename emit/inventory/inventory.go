@@ -52,7 +52,8 @@ type CUDASplit struct {
 type Split struct {
 	Over int `json:"n_over"`
 	// When names the size field compared with Over when it is not n: a
-	// batched chain's flash-decoding split runs when kgen_splits > 1.
+	// batched chain's flash-decoding split runs when kgen_splits > 1;
+	// "always" for column reductions, which have no one-launch form.
 	When   string  `json:"when,omitempty"`
 	Phases []Phase `json:"phases"`
 }
@@ -83,7 +84,8 @@ type Binding struct {
 	DType  string  `json:"dtype,omitempty"`
 	Fields []Field `json:"fields,omitempty"`
 	// Shape is "row" for a rowwise kernel's [cols] row vector, "rows" for a
-	// [rows] per-row tensor; Segment names
+	// [rows] per-row tensor, "cols" for a [cols] output (a column
+	// reduction); Segment names
 	// the segment of a multi-segment rowwise kernel the tensor belongs to.
 	Shape   string `json:"shape,omitempty"`
 	Segment string `json:"segment,omitempty"`
@@ -134,6 +136,8 @@ func kernel(k *ir.Kernel, msl string) Kernel {
 	for _, b := range k.Bindings {
 		bd := binding(b)
 		switch {
+		case b.IsColOutput():
+			bd.Shape = "cols" // one value per column, reduced over the rows
 		case b.IsRowVector():
 			bd.Shape = "row"
 		case b.IsPerRow():
@@ -148,7 +152,11 @@ func kernel(k *ir.Kernel, msl string) Kernel {
 	if ph := k.Phases(); len(ph) > 0 {
 		field, over := k.PhasesWhen()
 		out.Split = &Split{Over: over}
-		if field != "n" {
+		switch field {
+		case "": // no one-launch form (column reductions)
+			out.Split.When = "always"
+		case "n":
+		default:
 			out.Split.When = field
 		}
 		for _, p := range ph {

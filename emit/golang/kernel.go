@@ -128,8 +128,12 @@ func descriptor(f *jen.File, k *ir.Kernel, n *names, opts Options) {
 	if len(phases) == 0 {
 		return
 	}
+	doc := "docs/matmul.md"
+	if k.ColReductions() != nil {
+		doc = "docs/colwise.md; the first is the kernel's own entry point, which also binds the workspaces"
+	}
 	f.Add(comment(
-		fmt.Sprintf("%s are the launches of %s's split form, taken for %s (docs/matmul.md):", n.phases, k.Name, phasesCond(k)),
+		fmt.Sprintf("%s are the launches of %s's split form, taken %s (%s):", n.phases, k.Name, phasesCond(k), doc),
 		"more entry points of the same source, each with its own bindings, variants and launch.",
 	))
 	var descs []jen.Code
@@ -142,7 +146,10 @@ func descriptor(f *jen.File, k *ir.Kernel, n *names, opts Options) {
 // phasesCond is when a kernel takes its phases, in words.
 func phasesCond(k *ir.Kernel) string {
 	field, over := k.PhasesWhen()
-	return fmt.Sprintf("%s > %d", field, over)
+	if field == "" {
+		return "always"
+	}
+	return fmt.Sprintf("for %s > %d", field, over)
 }
 
 // descriptorFields are the fields of one kgenrt.Kernel literal: the

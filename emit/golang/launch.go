@@ -349,8 +349,11 @@ func callBuilder(f *jen.File, k *ir.Kernel, n *names) error {
 			l.Threadgroup[0], l.Threadgroup[1], l.Threadgroup[2]),
 	}
 	if ph := k.Phases(); len(ph) > 0 {
-		field, over := k.PhasesWhen()
-		doc = append(doc, fmt.Sprintf("On Metal with %s > %d it returns the split form instead: a chain of %d calls (%s).", field, over, len(ph), n.phases))
+		when := "always"
+		if field, over := k.PhasesWhen(); field != "" {
+			when = fmt.Sprintf("with %s > %d", field, over)
+		}
+		doc = append(doc, fmt.Sprintf("On Metal %s it returns the split form instead: a chain of %d calls (%s).", when, len(ph), n.phases))
 	}
 	f.Add(comment(doc...))
 	f.Func().Id(n.call).Params(builderParams(k, n)...).Params(rt("Call"), jen.Error()).Block(body...)
@@ -418,14 +421,24 @@ func splitLines(k *ir.Kernel, n *names) ([]jen.Code, error) {
 		next = jen.Op("&").Add(first)
 	}
 	field, over := k.PhasesWhen()
+	cond := jen.Id("kgenBackend").Dot("ChainsPhases").Call()
+	if field != "" {
+		cond = cond.Op("&&").Id(field).Op(">").Lit(over)
+	}
 	return append(phasesWhy(k),
 		jen.Comment("Other ports run their own form of it inside the kernel's one call (Backend.ChainsPhases)."),
-		jen.If(jen.Id("kgenBackend").Dot("ChainsPhases").Call().Op("&&").Id(field).Op(">").Lit(over)).Block(append(branch, jen.Return(first, jen.Nil()))...),
+		jen.If(cond).Block(append(branch, jen.Return(first, jen.Nil()))...),
 	), nil
 }
 
 // phasesWhy is the comment before the branch to a kernel's phases.
 func phasesWhy(k *ir.Kernel) []jen.Code {
+	if k.ColReductions() != nil {
+		return []jen.Code{
+			jen.Comment("On Metal, always: the row passes fold the [cols] outputs' terms into f32 partials per"),
+			jen.Comment(fmt.Sprintf("chunk of %d rows, then the combine folds the chunks in a fixed order (docs/colwise.md).", ir.ColChunk)),
+		}
+	}
 	if k.Matmul().Decode != nil {
 		return []jen.Code{
 			jen.Comment(fmt.Sprintf("On Metal, %s > 1 when the chain's own grid is too small to fill the GPU (a", ir.SplitsField)),

@@ -67,6 +67,29 @@ func RowKindOf(r, rows int) RowKind {
 	return SpecialRows[r-1]
 }
 
+// ColFiniteRows is the most rows at which a kernel with column reductions
+// (ir.Cols) still meets the NaN and ±Inf rows: a NaN or an infinity in
+// any row reaches every column's sum, so longer launches (DefaultColRows'
+// 77) keep those rows mixed and finite, and the [cols] outputs informative.
+const ColFiniteRows = 16
+
+// rowKindFor is RowKindOf for kernel k: RowKindOf, except the NaN and
+// ±Inf rows of a column-reducing kernel's launch of more than
+// ColFiniteRows rows, which are mixed.
+func rowKindFor(k *ir.Kernel, r, rows int) RowKind {
+	kind := RowKindOf(r, rows)
+	if finiteRows(k, rows) && kind >= NaNRow && kind <= NegInfRow {
+		return MixedRow
+	}
+	return kind
+}
+
+// finiteRows reports whether a launch of kernel k over rows rows keeps its
+// NaN and ±Inf rows mixed (Result.FiniteRows).
+func finiteRows(k *ir.Kernel, rows int) bool {
+	return k.ColReductions() != nil && rows > ColFiniteRows
+}
+
 // inDomain replaces every non-finite input by a finite special when the
 // spec says `domain: finite`: its author means the kernel for finite
 // inputs, so parity does not judge it on ±Inf and NaN.
@@ -199,7 +222,7 @@ func rowInputs(r *rand.Rand, k *ir.Kernel, v ir.Variant, sizes map[string]int, o
 			rows := sizes[b.Shape[0]]
 			vals[b.Index] = make([]float64, 0, rows*cols)
 			for row := 0; row < rows; row++ {
-				kind := RowKindOf(row, rows)
+				kind := rowKindFor(k, row, rows)
 				vals[b.Index] = append(vals[b.Index], rowValues(r, kind, cols, t, opts.Range, carrierOf(b, kind))...)
 			}
 		}

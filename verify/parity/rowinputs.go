@@ -68,24 +68,29 @@ func RowKindOf(r, rows int) RowKind {
 }
 
 // ColFiniteRows is the most rows at which a kernel with column reductions
-// (ir.Cols) still meets the NaN and ±Inf rows: a NaN or an infinity in
-// any row reaches every column's sum, so longer launches (DefaultColRows'
-// 77) keep those rows mixed and finite, and the [cols] outputs informative.
+// (ir.Cols) still meets the NaN row: a NaN in any row reaches every
+// column's sum, so longer launches (DefaultColRows' 77) keep that row mixed
+// and finite, and the [cols] outputs informative. Its ±Inf rows are mixed
+// at every row count: an infinity leaves terms that are exact zeros with
+// no error bound (rsqrt(∞)·x), which then spread to every column's sum,
+// where parity and the differential check could judge nothing.
 const ColFiniteRows = 16
 
-// rowKindFor is RowKindOf for kernel k: RowKindOf, except the NaN and
-// ±Inf rows of a column-reducing kernel's launch of more than
-// ColFiniteRows rows, which are mixed.
+// rowKindFor is RowKindOf for kernel k: RowKindOf, except the ±Inf rows
+// of a column-reducing kernel, and its NaN row above ColFiniteRows rows,
+// which are mixed.
 func rowKindFor(k *ir.Kernel, r, rows int) RowKind {
 	kind := RowKindOf(r, rows)
-	if finiteRows(k, rows) && kind >= NaNRow && kind <= NegInfRow {
+	switch {
+	case k.ColReductions() == nil:
+	case kind == PosInfRow || kind == NegInfRow, kind == NaNRow && finiteRows(k, rows):
 		return MixedRow
 	}
 	return kind
 }
 
-// finiteRows reports whether a launch of kernel k over rows rows keeps its
-// NaN and ±Inf rows mixed (Result.FiniteRows).
+// finiteRows reports whether a launch of kernel k over rows rows keeps
+// every row finite (Result.FiniteRows).
 func finiteRows(k *ir.Kernel, rows int) bool {
 	return k.ColReductions() != nil && rows > ColFiniteRows
 }

@@ -123,6 +123,9 @@ func descriptor(f *jen.File, k *ir.Kernel, n *names, opts Options) {
 			refs = append(refs, jen.Op("&").Id(n.phases).Index(jen.Lit(i)))
 		}
 		fields = append(fields, item(field("Phases", jen.Index().Op("*").Add(rt("Kernel")).Values(refs...))))
+		if k.ColReductions() != nil { // no one-launch form: the CUDA port launches the phases
+			fields = append(fields, item(field("PortPhases", jen.True())))
+		}
 	}
 	f.Var().Id(n.desc).Op("=").Add(rt("Kernel")).Add(block(fields...))
 	if len(phases) == 0 {

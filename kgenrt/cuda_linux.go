@@ -54,10 +54,10 @@ var cu struct {
 	memsetD8          func(dst uintptr, v uint8, n uintptr) uintptr
 	// The stream-ordered allocator (CUDA 11.2): nil when the driver is
 	// older; only kernels with PortPhases need it.
-	memAllocAsync func(dptr *uintptr, size uintptr, stream uintptr) uintptr
-	memFreeAsync  func(dptr uintptr, stream uintptr) uintptr
-	getErrorName      func(res uintptr, s *uintptr) uintptr
-	getErrorString    func(res uintptr, s *uintptr) uintptr
+	memAllocAsync  func(dptr *uintptr, size uintptr, stream uintptr) uintptr
+	memFreeAsync   func(dptr uintptr, stream uintptr) uintptr
+	getErrorName   func(res uintptr, s *uintptr) uintptr
+	getErrorString func(res uintptr, s *uintptr) uintptr
 }
 
 // cudaReady opens the driver, finds a device and retains its primary

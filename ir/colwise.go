@@ -139,19 +139,15 @@ func (sc *scheduler) checkColTerm(o ColOutput, in valueInfo) {
 }
 
 // checkCols refuses what column reductions do not support: segments (each
-// would need its own partials and combine), and an integer output.
+// would need its own partials and combine). (An integer output is refused
+// by the formula checker: a col_* call is a number.)
 func (sc *scheduler) checkCols() {
 	c := sc.rows.Cols
 	if c == nil {
 		return
 	}
 	if len(sc.k.Segments) > 0 {
-		sc.diags.Addf(sc.s.SegmentsPos, "column reductions (%s) are not supported in a kernel with segments; write one kernel per segment", c.Outputs[0].Op.ColFunc())
-	}
-	for _, o := range c.Outputs {
-		if out := sc.s.Outputs[o.Out]; out.DType.Type.IsInt() {
-			sc.diags.Addf(out.DType.Pos, "output %s: a column reduction is stored as a number (f32, f16, bf16), not %s", out.Name.Name, out.DType.Type)
-		}
+		sc.diags.Addf(c.Outputs[0].Pos, "%s: column reductions are not supported in a kernel with segments (each would need its own partials and combine); write one kernel per segment", c.Outputs[0].Op.ColFunc())
 	}
 }
 

@@ -48,6 +48,10 @@ type CUDAModule struct {
 	mod    cudaModuleHandle
 	fns    []cudaFunction // per entry of Kernel.Variants, looked up at load
 	fnErrs []error
+	// phaseFns and phaseErrs are each phase's, per entry of its Variants,
+	// for a kernel with PortPhases (cuda_phases.go).
+	phaseFns  [][]cudaFunction
+	phaseErrs [][]error
 }
 
 // BinaryName is the file name of the module's fatbin.
@@ -123,6 +127,9 @@ func (m *CUDAModule) load() error {
 			if m.fns[i], m.fnErrs[i] = get(m.mod, v.HostName); m.fnErrs[i] != nil {
 				m.fnErrs[i] = fmt.Errorf("kgenrt: kernel %s: entry point %s in %s: %w", m.Kernel.Name, v.HostName, m.BinaryName(), m.fnErrs[i])
 			}
+		}
+		if m.Kernel.PortPhases {
+			m.phaseFunctions(get)
 		}
 	})
 	return m.err
@@ -231,7 +238,7 @@ func (p *cudaPort) Run(c *Call) error {
 	if err := p.check(c); err != nil {
 		return err
 	}
-	if c.empty() {
+	if p.idle(c) {
 		return nil
 	}
 	if err := p.Ready(); err != nil {
@@ -250,7 +257,7 @@ func (p *cudaPort) Enqueue(stream CUDAStream, c *Call) error {
 	var buf [16]DevicePtr
 	ptrs := buf[:0]
 	i := 0
-	for _, b := range p.kernel.Bindings {
+	for _, b := range c.Kernel.Bindings { // the kernel's, or a phase's (Kernel.Phases)
 		if b.Role == Args {
 			continue
 		}
@@ -264,7 +271,7 @@ func (p *cudaPort) Enqueue(stream CUDAStream, c *Call) error {
 		ptrs = append(ptrs, t.cudaPtr())
 		i++
 	}
-	if c.empty() {
+	if p.idle(c) {
 		return nil
 	}
 	if err := p.Ready(); err != nil {
@@ -272,6 +279,11 @@ func (p *cudaPort) Enqueue(stream CUDAStream, c *Call) error {
 	}
 	return p.launch(stream, c, ptrs)
 }
+
+// idle reports whether the call launches nothing: an empty grid, except
+// for a kernel with PortPhases, whose later launches may have work where
+// its first has none (no rows, yet [cols] outputs to write).
+func (p *cudaPort) idle(c *Call) bool { return c.empty() && !p.kernel.PortPhases }
 
 // libraryCheck applies a library module's own limits to a call with work.
 func (p *cudaPort) libraryCheck(c *Call) error {
@@ -288,7 +300,7 @@ func (p *cudaPort) LaunchCUDA(stream CUDAStream, c *Call, ptrs []DevicePtr) erro
 	if err := checkDevicePtrs(c, ptrs); err != nil {
 		return err
 	}
-	if c.empty() {
+	if p.idle(c) {
 		return nil
 	}
 	if err := p.Ready(); err != nil {
@@ -301,6 +313,12 @@ func (p *cudaPort) LaunchCUDA(stream CUDAStream, c *Call, ptrs []DevicePtr) erro
 // fields by the CUDA launch) as the kernel parameters, from a reused
 // parameter buffer: nothing here allocates.
 func (p *cudaPort) launch(stream CUDAStream, c *Call, ptrs []DevicePtr) error {
+	if p.kernel.PortPhases {
+		if c.Kernel == p.kernel {
+			return p.launchPhases(stream, c, ptrs)
+		}
+		return p.launchPhase(stream, c, ptrs)
+	}
 	fn, err := p.module.function(c.Variant)
 	if err != nil {
 		return err

@@ -54,6 +54,12 @@ type Kernel struct {
 	// one call by Call.Next. The kernel's ports run them; nil for most
 	// kernels.
 	Phases []*Kernel
+	// PortPhases marks a kernel with no one-launch form (a rowwise kernel
+	// with column reductions): the ports that do not chain calls (CUDA,
+	// Backend.ChainsPhases) launch Phases in order inside the kernel's one
+	// call, with the workspaces (the phase bindings the kernel lacks)
+	// allocated on the call's stream (cuda_phases.go).
+	PortPhases bool
 }
 
 // Strided reports whether the kernel has batch dims and reads its tensors

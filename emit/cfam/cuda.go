@@ -44,7 +44,7 @@ func cudaRowDecls(rw *rowWriter) {
 	rw.P("constexpr unsigned int kV = 16 / sizeof(T);")
 	var ors []string
 	for _, bd := range rw.k.Bindings {
-		if bd.Role != ir.Args && !bd.IsPerRow() { // [rows] tensors take no vector access
+		if bd.Role != ir.Args && !bd.IsPerRow() && !bd.IsColOutput() { // [rows] tensors take no vector access; [cols] outputs none in the row passes
 			ors = append(ors, fmt.Sprintf("reinterpret_cast<unsigned long long>(%s)", bd.Name))
 		}
 	}
@@ -253,7 +253,7 @@ func cudaInstances(w *Writer, v *view) {
 	for _, variant := range k.Variants {
 		t := d.Types[variant.DType]
 		w.Func(`extern "C" __global__ void __launch_bounds__(`+bounds+") "+variant.HostName, kernelParams(k, d, t), func() {
-			w.P(k.Name, "_body<", t, ">(", v.ParamNames, ");")
+			w.P(v.Kernel, "_body<", t, ">(", v.ParamNames, ");")
 		})
 		w.P()
 	}

@@ -65,7 +65,7 @@ func TestBuiltins(t *testing.T) {
 			}
 			if d == cfam.CUDA {
 				var names []string
-				for _, b := range k.Bindings {
+				for _, b := range k.EntryBindings() {
 					names = append(names, b.Name)
 				}
 				want = append(want, "Parameters, in binding order: "+strings.Join(names, ", ")+";")

@@ -123,13 +123,20 @@ func descriptor(f *jen.File, k *ir.Kernel, n *names, opts Options) {
 			refs = append(refs, jen.Op("&").Id(n.phases).Index(jen.Lit(i)))
 		}
 		fields = append(fields, item(field("Phases", jen.Index().Op("*").Add(rt("Kernel")).Values(refs...))))
+		if k.ColReductions() != nil { // no one-launch form: the CUDA port launches the phases
+			fields = append(fields, item(field("PortPhases", jen.True())))
+		}
 	}
 	f.Var().Id(n.desc).Op("=").Add(rt("Kernel")).Add(block(fields...))
 	if len(phases) == 0 {
 		return
 	}
+	doc := "docs/matmul.md"
+	if k.ColReductions() != nil {
+		doc = "docs/colwise.md; the first is the kernel's own entry point, which also binds the workspaces"
+	}
 	f.Add(comment(
-		fmt.Sprintf("%s are the launches of %s's split form, taken for %s (docs/matmul.md):", n.phases, k.Name, phasesCond(k)),
+		fmt.Sprintf("%s are the launches of %s's split form, taken %s (%s):", n.phases, k.Name, phasesCond(k), doc),
 		"more entry points of the same source, each with its own bindings, variants and launch.",
 	))
 	var descs []jen.Code
@@ -140,7 +147,12 @@ func descriptor(f *jen.File, k *ir.Kernel, n *names, opts Options) {
 }
 
 // phasesCond is when a kernel takes its phases, in words.
-func phasesCond(k *ir.Kernel) string { return k.PhasesWhen().String() }
+func phasesCond(k *ir.Kernel) string {
+	if cond := k.PhasesWhen(); !cond.Always() {
+		return "for " + cond.String()
+	}
+	return "always"
+}
 
 // descriptorFields are the fields of one kgenrt.Kernel literal: the
 // kernel's own, or one of its phases' (name, variants, bindings, launch).

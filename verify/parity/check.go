@@ -137,7 +137,7 @@ func (c *check) lane(b ir.Binding, idx int) Lane {
 		l.Row, l.Col = idx/l.Cols, idx%l.Cols
 		l.Kind = MixedRow
 		if !c.opts.Plain {
-			l.Kind = RowKindOf(l.Row, l.N)
+			l.Kind = rowKindFor(c.k, l.Row, l.N)
 		}
 	}
 	return l

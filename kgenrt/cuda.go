@@ -254,10 +254,13 @@ func (p *cudaPort) Enqueue(stream CUDAStream, c *Call) error {
 	if err := p.check(c); err != nil {
 		return err
 	}
+	if c.Kernel != p.kernel {
+		return fmt.Errorf("kgenrt: kernel %s: Enqueue launches the kernel's own call; run one of its phases by itself with Run or LaunchCUDA", p.kernel.Name)
+	}
 	var buf [16]DevicePtr
 	ptrs := buf[:0]
 	i := 0
-	for _, b := range c.Kernel.Bindings { // the kernel's, or a phase's (Kernel.Phases)
+	for _, b := range p.kernel.Bindings {
 		if b.Role == Args {
 			continue
 		}

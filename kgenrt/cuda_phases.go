@@ -194,7 +194,7 @@ func (p *cudaPort) launchPhase(stream CUDAStream, c *Call, ptrs []DevicePtr) err
 	if err != nil {
 		return err
 	}
-	g := newCUDAGeom(c.Kernel)
+	g := newCUDAGeom(p.kernel.Phases[i]) // p's, not c's: c's pointers must not reach the heap
 	buf := getLaunchBuf()
 	defer launchBufs.Put(buf)
 	blocks, err := g.prepare(c, ptrs, buf)
@@ -224,9 +224,10 @@ func (g *cudaGeom) derive(c *Call, args []byte) (launch.Env, error) {
 	for i, f := range g.fields {
 		sizes[i] = int(binary.LittleEndian.Uint32(args[f.offset:]))
 	}
+	elem := c.Variant.DType.Size() // a value: a closure over c would move the caller's call to the heap
 	env := func(name string) (int, bool) {
 		if name == launch.ElemBytes {
-			return c.Variant.DType.Size(), true
+			return elem, true
 		}
 		if i := g.field(name); i >= 0 {
 			return sizes[i], true

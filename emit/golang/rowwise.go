@@ -206,5 +206,14 @@ func rowDispatchDoc(b *strings.Builder, ik *ir.Kernel, k inventory.Kernel) {
 	for _, p := range k.Passes {
 		fmt.Fprintf(b, "- %s\n", p)
 	}
+	if c := ik.ColReductions(); c != nil {
+		var ws []string
+		for _, w := range c.Space {
+			ws = append(ws, fmt.Sprintf("`%s` f32 %s", w.Name, w.Shape))
+		}
+		g := c.Combine.Launch.GridStrings()
+		fmt.Fprintf(b, "- two launches (docs/colwise.md): this one, then `%s_<dtype>`, grid (`%s`, `%s`, `%s`), threadgroup (%d, 1, 1); both bind the workspaces %s after the outputs, before args\n",
+			c.Combine.Entry, g[0], g[1], g[2], c.Combine.Launch.Threadgroup[0], strings.Join(ws, ", "))
+	}
 	b.WriteString("\n")
 }

@@ -19,7 +19,9 @@ type nameDiff struct {
 	oldOrder, newOrder []string
 }
 
-func (d nameDiff) reordered() bool { return strings.Join(d.oldOrder, ",") != strings.Join(d.newOrder, ",") }
+func (d nameDiff) reordered() bool {
+	return strings.Join(d.oldOrder, ",") != strings.Join(d.newOrder, ",")
+}
 
 // diffNames compares two lists of names. A name gone whose position now
 // holds a name the old list did not have is a rename.
@@ -167,17 +169,21 @@ func (c *comparer) argsLayout(o, n *ir.Kernel, at where) {
 		now[f.Name] = f
 	}
 	var changes []string
+	pos := at.kind() // a size field gone: the kind or the segments changed
 	for _, f := range o.ArgsBinding().Fields {
 		m, ok := now[f.Name]
 		switch {
 		case !ok && (f.Size || f.StrideOf != ""):
 			changes = append(changes, fmt.Sprintf("%s (offset %d) is gone", f.Name, f.Offset))
 		case ok && m.Offset != f.Offset:
+			if len(changes) == 0 && !f.Size && f.StrideOf == "" {
+				pos = at.name(f.Name)
+			}
 			changes = append(changes, fmt.Sprintf("%s moved from offset %d to %d", f.Name, f.Offset, m.Offset))
 		}
 	}
 	if len(changes) > 0 {
-		c.add(ArgsLayoutChanged, o.Name, at.kernel(), InNew, "kernel %s's args struct changed layout: %s; code that fills it by offset (Swift, Objective-C) breaks",
+		c.add(ArgsLayoutChanged, o.Name, pos, InNew, "kernel %s's args struct changed layout: %s; code that fills it by offset (Swift, Objective-C) breaks",
 			o.Name, strings.Join(changes, ", "))
 	}
 }

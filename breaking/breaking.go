@@ -65,8 +65,9 @@ func (f Finding) String() string { return fmt.Sprintf("%s: %s: %s", f.Pos, f.Rul
 
 // Report is the outcome of one comparison. Fields are only ever added.
 type Report struct {
-	Against  string // the older tree as the user named it ("main", "../old")
-	Kernels  int    // the older tree's kernels, each compared
+	Against  string   // the older tree as the user named it ("main", "../old")
+	Kernels  int      // the older tree's kernels, each compared
+	Names    []string // their names, in the older tree's order
 	Findings []Finding
 	Exempt   int      // breaking changes excused by breaking.exempt
 	Notes    []string // what the comparison could not see, and why
@@ -98,6 +99,9 @@ func plural(n int, what string) string {
 // the older tree in messages.
 func Check(old, cur *Specs, against string, exempt []config.BreakingExemption) *Report {
 	r := &Report{Against: against, Kernels: len(old.Kernels)}
+	for _, k := range old.Kernels {
+		r.Names = append(r.Names, k.Name)
+	}
 	found := Compare(old, cur, against)
 	r.Findings, r.Exempt, r.Warnings = applyExemptions(found, exempt)
 	sortFindings(r.Findings)

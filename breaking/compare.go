@@ -48,8 +48,12 @@ func (c *comparer) removed(o *ir.Kernel, at where, renamedTo []string) {
 	for _, v := range o.Variants {
 		hosts = append(hosts, v.HostName)
 	}
-	msg := fmt.Sprintf("kernel %s was removed (this is its spec as it was in %s): the Go kernel %s, the host names %s and its .metal file are gone",
-		o.Name, c.against, golang.GoName(o.Name), strings.Join(hosts, ", "))
+	names := "host name"
+	if len(hosts) > 1 {
+		names += "s"
+	}
+	msg := fmt.Sprintf("kernel %s was removed (this is its spec as it was in %s): the Go kernel %s, the %s %s and its .metal file are gone",
+		o.Name, c.against, golang.GoName(o.Name), names, strings.Join(hosts, ", "))
 	if len(renamedTo) > 0 {
 		msg += fmt.Sprintf("; renamed to %s? (the same inputs, outputs and params)", strings.Join(renamedTo, " or "))
 	}

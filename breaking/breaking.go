@@ -81,7 +81,16 @@ func (r *Report) OK() bool { return len(r.Findings) == 0 }
 // Summary is the line every format ends with, e.g. "kgen breaking: 3
 // kernels compared against main: 2 breaking changes, 1 exempt".
 func (r *Report) Summary() string {
-	s := fmt.Sprintf("kgen breaking: %s compared against %s: %s", plural(r.Kernels, "kernel"), r.Against, plural(len(r.Findings), "breaking change"))
+	bad := 0 // exemptions that name no rule
+	for _, f := range r.Findings {
+		if f.Rule == Exempt {
+			bad++
+		}
+	}
+	s := fmt.Sprintf("kgen breaking: %s compared against %s: %s", plural(r.Kernels, "kernel"), r.Against, plural(len(r.Findings)-bad, "breaking change"))
+	if bad > 0 {
+		s += ", " + plural(bad, "bad exemption")
+	}
 	if r.Exempt > 0 {
 		s += fmt.Sprintf(", %d exempt", r.Exempt)
 	}

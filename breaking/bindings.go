@@ -122,7 +122,7 @@ func (c *comparer) tensors(o, n *ir.Kernel, at where, role ir.Role) {
 				o.Name, role, b.Name, old, cur)
 		}
 		if old, cur := dtypeOf(b), dtypeOf(m); old != cur {
-			c.add(DTypeChanged, o.Name, at.name(b.Name), InNew, "kernel %s changed the dtype of %s %s from %s to %s: Run with the old tensors fails",
+			c.add(DTypeChanged, o.Name, at.name(b.Name), InNew, "kernel %s changed the dtype of %s %s from %s to %s: callers pass other data",
 				o.Name, role, b.Name, old, cur)
 		}
 	}
@@ -169,7 +169,7 @@ func (c *comparer) argsLayout(o, n *ir.Kernel, at where) {
 		now[f.Name] = f
 	}
 	var changes []string
-	pos := at.kind() // a size field gone: the kind or the segments changed
+	pos := at.sizes() // a size field gone or moved: the kind or the segments changed
 	for _, f := range o.ArgsBinding().Fields {
 		m, ok := now[f.Name]
 		switch {

@@ -73,6 +73,15 @@ func (w where) kind() diag.Pos {
 	return w.or(w.s.KindPos)
 }
 
+// sizes is what gives the args struct its size fields: the spec's
+// segments, else its kind.
+func (w where) sizes() diag.Pos {
+	if w.s != nil && w.s.SegmentsPos.Line > 0 {
+		return w.s.SegmentsPos
+	}
+	return w.kind()
+}
+
 // port is the spec's key for backend b.
 func (w where) port(b backend.Backend) diag.Pos {
 	if w.s == nil {

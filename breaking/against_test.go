@@ -136,3 +136,15 @@ func TestAgainstBrokenOldSpecs(t *testing.T) {
 		t.Errorf("Load = %v", err)
 	}
 }
+
+func TestAgainstRefOutsideGit(t *testing.T) {
+	cur := project(t, map[string]string{"gelu.yaml": gelu})
+	if _, _, err := repoPath(cur); err == nil {
+		t.Skip("the temporary folder is inside a git repository")
+	}
+	_, err := Against(cur, "main")
+	var ue *UsageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--against main: no such folder") {
+		t.Errorf("Against outside git = %v, want a usage error", err)
+	}
+}

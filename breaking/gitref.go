@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"strings"
@@ -18,6 +19,9 @@ import (
 // kgen.yaml is in: its kgen.yaml at the same path and its specs folder,
 // written to a temporary folder laid out as in the repository.
 func fromGit(cur *config.Config, ref string) (*Old, error) {
+	if _, err := exec.LookPath("git"); err != nil {
+		return nil, usagef("--against %s: no such folder, and no git on PATH to read a ref with", ref)
+	}
 	top, rel, err := repoPath(cur)
 	if err != nil {
 		return nil, usagef("--against %s: no such folder, and %s is not in a git repository to read a ref from", ref, filepath.Base(cur.Path))

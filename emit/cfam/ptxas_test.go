@@ -37,6 +37,9 @@ func TestCUDANoSpills(t *testing.T) {
 			t.Fatal(err)
 		}
 		entries := len(k.Variants)
+		if k.ColReductions() != nil {
+			entries *= 2 // the row passes (the kernel's own entry) and the combine, on CUDA too
+		}
 		if mm := k.Matmul(); mm != nil && mm.CUDA != nil {
 			// CUTLASS GEMMs: warp-specialised, 168 registers by design, built by
 			// kgen cuda with CUTLASS's headers. A split's entry part holds its

@@ -20,6 +20,7 @@ import (
 // their slow argument reduction (|x| > 105615) in a 32-byte local array,
 // so a kernel calling them may have that frame and no spills.
 func TestCUDANoSpills(t *testing.T) {
+	t.Parallel() // nvcc runs: the package's compiles share the cores
 	nvcc, err := cuda.NVCC()
 	if err != nil {
 		t.Skip(err)
@@ -82,6 +83,7 @@ func TestCUDANoSpills(t *testing.T) {
 // next tile stay in registers, the 32-bit-index kernel within 128 (two
 // CTAs of 256 threads per SM), the 64-bit one within 255.
 func TestCUDASIMTResources(t *testing.T) {
+	t.Parallel() // nvcc runs: the package's compiles share the cores
 	nvcc, err := cuda.NVCC()
 	if err != nil {
 		t.Skip(err)

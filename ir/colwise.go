@@ -126,8 +126,8 @@ func (sc *scheduler) colOutputs() {
 }
 
 // checkColTerm refuses a column reduction whose term does not vary along
-// the column (one value per row, the same for every column... of no use
-// as [cols]) or along the rows (only [cols] values: rows times the term).
+// the row (one value per row: every column would get the same result) or
+// from row to row (only [cols] values: the result is rows times the term).
 func (sc *scheduler) checkColTerm(o ColOutput, in valueInfo) {
 	pos := o.Pos
 	switch {

@@ -2,6 +2,8 @@ package cudacpu
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -24,6 +26,7 @@ import (
 // C++20 compiler.
 type toolchain struct {
 	cxx, include string
+	version      string // the compiler's --version, for the build cache
 }
 
 // findToolchain skips the test unless $KGEN_NVCC's ../include holds the
@@ -43,21 +46,26 @@ func findToolchain(t *testing.T) toolchain {
 			continue
 		}
 		if p, err := exec.LookPath(c); err == nil {
-			probe(t, p)
-			return toolchain{cxx: p, include: inc}
+			return toolchain{cxx: p, include: inc, version: probe(t, p)}
 		}
 	}
 	t.Skip("no host C++ compiler ($CXX, g++ or clang++) for the CPU run of the CUDA kernels")
 	return toolchain{}
 }
 
-// probe skips the test unless cxx builds C++20 under both sanitizers the
-// builds use, with the sanitizers' interface headers (the shim announces
-// its fiber switches to them); the verdict is kept for the package's
-// other tests.
-func probe(t *testing.T, cxx string) {
+// probe returns cxx's --version and skips the test unless cxx builds
+// C++20 under both sanitizers the builds use, with the sanitizers'
+// interface headers (the shim announces its fiber switches to them); the
+// verdict is kept for the package's other tests.
+func probe(t *testing.T, cxx string) string {
 	t.Helper()
 	probeOnce.Do(func() {
+		out, err := exec.Command(cxx, "--version").Output()
+		if err != nil {
+			probeSkip = fmt.Sprintf("%s --version: %v", cxx, err)
+			return
+		}
+		probeVersion = string(out)
 		dir, err := os.MkdirTemp("", "kgen-cudacpu-probe-")
 		if err != nil {
 			probeSkip = err.Error()
@@ -80,11 +88,13 @@ func probe(t *testing.T, cxx string) {
 	if probeSkip != "" {
 		t.Skip(probeSkip)
 	}
+	return probeVersion
 }
 
 var (
-	probeOnce sync.Once
-	probeSkip string // why the compiler cannot build the runs; "" when it can
+	probeOnce    sync.Once
+	probeSkip    string // why the compiler cannot build the runs; "" when it can
+	probeVersion string // its --version
 
 	kernelsOnce sync.Once
 	kernelsIR   map[string]*ir.Kernel
@@ -230,18 +240,102 @@ func buildWith(t *testing.T, tc toolchain, k *ir.Kernel, src []byte, mutate func
 	}
 	mm := k.Matmul()
 	bcol := len(mm.B) > 0 && mm.B[0].ColMajor
-	b.bin = filepath.Join(dir, "run")
-	cmd := append([]string{"-std=c++20", "-O2", "-pthread", "-fsanitize=" + san, "-fno-sanitize-recover=all", "-fno-omit-frame-pointer",
-		"-I" + testdata, "-I" + dir, "-I" + tc.include,
+	flags := append([]string{"-std=c++20", "-O2", "-pthread", "-fsanitize=" + san, "-fno-sanitize-recover=all", "-fno-omit-frame-pointer",
 		fmt.Sprintf("-DKGEN_CPU_A_COL=%d", b2i(mm.A.ColMajor)), fmt.Sprintf("-DKGEN_CPU_B_COL=%d", b2i(bcol))},
 		defs...)
-	cmd = append(cmd, "-x", "c++", filepath.Join(dir, "main.cpp"), "-o", b.bin)
+	key := buildKey(t, tc, flags, cu, main)
+	if bin := cachedBuild(key); bin != "" {
+		b.bin = bin
+		t.Logf("%s: the CPU build of this source is cached (parts %s)", k.Name, strings.Join(defs[1:], " "))
+		return b
+	}
+	b.bin = filepath.Join(dir, "run")
+	cmd := append(append(flags, "-I"+testdata, "-I"+dir, "-I"+tc.include), "-x", "c++", filepath.Join(dir, "main.cpp"), "-o", b.bin)
 	start := time.Now()
 	if out, err := exec.Command(tc.cxx, cmd...).CombinedOutput(); err != nil {
 		t.Fatalf("%s: the CPU build failed: %v\n%s", k.Name, err, firstLines(string(out), 40))
 	}
 	t.Logf("%s: built for the CPU in %v (parts %s)", k.Name, time.Since(start).Round(time.Millisecond), strings.Join(defs[1:], " "))
+	storeBuild(key, b.bin)
 	return b
+}
+
+// The CPU builds are cached, as verify/mslcpu caches its own: a build is
+// the compiler's, with ASan or TSan, of one generated source (mutated or
+// not) — tens of seconds of a loaded core each, and the same bytes until
+// the generator, the shim or the compiler changes. A binary is kept
+// under the hash of everything that decides it (buildKey) in
+// $KGEN_CUDACPU_CACHE, else <user cache>/kgen/cudacpu; one unused for two
+// weeks is removed when another is stored. Removing the folder forgets
+// them all.
+
+// buildKey hashes the compiler (path and --version), the flags, the CUDA
+// headers' folder (path, modification time), testdata's shim.h and
+// harness.h, and the two sources.
+func buildKey(t *testing.T, tc toolchain, flags []string, cu, main string) string {
+	t.Helper()
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n%s\n%s\n", tc.cxx, tc.version, strings.Join(flags, "\n"))
+	if fi, err := os.Stat(tc.include); err == nil {
+		fmt.Fprintf(h, "%s %d\n", tc.include, fi.ModTime().UnixNano())
+	}
+	for _, f := range []string{"shim.h", "harness.h"} {
+		data, err := os.ReadFile(filepath.Join("testdata", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(h, "%s %d\n", f, len(data))
+		h.Write(data)
+	}
+	fmt.Fprintf(h, "kernel.cu %d\n%s\nmain.cpp %d\n%s", len(cu), cu, len(main), main)
+	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+func buildCache() string {
+	if dir := os.Getenv("KGEN_CUDACPU_CACHE"); dir != "" {
+		return dir
+	}
+	if base, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(base, "kgen", "cudacpu")
+	}
+	return ""
+}
+
+// cachedBuild returns the cached binary of key, or "".
+func cachedBuild(key string) string {
+	dir := buildCache()
+	if dir == "" {
+		return ""
+	}
+	bin := filepath.Join(dir, "run-"+key)
+	if _, err := os.Stat(bin); err != nil {
+		return ""
+	}
+	now := time.Now()
+	os.Chtimes(bin, now, now) // in use: not pruned
+	return bin
+}
+
+// storeBuild copies bin into the cache under key (best effort: a cache
+// that cannot be written only costs time) and prunes what is stale.
+func storeBuild(key, bin string) {
+	dir := buildCache()
+	data, err := os.ReadFile(bin)
+	if dir == "" || err != nil || os.MkdirAll(dir, 0o755) != nil {
+		return
+	}
+	at := filepath.Join(dir, "run-"+key)
+	tmp := fmt.Sprintf("%s.tmp%d", at, os.Getpid())
+	if os.WriteFile(tmp, data, 0o755) != nil || os.Rename(tmp, at) != nil {
+		os.Remove(tmp)
+		return
+	}
+	old, _ := filepath.Glob(filepath.Join(dir, "run-*"))
+	for _, f := range old {
+		if fi, err := os.Stat(f); err == nil && time.Since(fi.ModTime()) > 14*24*time.Hour {
+			os.Remove(f)
+		}
+	}
 }
 
 // stub defines CUTLASS part fn from its declaration in the source: the

@@ -196,7 +196,9 @@ func elementwise(ks []*ir.Kernel) []*ir.Kernel {
 // 0, instead of its formula must fail parity for every built-in kernel ×
 // dtype — asserted per variant, since some lanes legitimately agree
 // (leaky_relu's x >= 0 half equals x; gelu(x) ≈ x for large x). Rowwise
-// kernels run at a few small shapes.
+// kernels run at a few small shapes, matmuls and chains at two
+// (mutationMatmulShapes, mutationChainShapes; parity's defaults in a long
+// run).
 func TestMutationsFailEveryVariant(t *testing.T) {
 	needCompiler(t)
 	kernels, src := projectKernels(t, filepath.Join(repoRoot(), "kgen.yaml"))
@@ -207,7 +209,8 @@ func TestMutationsFailEveryVariant(t *testing.T) {
 				if _, err := parity.Mutate([]byte("// a template without the store\n"), k, m); err == nil {
 					t.Errorf("Mutate found a store in a source without one")
 				}
-				results, err := parity.Check(context.Background(), k, src[k.Name], parity.Options{Seed: 1, Mutate: m, Cols: []int{7, 64}, Rows: []int{1, 11}})
+				results, err := parity.Check(context.Background(), k, src[k.Name], parity.Options{Seed: 1, Mutate: m, Cols: []int{7, 64}, Rows: []int{1, 11},
+					Matmul: mutationMatmulShapes, Chain: mutationChainShapes})
 				if err != nil {
 					t.Fatal(err)
 				}

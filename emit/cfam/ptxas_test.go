@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/kgen-dev/kgen/emit/cfam"
@@ -28,52 +29,63 @@ func TestCUDANoSpills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles every CUDA port")
 	}
-	n := 0
-	for _, k := range builtins(t) {
-		if !k.Ports[ir.CUDA] {
-			continue
-		}
-		src, err := cfam.Emit(k, cfam.CUDA, cfam.Options{Header: header})
-		if err != nil {
-			t.Fatal(err)
-		}
-		entries := len(k.Variants)
-		if k.ColReductions() != nil {
-			entries *= 2 // the row passes (the kernel's own entry) and the combine, on CUDA too
-		}
-		if mm := k.Matmul(); mm != nil && mm.CUDA != nil {
-			// CUTLASS GEMMs: warp-specialised, 168 registers by design, built by
-			// kgen cuda with CUTLASS's headers. A split's entry part holds its
-			// phase-2 kernel, plain CUDA: one instantiation per storage dtype.
-			if mm.Split == nil || mm.Split.CUDA == nil {
+	var n atomic.Int64 // entry points compiled
+	t.Run("kernels", func(t *testing.T) {
+		for _, k := range builtins(t) {
+			if !k.Ports[ir.CUDA] {
 				continue
 			}
-			src = append([]byte("#define KGEN_PARTS\n#define KGEN_PART_entry\n"), src...)
-			entries = len(mm.CUDA.Entries())
+			t.Run(k.Name, func(t *testing.T) {
+				t.Parallel() // one nvcc each: the kernels share the cores
+				n.Add(int64(noSpills(t, nvcc, k)))
+			})
 		}
-		use, err := cuda.Resources(context.Background(), nvcc, k.Name, src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(use) != entries {
-			t.Errorf("%s: ptxas reported %d entry points, want %d", k.Name, len(use), entries)
-		}
-		trigFrame := 0
-		if bytes.Contains(src, []byte("sinf(")) || bytes.Contains(src, []byte("cosf(")) {
-			trigFrame = 32
-		}
-		for _, u := range use {
-			n++
-			if u.SpillStores+u.SpillLoads > 0 || u.Stack > trigFrame || u.Registers > 64 {
-				t.Errorf("%s (%s): %d registers, %d-byte stack frame, %d bytes spill stores, %d bytes spill loads; want no spills at <= 64 registers",
-					u.Entry, k.Kind, u.Registers, u.Stack, u.SpillStores, u.SpillLoads)
-			}
-			t.Logf("%s: %d registers", u.Entry, u.Registers)
-		}
-	}
-	if n == 0 {
+	})
+	if n.Load() == 0 {
 		t.Error("no CUDA entry point compiled")
 	}
+}
+
+// noSpills is TestCUDANoSpills for one kernel; it returns the number of
+// entry points compiled.
+func noSpills(t *testing.T, nvcc string, k *ir.Kernel) int {
+	src, err := cfam.Emit(k, cfam.CUDA, cfam.Options{Header: header})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := len(k.Variants)
+	if k.ColReductions() != nil {
+		entries *= 2 // the row passes (the kernel's own entry) and the combine, on CUDA too
+	}
+	if mm := k.Matmul(); mm != nil && mm.CUDA != nil {
+		// CUTLASS GEMMs: warp-specialised, 168 registers by design, built by
+		// kgen cuda with CUTLASS's headers. A split's entry part holds its
+		// phase-2 kernel, plain CUDA: one instantiation per storage dtype.
+		if mm.Split == nil || mm.Split.CUDA == nil {
+			return 0
+		}
+		src = append([]byte("#define KGEN_PARTS\n#define KGEN_PART_entry\n"), src...)
+		entries = len(mm.CUDA.Entries())
+	}
+	use, err := cuda.Resources(context.Background(), nvcc, k.Name, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(use) != entries {
+		t.Errorf("%s: ptxas reported %d entry points, want %d", k.Name, len(use), entries)
+	}
+	trigFrame := 0
+	if bytes.Contains(src, []byte("sinf(")) || bytes.Contains(src, []byte("cosf(")) {
+		trigFrame = 32
+	}
+	for _, u := range use {
+		if u.SpillStores+u.SpillLoads > 0 || u.Stack > trigFrame || u.Registers > 64 {
+			t.Errorf("%s (%s): %d registers, %d-byte stack frame, %d bytes spill stores, %d bytes spill loads; want no spills at <= 64 registers",
+				u.Entry, k.Kind, u.Registers, u.Stack, u.SpillStores, u.SpillLoads)
+		}
+		t.Logf("%s: %d registers", u.Entry, u.Registers)
+	}
+	return len(use)
 }
 
 // TestCUDASIMTResources compiles the f32 SIMT GEMM part of every CUDA

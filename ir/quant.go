@@ -60,11 +60,16 @@ func operandOf(k *Kernel, o spec.Operand) Operand {
 
 // Quantized reports whether any B of kernel k is quantized.
 func (k *Kernel) Quantized() bool {
-	if mm := k.Matmul(); mm != nil {
-		for _, b := range mm.B {
-			if b.Quant != nil {
-				return true
-			}
+	mm := k.Matmul()
+	return mm != nil && mm.quantized()
+}
+
+// quantized reports whether any B is quantized (before the kernel holds
+// its schedule).
+func (mm *Matmul) quantized() bool {
+	for _, b := range mm.B {
+		if b.Quant != nil {
+			return true
 		}
 	}
 	return false

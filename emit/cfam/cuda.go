@@ -246,14 +246,14 @@ func lastRead(r *ir.Rows, i, p int) bool {
 // dtype, named by the variant's host name, calling the templated body.
 func cudaInstances(w *Writer, v *view) {
 	k, d := v.kernel, v.d
-	bounds := fmt.Sprint(k.Threadgroup)
+	bounds := fmt.Sprint(v.Threads)
 	if v.MinBlocks > 0 {
 		bounds += fmt.Sprint(", ", v.MinBlocks)
 	}
 	for _, variant := range k.Variants {
 		t := d.Types[variant.DType]
 		w.Func(`extern "C" __global__ void __launch_bounds__(`+bounds+") "+variant.HostName, kernelParams(k, d, t), func() {
-			w.P(k.Name, "_body<", t, ">(", v.ParamNames, ");")
+			w.P(v.Kernel, "_body<", t, ">(", v.ParamNames, ");")
 		})
 		w.P()
 	}

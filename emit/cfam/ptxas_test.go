@@ -36,7 +36,14 @@ func TestCUDANoSpills(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		entries := len(k.Variants)
+		entries, maxRegs := len(k.Variants), 64
+		if mm := k.Matmul(); mm != nil && mm.QuantCUDA != nil {
+			// The quantized matmul's tensor-core kernels: the tiled one capped at
+			// 128 registers (two blocks of 256 threads per SM), the skinny one
+			// holding two steps' packed words per B in flight; both entry points
+			// per storage dtype.
+			entries, maxRegs = 2*len(k.Variants), 255
+		}
 		if mm := k.Matmul(); mm != nil && mm.CUDA != nil {
 			// CUTLASS GEMMs: warp-specialised, 168 registers by design, built by
 			// kgen cuda with CUTLASS's headers. A split's entry part holds its
@@ -60,9 +67,9 @@ func TestCUDANoSpills(t *testing.T) {
 		}
 		for _, u := range use {
 			n++
-			if u.SpillStores+u.SpillLoads > 0 || u.Stack > trigFrame || u.Registers > 64 {
-				t.Errorf("%s (%s): %d registers, %d-byte stack frame, %d bytes spill stores, %d bytes spill loads; want no spills at <= 64 registers",
-					u.Entry, k.Kind, u.Registers, u.Stack, u.SpillStores, u.SpillLoads)
+			if u.SpillStores+u.SpillLoads > 0 || u.Stack > trigFrame || u.Registers > maxRegs {
+				t.Errorf("%s (%s): %d registers, %d-byte stack frame, %d bytes spill stores, %d bytes spill loads; want no spills at <= %d registers",
+					u.Entry, k.Kind, u.Registers, u.Stack, u.SpillStores, u.SpillLoads, maxRegs)
 			}
 			t.Logf("%s: %d registers", u.Entry, u.Registers)
 		}

@@ -124,6 +124,14 @@ func descriptor(f *jen.File, k *ir.Kernel, n *names, opts Options) {
 		}
 		fields = append(fields, item(field("Phases", jen.Index().Op("*").Add(rt("Kernel")).Values(refs...))))
 	}
+	if forms := k.CUDAForms(); len(forms) > 0 {
+		var vals []jen.Code
+		for _, f := range forms {
+			vals = append(vals, item(jen.Values(field("Phase", jen.Lit(f.Phase)), field("Field", jen.Lit(f.Field)), field("AtMost", jen.Lit(f.AtMost)))).
+				Comment(fmt.Sprintf("%s when %s <= %d", phases[f.Phase].Entry, f.Field, f.AtMost)))
+		}
+		fields = append(fields, item(field("CUDAForms", jen.Index().Add(rt("CUDAForm")).Add(block(vals...)))))
+	}
 	f.Var().Id(n.desc).Op("=").Add(rt("Kernel")).Add(block(fields...))
 	if len(phases) == 0 {
 		return
@@ -134,7 +142,7 @@ func descriptor(f *jen.File, k *ir.Kernel, n *names, opts Options) {
 	))
 	var descs []jen.Code
 	for _, p := range phases {
-		descs = append(descs, item(block(descriptorFields(k, p.Entry, p.Variants, p.Bindings, func(ir.Backend) launch.Launch { return p.Launch }, n, opts)...)).Comment(p.Comment))
+		descs = append(descs, item(block(descriptorFields(k, p.Entry, p.Variants, p.Bindings, p.LaunchOn, n, opts)...)).Comment(p.Comment))
 	}
 	f.Var().Id(n.phases).Op("=").Index(jen.Op("...")).Add(rt("Kernel")).Add(block(descs...))
 }

@@ -1,0 +1,166 @@
+package ir
+
+import (
+	"fmt"
+
+	"github.com/kgen-dev/kgen/backend"
+	"github.com/kgen-dev/kgen/diag"
+	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/launch"
+	"github.com/kgen-dev/kgen/spec"
+)
+
+// QuantCUDA is the CUDA port of a matmul whose Bs are all quantized: two
+// generated kernels in one fatbin (emit/cfam/cuda_quant.go), no CUTLASS —
+// CUTLASS's mixed-input GEMM reads neither ggml's blocks (each scale inside
+// its block) nor MLX's biases without repacking the weights on the host,
+// which kgen does not do. Both multiply on the tensor cores (mma.sync
+// m16n8k16, f32 accumulate), the weights dequantized in f32 or in the
+// storage type and rounded once to it (Kernel.QuantWeightRounding).
+//
+//   - The tiled kernel (the kernel's own entry point, m > SkinnyMax): one
+//     block per BM×BN tile of the output; per step of BK, x's tile goes to
+//     shared memory by cp.async (double-buffered) while each thread loads
+//     one 32-value chunk of packed weights into registers, and after the
+//     step's products dequantizes it into the block's BN×BK tile of the
+//     storage type; ldmatrix feeds both operands to the tensor cores.
+//   - The skinny kernel (phase Matmul.Gemv, m ≤ SkinnyMax: decode): the
+//     weights are the mma's A operand (16 output columns per block), x the
+//     B operand (8 tokens per n8 tile, two tiles for m ≤ 16), so a block
+//     reads each packed weight once and no thread stages it through shared
+//     memory; the block's SkinnyWarps warps split k, each thread
+//     dequantizing whole 32-value chunks from 16-byte loads in registers,
+//     and their partial sums meet in shared memory before the epilogue.
+//
+// The CUDA port picks the form per call from m (Kernel.CUDAForms), for
+// Run, Enqueue and LaunchCUDA alike.
+type QuantCUDA struct {
+	// BM, BN and BK are the tiled kernel's block tile: BM rows of x, BN
+	// output columns of each B, BK of k per step (two chunks).
+	BM, BN, BK int
+	// WarpsM×WarpsN warps split the tile; each owns (BM/WarpsM)×(BN/WarpsN).
+	WarpsM, WarpsN int
+	// SkinnyMax is the largest m the skinny kernel takes (two n8 tiles of
+	// tokens); SkinnyWarps its warps per block, which split k.
+	SkinnyMax, SkinnyWarps int
+	// Bytes is the tiled kernel's static shared memory: x's two stages and
+	// one dequantized tile per B.
+	Bytes int
+}
+
+// QuantChunk is the values a thread of either CUDA kernel dequantizes at
+// once: a ggml block, or 32 codes of an affine row (Bits words), within
+// one group since every group is a multiple of 32.
+const QuantChunk = 32
+
+// SkinnyCols are the output columns one skinny block owns: the 16 rows of
+// the mma's A operand.
+const SkinnyCols = 16
+
+// quantCUDAPlan plans the CUDA port of a quantized matmul, or refuses it
+// at the spec's `cuda: generated` with the reason.
+func quantCUDAPlan(s *spec.Spec, k *Kernel, mm *Matmul, diags *diag.List) *QuantCUDA {
+	pos := s.Ports[spec.CUDA].Pos
+	refuse := func(why string) *QuantCUDA {
+		diags.Addf(pos, "kgen cannot generate the CUDA port of this quantized matmul yet: %s; set `cuda: null`", why)
+		return nil
+	}
+	switch {
+	case mm.Rows != nil:
+		return refuse("its epilogue reduces rows (row_*), and the CUDA kernels own 16 or 128 output columns of a row, not whole rows (the f32-workspace split is not generated for quantized Bs)")
+	case mm.A.ColMajor:
+		return refuse(fmt.Sprintf("operand %s is stored [k, m] (col_major); the CUDA kernels read x row-major in 16-byte pieces", mm.A.Name))
+	case k.Bindings[mm.A.Binding].DType != dtype.Invalid:
+		return refuse(fmt.Sprintf("operand %s pins its dtype; the tensor cores take x in the storage type", mm.A.Name))
+	}
+	for _, b := range mm.B {
+		if b.Quant == nil {
+			return refuse(fmt.Sprintf("B %s is not quantized; the CUDA kernels dequantize every B (quantize it too)", b.Name))
+		}
+	}
+	for _, v := range k.Variants {
+		if v.DType.Size() != 2 {
+			return refuse(fmt.Sprintf("storage %s: the CUDA kernels multiply on the tensor cores, which take bf16 or f16 (drop %s from dtypes)", v.DType, v.DType))
+		}
+	}
+	q := &QuantCUDA{BM: 128, BN: 128 / len(mm.B), BK: 2 * QuantChunk, WarpsM: 2, WarpsN: 4, SkinnyMax: 16, SkinnyWarps: 8}
+	q.Bytes = 2 * (2*q.BM*q.BK + len(mm.B)*q.BN*q.BK)
+	if lim := backend.Table[CUDA].ThreadgroupBytes; q.Bytes > lim {
+		return refuse(fmt.Sprintf("%d Bs need %d bytes of shared memory; CUDA allows %d", len(mm.B), q.Bytes, lim))
+	}
+	return q
+}
+
+// Threads is the tiled kernel's threads per block.
+func (q *QuantCUDA) Threads() int { return q.WarpsM * q.WarpsN * 32 }
+
+// launch is the tiled kernel's: one block per BM×BN tile of the output.
+func (q *QuantCUDA) launch() launch.Launch {
+	tiles := launch.Times(launch.Ceil(launch.V("m"), launch.N(q.BM)), launch.Ceil(launch.V("n"), launch.N(q.BN)))
+	return launch.Launch{
+		Grid:        [3]*launch.Expr{launch.Times(tiles, launch.N(q.Threads())), launch.N(1), launch.N(1)},
+		Threadgroup: [3]int{q.Threads(), 1, 1},
+	}
+}
+
+// skinnyLaunch is the skinny kernel's: one block per SkinnyCols output
+// columns.
+func (q *QuantCUDA) skinnyLaunch() *launch.Launch {
+	t := q.SkinnyWarps * 32
+	return &launch.Launch{
+		Grid:        [3]*launch.Expr{launch.Times(launch.Ceil(launch.V("n"), launch.N(SkinnyCols)), launch.N(t)), launch.N(1), launch.N(1)},
+		Threadgroup: [3]int{t, 1, 1},
+	}
+}
+
+// CUDAForm is a launch the CUDA port takes instead of the kernel's own
+// entry point, for a call whose size field Field is at most AtMost: phase
+// Phase of Kernel.Phases, launched alone (not as a chain).
+type CUDAForm struct {
+	Phase  int
+	Field  string
+	AtMost int
+}
+
+// CUDAForms are the kernel's CUDA launches by size, tried in order (nil:
+// the kernel's own entry point always): a quantized matmul's skinny kernel
+// for m ≤ SkinnyMax.
+func (k *Kernel) CUDAForms() []CUDAForm {
+	mm := k.Matmul()
+	if mm == nil || mm.QuantCUDA == nil {
+		return nil
+	}
+	return []CUDAForm{{Phase: 0, Field: "m", AtMost: mm.QuantCUDA.SkinnyMax}}
+}
+
+// QuantWeightRounding is how the port on backend b rounds a quantized
+// weight before multiplying it, for storage t: |ŵ − w| ≤ unit·mag + abs,
+// mag the weight's bound magnitude (parity's operandValues). The CUDA
+// kernels give the tensor cores the weights in t: computed in t with one
+// rounding (affine 4-bit: an fma of t's scale and bias, exact before it
+// rounds) or in f32 then rounded to t (the other formats: an f32 fma for
+// affine, an exact d·q for ggml), so unit = u_t + u_f32 covers both, and
+// abs is half t's smallest subnormal (a weight rounded into t's subnormal
+// range has an absolute error). Metal multiplies the f32 weights: 0, 0.
+func (k *Kernel) QuantWeightRounding(b Backend, t dtype.DType) (unit, abs float64) {
+	if mm := k.Matmul(); b != CUDA || mm == nil || mm.QuantCUDA == nil {
+		return 0, 0
+	}
+	switch t {
+	case dtype.BF16:
+		return 0x1p-8 + 0x1p-24, 0x1p-134
+	case dtype.F16:
+		return 0x1p-11 + 0x1p-24, 0x1p-25
+	}
+	return 0, 0
+}
+
+// describe is the CUDA form in words.
+func (q *QuantCUDA) describe(mm *Matmul) []string {
+	return []string{
+		fmt.Sprintf("CUDA m > %d: tiled tensor-core kernel (mma.sync m16n8k16, f32 accumulate), %d×%d output tile per block of %d warps, k in steps of %d: x by cp.async into swizzled shared tiles (two stages), each thread dequantizing one %d-value chunk of packed weights per step into the block's %d×%d tile of the storage type",
+			q.SkinnyMax, q.BM, q.BN, q.WarpsM*q.WarpsN, q.BK, QuantChunk, q.BN, q.BK),
+		fmt.Sprintf("CUDA m ≤ %d (decode): skinny tensor-core kernel, the weights as the mma's A operand dequantized in registers (%d output columns per block), x as its B operand (8 tokens per tile), %d warps per block splitting k and summing in shared memory; each packed weight read once, with 16-byte loads where the format allows",
+			q.SkinnyMax, SkinnyCols, q.SkinnyWarps),
+	}
+}

@@ -141,16 +141,18 @@ func (k *Kernel) CUDAForms() []CUDAForm {
 // rounds) or in f32 then rounded to t (the other formats: an f32 fma for
 // affine, an exact d·q for ggml), so unit = u_t + u_f32 covers both, and
 // abs is half t's smallest subnormal (a weight rounded into t's subnormal
-// range has an absolute error). Metal multiplies the f32 weights: 0, 0.
+// range has an absolute error); the products of the two roundings and
+// f32's own subnormal half-step are added so the bound holds exactly.
+// Metal multiplies the f32 weights: 0, 0.
 func (k *Kernel) QuantWeightRounding(b Backend, t dtype.DType) (unit, abs float64) {
 	if mm := k.Matmul(); b != CUDA || mm == nil || mm.QuantCUDA == nil {
 		return 0, 0
 	}
 	switch t {
 	case dtype.BF16:
-		return 0x1p-8 + 0x1p-24, 0x1p-134
+		return 0x1p-8 + 0x1p-24 + 0x1p-32, 0x1p-134 + 0x1p-150
 	case dtype.F16:
-		return 0x1p-11 + 0x1p-24, 0x1p-25
+		return 0x1p-11 + 0x1p-24 + 0x1p-35, 0x1p-25 + 0x1p-150
 	}
 	return 0, 0
 }

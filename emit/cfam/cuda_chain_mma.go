@@ -4,9 +4,9 @@ package cfam
 func (mw *matmulWriter) cudaChainMMA() {
 	w, mm := mw.Writer, mw.mm
 	exp := mw.expSpelling()
-	w.P("__shared__ alignas(128) T kgen_qs[BM * D]; // Q's rows × a chunk of D of k (swizzled: kgen_sw)")
-	w.P("__shared__ alignas(128) T kgen_ks[BN * D]; // ", mm.B[0].Name, "'s block of keys × a chunk of k")
-	w.P("__shared__ alignas(128) T kgen_vs[BN * D]; // ", mm.Chain.Then.Name, "'s block of keys × a pass of p")
+	w.P("alignas(128) __shared__ T kgen_qs[BM * D]; // Q's rows × a chunk of D of k (swizzled: kgen_sw)")
+	w.P("alignas(128) __shared__ T kgen_ks[BN * D]; // ", mm.B[0].Name, "'s block of keys × a chunk of k")
+	w.P("alignas(128) __shared__ T kgen_vs[BN * D]; // ", mm.Chain.Then.Name, "'s block of keys × a pass of p")
 	mw.mmaSwizzle("D")
 	w.P("const bool kgen_vec = ", mw.vecOK(mm.A, false, "args.k"), " && ", mw.vecOK(mm.B[0], true, "args.k"), " && ", mw.vecOK(mm.Chain.Then, false, "args.p"), ";")
 	w.P("// Stage BM (or BN) rows × D columns of an operand from tile (r0, c0), zeros outside rows × cols.")

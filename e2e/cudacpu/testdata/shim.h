@@ -52,6 +52,7 @@ struct warp {
     explicit warp(int lanes) : bar(lanes) {}
     std::barrier<> bar;
     unsigned long long slot[32] = {};
+    unsigned wide[32][8] = {}; // the registers a warp-wide matrix operation publishes (shim_mma.h)
     bool gone[32] = {};
 };
 

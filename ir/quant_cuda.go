@@ -35,17 +35,42 @@ import (
 // The CUDA port picks the form per call from m (Kernel.CUDAForms), for
 // Run, Enqueue and LaunchCUDA alike.
 type QuantCUDA struct {
-	// BM, BN and BK are the tiled kernel's block tile: BM rows of x, BN
-	// output columns of each B, BK of k per step (two chunks).
-	BM, BN, BK int
-	// WarpsM×WarpsN warps split the tile; each owns (BM/WarpsM)×(BN/WarpsN).
-	WarpsM, WarpsN int
+	// Large is the tiled kernel's tile (the kernel's own entry point), Mid
+	// the same kernel on a smaller tile for SkinnyMax < m ≤ Mid.MaxM (the
+	// phase MidPhase): a 128-row tile leaves most SMs idle there (m = 128,
+	// n = 4096 is 32 blocks for 132 SMs).
+	Large, Mid QuantTile
 	// SkinnyMax is the largest m the skinny kernel takes (two n8 tiles of
 	// tokens); SkinnyWarps its warps per block, which split k.
 	SkinnyMax, SkinnyWarps int
-	// Bytes is the tiled kernel's static shared memory: x's two stages and
-	// one dequantized tile per B.
-	Bytes int
+	// MidPhase is the Mid tile's entry point: a CUDA-only phase (not one of
+	// Metal's Kernel.Phases; Kernel.DescriptorPhases lists it after them).
+	MidPhase *Phase
+}
+
+// QuantTile is one block tile of the tiled kernel: BM rows of x, BN output
+// columns of each B, BK of k per step, WarpsM×WarpsN warps each owning
+// (BM/WarpsM)×(BN/WarpsN); every thread dequantizes one 32-value chunk of
+// packed weights per step (NB·BN·BK/32 = threads). MaxM is the largest m
+// it runs (0: any).
+type QuantTile struct {
+	BM, BN, BK, WarpsM, WarpsN, MaxM int
+}
+
+// Threads is the tile's threads per block.
+func (t QuantTile) Threads() int { return t.WarpsM * t.WarpsN * 32 }
+
+// Bytes is the tile's static shared memory: x's two stages and one
+// dequantized tile per B, 16-bit elements.
+func (t QuantTile) Bytes(nb int) int { return 2 * (2*t.BM*t.BK + nb*t.BN*t.BK) }
+
+// launch is the tile's: one block per BM×BN tile of the output.
+func (t QuantTile) launch() launch.Launch {
+	tiles := launch.Times(launch.Ceil(launch.V("m"), launch.N(t.BM)), launch.Ceil(launch.V("n"), launch.N(t.BN)))
+	return launch.Launch{
+		Grid:        [3]*launch.Expr{launch.Times(tiles, launch.N(t.Threads())), launch.N(1), launch.N(1)},
+		Threadgroup: [3]int{t.Threads(), 1, 1},
+	}
 }
 
 // QuantChunk is the values a thread of either CUDA kernel dequantizes at
@@ -83,24 +108,44 @@ func quantCUDAPlan(s *spec.Spec, k *Kernel, mm *Matmul, diags *diag.List) *Quant
 			return refuse(fmt.Sprintf("storage %s: the CUDA kernels multiply on the tensor cores, which take bf16 or f16 (drop %s from dtypes)", v.DType, v.DType))
 		}
 	}
-	q := &QuantCUDA{BM: 128, BN: 128 / len(mm.B), BK: 2 * QuantChunk, WarpsM: 2, WarpsN: 4, SkinnyMax: 16, SkinnyWarps: 8}
-	q.Bytes = 2 * (2*q.BM*q.BK + len(mm.B)*q.BN*q.BK)
-	if lim := backend.Table[CUDA].ThreadgroupBytes; q.Bytes > lim {
-		return refuse(fmt.Sprintf("%d Bs need %d bytes of shared memory; CUDA allows %d", len(mm.B), q.Bytes, lim))
+	nb := len(mm.B)
+	q := &QuantCUDA{
+		Large:     QuantTile{BM: 128, BN: 128 / nb, BK: 2 * QuantChunk, WarpsM: 2, WarpsN: 4},
+		Mid:       QuantTile{BM: 64, BN: 64 / nb, BK: 4 * QuantChunk, WarpsM: 2 * nb, WarpsN: 4 / nb, MaxM: 256}, // a warp 32×16 (16×16 of each of two Bs)
+		SkinnyMax: 16, SkinnyWarps: 8,
 	}
+	for _, t := range []QuantTile{q.Large, q.Mid} {
+		if b, lim := t.Bytes(nb), backend.Table[CUDA].ThreadgroupBytes; b > lim {
+			return refuse(fmt.Sprintf("%d Bs need %d bytes of shared memory; CUDA allows %d", nb, b, lim))
+		}
+	}
+	var from []int
+	for i := range k.Bindings {
+		from = append(from, i)
+	}
+	l := q.Mid.launch()
+	mid := newPhase(k, nil, "mid", fmt.Sprintf("%d < m <= %d: the tiled kernel on a %d×%d tile (more blocks than the %d-row tile gives there); CUDA only", q.SkinnyMax, q.Mid.MaxM, q.Mid.BM, q.Mid.BN, q.Large.BM), Tile{}, from, nil, launch.Launch{})
+	mid.CUDA = &l
+	q.MidPhase = &mid
 	return q
 }
 
-// Threads is the tiled kernel's threads per block.
-func (q *QuantCUDA) Threads() int { return q.WarpsM * q.WarpsN * 32 }
+// Threads is the tiled kernel's threads per block (its own entry point).
+func (q *QuantCUDA) Threads() int { return q.Large.Threads() }
 
-// launch is the tiled kernel's: one block per BM×BN tile of the output.
-func (q *QuantCUDA) launch() launch.Launch {
-	tiles := launch.Times(launch.Ceil(launch.V("m"), launch.N(q.BM)), launch.Ceil(launch.V("n"), launch.N(q.BN)))
-	return launch.Launch{
-		Grid:        [3]*launch.Expr{launch.Times(tiles, launch.N(q.Threads())), launch.N(1), launch.N(1)},
-		Threadgroup: [3]int{q.Threads(), 1, 1},
+// launch is the tiled kernel's own (the large tile).
+func (q *QuantCUDA) launch() launch.Launch { return q.Large.launch() }
+
+// DescriptorPhases are the launches a kernel's descriptor lists beside its
+// own: Metal's Kernel.Phases first (the call builder chains them by these
+// indices), then the CUDA-only ones that Kernel.CUDAForms name (a
+// quantized matmul's Mid tile), which only the CUDA port launches.
+func (k *Kernel) DescriptorPhases() []*Phase {
+	out := k.Phases()
+	if mm := k.Matmul(); mm != nil && mm.QuantCUDA != nil {
+		out = append(out, mm.QuantCUDA.MidPhase)
 	}
+	return out
 }
 
 // skinnyLaunch is the skinny kernel's: one block per SkinnyCols output
@@ -130,7 +175,8 @@ func (k *Kernel) CUDAForms() []CUDAForm {
 	if mm == nil || mm.QuantCUDA == nil {
 		return nil
 	}
-	return []CUDAForm{{Phase: 0, Field: "m", AtMost: mm.QuantCUDA.SkinnyMax}}
+	q := mm.QuantCUDA
+	return []CUDAForm{{Phase: 0, Field: "m", AtMost: q.SkinnyMax}, {Phase: len(k.Phases()), Field: "m", AtMost: q.Mid.MaxM}}
 }
 
 // QuantWeightRounding is how the port on backend b rounds a quantized
@@ -159,9 +205,10 @@ func (k *Kernel) QuantWeightRounding(b Backend, t dtype.DType) (unit, abs float6
 
 // describe is the CUDA form in words.
 func (q *QuantCUDA) describe(mm *Matmul) []string {
+	l, d := q.Large, q.Mid
 	return []string{
-		fmt.Sprintf("CUDA m > %d: tiled tensor-core kernel (mma.sync m16n8k16, f32 accumulate), %d×%d output tile per block of %d warps, k in steps of %d: x by cp.async into swizzled shared tiles (two stages), each thread dequantizing one %d-value chunk of packed weights per step into the block's %d×%d tile of the storage type",
-			q.SkinnyMax, q.BM, q.BN, q.WarpsM*q.WarpsN, q.BK, QuantChunk, q.BN, q.BK),
+		fmt.Sprintf("CUDA m > %d: tiled tensor-core kernel (mma.sync m16n8k16, f32 accumulate), %d×%d output tile per block of %d warps (%d×%d with k steps of %d for m ≤ %d), k in steps of %d: x by cp.async into swizzled shared tiles (two stages), each thread dequantizing one %d-value chunk of packed weights per step into the block's tile of the storage type",
+			q.SkinnyMax, l.BM, l.BN, l.WarpsM*l.WarpsN, d.BM, d.BN, d.BK, d.MaxM, l.BK, QuantChunk),
 		fmt.Sprintf("CUDA m ≤ %d (decode): skinny tensor-core kernel, the weights as the mma's A operand dequantized in registers (%d output columns per block), x as its B operand (8 tokens per tile), %d warps per block splitting k and summing in shared memory; each packed weight read once, with 16-byte loads where the format allows",
 			q.SkinnyMax, SkinnyCols, q.SkinnyWarps),
 	}

@@ -28,15 +28,15 @@ import (
 
 // quantShapes cross both CUDA forms of a quantized matmul at their edges:
 // the skinny kernel's m ≤ 16 (one token, one tile of 8 and its edge 9,
-// two tiles at 16), the tiled kernel's from 17 (a partial 128-row tile,
-// two tiles at 129), n off its 16 columns and the tiled kernel's 128 (7,
-// 17, 130), k of one group, a partial 128-value step and the tiled
+// two tiles at 16), the mid tile's 17 … 256 (partial and several 64-row
+// tiles), the large tile's from 257, n off the 16 columns and the tiles'
+// 64 and 128 (7, 17, 130), k of one group, a partial 128-value step and the tiled
 // kernel's 64-deep steps with a tail (g, 3g, 5g at g = 32 or 64), and
 // empty outputs. g is the kernel's group.
 func quantShapes(g int) []parity.MatmulShape {
 	return []parity.MatmulShape{
 		{M: 1, N: 7, K: g}, {M: 1, N: 40, K: 5 * g}, {M: 8, N: 17, K: 3 * g}, {M: 9, N: 33, K: 2 * g}, {M: 16, N: 130, K: 3 * g},
-		{M: 17, N: 40, K: 3 * g}, {M: 33, N: 130, K: 5 * g}, {M: 129, N: 17, K: g},
+		{M: 17, N: 40, K: 3 * g}, {M: 33, N: 130, K: 5 * g}, {M: 129, N: 17, K: g}, {M: 257, N: 130, K: 3 * g},
 		{M: 0, N: 7, K: g}, {M: 7, N: 0, K: g},
 	}
 }
@@ -83,7 +83,7 @@ func buildKernels(t *testing.T, tc toolchain, k *ir.Kernel, src []byte, mutate f
 		entry(v.HostName, k.Bindings, v.DType)
 	}
 	for _, f := range k.CUDAForms() {
-		p := k.Phases()[f.Phase]
+		p := k.DescriptorPhases()[f.Phase]
 		for _, v := range p.Variants {
 			entry(v.HostName, p.Bindings, v.DType)
 		}
@@ -126,7 +126,7 @@ func (b *kernelBuild) launchOf(l mslcpu.Launch) (host string, grid [3]int, threa
 	host, lc := l.HostName, k.Launch(ir.CUDA)
 	for _, f := range k.CUDAForms() {
 		if sizes[f.Field] <= f.AtMost {
-			p := k.Phases()[f.Phase]
+			p := k.DescriptorPhases()[f.Phase]
 			lc = p.LaunchOn(ir.CUDA)
 			for _, v := range p.Variants {
 				if strings.HasSuffix(l.HostName, "_"+v.DType.String()) {

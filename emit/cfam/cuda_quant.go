@@ -17,22 +17,33 @@ import (
 // cudaQuantEntries are the CUDA entry points beside the tiled kernel: the
 // skinny kernel, the Gemv phase's entry (ir.Kernel.CUDAForms).
 func cudaQuantEntries(k *ir.Kernel, d *Dialect) []entry {
-	g := k.Matmul().Gemv
-	pk := *k
-	pk.Bindings, pk.Variants = g.Bindings, g.Variants
-	threads := g.CUDA.Threadgroup[0]
-	return []entry{{name: g.Entry, kernel: &pk, threads: threads, comment: fmt.Sprintf("m <= %d: the skinny kernel (the CUDA port launches it for such m)", k.Matmul().QuantCUDA.SkinnyMax),
-		body: func(w *Writer) {
-			mw := newMatmulWriter(w, k, d)
-			w.P(d.Threads[LocalID].Local)
-			mw.cudaQuantSkinny(*g)
-		}}}
+	mm := k.Matmul()
+	q, g, mid := mm.QuantCUDA, mm.Gemv, mm.QuantCUDA.MidPhase
+	kernelOf := func(p *ir.Phase) *ir.Kernel {
+		pk := *k
+		pk.Bindings, pk.Variants = p.Bindings, p.Variants
+		return &pk
+	}
+	return []entry{
+		{name: g.Entry, kernel: kernelOf(&g.Phase), threads: g.CUDA.Threadgroup[0], comment: fmt.Sprintf("m <= %d: the skinny kernel (the CUDA port launches it for such m)", q.SkinnyMax),
+			body: func(w *Writer) {
+				mw := newMatmulWriter(w, k, d)
+				w.P(d.Threads[LocalID].Local)
+				mw.cudaQuantSkinny(*g)
+			}},
+		{name: mid.Entry, kernel: kernelOf(mid), threads: q.Mid.Threads(), comment: mid.Comment,
+			body: func(w *Writer) {
+				mw := newMatmulWriter(w, k, d)
+				w.P(d.Threads[LocalID].Local)
+				mw.cudaQuantTiled(q.Mid)
+			}},
+	}
 }
 
 // quantEntryNames are every CUDA entry point of a quantized matmul.
 func quantEntryNames(k *ir.Kernel) []string {
 	var out []string
-	for _, vs := range [][]ir.Variant{k.Variants, k.Matmul().Gemv.Variants} {
+	for _, vs := range [][]ir.Variant{k.Variants, k.Matmul().Gemv.Variants, k.Matmul().QuantCUDA.MidPhase.Variants} {
 		for _, v := range vs {
 			out = append(out, v.HostName)
 		}
@@ -132,13 +143,14 @@ func (mw *matmulWriter) quantLocals() {
 // tiles; then each thread dequantizes its chunk into the block's tile of
 // the storage type (the natural order, 16-byte stores). A thread's chunk
 // past n or k is zeros, as is x past m or k.
-func (mw *matmulWriter) cudaQuantTiled() {
-	w, mm, q := mw.Writer, mw.mm, mw.mm.QuantCUDA
+func (mw *matmulWriter) cudaQuantTiled(q ir.QuantTile) {
+	w, mm := mw.Writer, mw.mm
 	nb := len(mm.B)
 	w.P("using C = float;")
 	w.P(fmt.Sprintf("constexpr unsigned BM = %d, BN = %d, BK = %d, WM = %d, WN = %d, NB = %d, kThreads = %d;", q.BM, q.BN, q.BK, q.WarpsM, q.WarpsN, nb, q.Threads()))
 	w.P("constexpr unsigned TM = BM / WM / 16, TN = BN / WN / 8; // this warp's m16 and n8 tiles")
 	w.P("static_assert(NB * BN * (BK / 32) == kThreads, \"one chunk of packed weights per thread and step\");")
+	w.P("constexpr unsigned CH = BK / 32; // chunks of a row per step")
 	w.P("alignas(128) __shared__ T kgen_xs[2][BM * BK]; // ", mm.A.Name, "'s tile [BM][BK], two stages (swizzled: kgen_sw)")
 	w.P("alignas(128) __shared__ T kgen_ws[NB][BN * BK]; // each B's dequantized tile [BN][BK]")
 	mw.mmaSwizzle("BK")
@@ -147,7 +159,7 @@ func (mw *matmulWriter) cudaQuantTiled() {
 	w.P("const unsigned kgen_row0 = (", mw.tg, " % kgen_tiles_m) * BM, kgen_col0 = (", mw.tg, " / kgen_tiles_m) * BN;")
 	w.P("const unsigned kgen_wm = (kgen_warp / WN) * (BM / WM), kgen_wn = (kgen_warp % WN) * (BN / WN);")
 	w.P("// This thread's chunk of each step: B kgen_qb (warp-uniform), row kgen_qr of its tile, chunk kgen_qc of the step.")
-	w.P("const unsigned kgen_qb = ", mw.tid, " / (2 * BN), kgen_qr = ", mw.tid, " / 2 % BN, kgen_qc = ", mw.tid, " % 2;")
+	w.P("const unsigned kgen_qb = ", mw.tid, " / (CH * BN), kgen_qr = ", mw.tid, " / CH % BN, kgen_qc = ", mw.tid, " % CH;")
 	w.P("const unsigned kgen_qrow = kgen_col0 + kgen_qr;")
 	w.P("// Stage x's tile of step k0 into buffer buf: 16-byte pieces, zeros past m or k (k is a multiple of 32).")
 	w.P("auto kgen_stage_x = [&](unsigned kgen_buf, unsigned kgen_k0) {")
@@ -272,7 +284,7 @@ func (mw *matmulWriter) cudaQuantSkinny(g ir.Gemv) {
 	nb := len(mm.B)
 	w.P("using C = float;")
 	w.P(fmt.Sprintf("constexpr unsigned WARPS = %d, NB = %d, COLS = %d;", q.SkinnyWarps, nb, ir.SkinnyCols))
-	w.P("static_assert(WARPS * 32 == 2 * 8 * COLS, \"one thread per element of the 16 x 16 block\");")
+	w.P("static_assert(WARPS * 32 >= 2 * 8 * COLS, \"a thread per element of the 16 x 16 block\");")
 	w.P("__shared__ float kgen_red[WARPS * NB * 2 * 128]; // each warp's fragments: [warp][B][token tile][lane][4]")
 	mw.quantLocals()
 	w.P("const unsigned kgen_col0 = ", mw.tg, " * COLS;")
@@ -365,8 +377,8 @@ func (mw *matmulWriter) skinnyStep(rs []cudaQuantReader, d int, step string, loa
 }
 
 // skinnyFinish sums the warps' fragments in warp order through shared
-// memory and runs the epilogue: thread e takes element e % 128 of token
-// tile e / 128 (lane l = e / 4 % 32 of the fragment layout, its value
+// memory and runs the epilogue: thread e < 256 takes element e % 128 of
+// token tile e / 128 (lane l = e / 4 % 32 of the fragment layout, its value
 // e % 4: column g or g + 8, token 2t or 2t + 1).
 func (mw *matmulWriter) skinnyFinish() {
 	w, nb := mw.Writer, len(mw.mm.B)
@@ -380,7 +392,7 @@ func (mw *matmulWriter) skinnyFinish() {
 	w.Bare(func() {
 		w.P("const unsigned kgen_e = ", mw.tid, ", kgen_h = kgen_e / 128, kgen_l = kgen_e / 4 % 32, kgen_v = kgen_e % 4;")
 		w.P("const unsigned kgen_i = kgen_tok0 + 8 * kgen_h + 2 * (kgen_l % 4) + kgen_v % 2, kgen_j = kgen_col0 + kgen_l / 4 + 8 * (kgen_v / 2);")
-		w.Block("if (kgen_i < args.m && kgen_j < args.n)", func() {
+		w.Block("if (kgen_e < 2 * 8 * COLS && kgen_i < args.m && kgen_j < args.n)", func() {
 			for i := range nb {
 				w.P(fmt.Sprintf("float kgen_sum%d = 0.0f;", i))
 				w.P("#pragma unroll")

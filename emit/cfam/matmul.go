@@ -130,7 +130,7 @@ func (matmul) body(w *Writer, k *ir.Kernel, d *Dialect) {
 	}
 	if mw.mm.QuantCUDA != nil && d.Backend == ir.CUDA {
 		w.P(d.Threads[LocalID].Local)
-		mw.cudaQuantTiled()
+		mw.cudaQuantTiled(mw.mm.QuantCUDA.Large)
 		return
 	}
 	mw.batchPrologue(k.Bindings)

@@ -40,9 +40,9 @@ func TestCUDANoSpills(t *testing.T) {
 		if mm := k.Matmul(); mm != nil && mm.QuantCUDA != nil {
 			// The quantized matmul's tensor-core kernels: the tiled one capped at
 			// 128 registers (two blocks of 256 threads per SM), the skinny one
-			// holding two steps' packed words per B in flight; both entry points
-			// per storage dtype.
-			entries, maxRegs = 2*len(k.Variants), 255
+			// holding two steps' packed words per B in flight; three entry points
+			// per storage dtype (tiled, skinny, the mid tile).
+			entries, maxRegs = 3*len(k.Variants), 255
 		}
 		if mm := k.Matmul(); mm != nil && mm.CUDA != nil {
 			// CUTLASS GEMMs: warp-specialised, 168 registers by design, built by

@@ -232,7 +232,10 @@ def bench(shape, m):
         arm("kgen tiled 64x64 (mid)", lambda ts: Launch(function(main, "qmatmul_mlx4_mid_bf16"), cdiv(m, 64) * cdiv(n, 64), 256, ts, [m, n, k]))
         arm("kgen tiled 128x128 (large)", lambda ts: Launch(function(main, "qmatmul_mlx4_bf16"), cdiv(m, 128) * cdiv(n, 128), 256, ts, [m, n, k]))
     if m <= 16 and a.variants:
-        arm("kgen skinny, 16 warps", lambda ts: Launch(function(os.path.join(a.variants, "skinny16.fatbin"), "qmatmul_mlx4_gemv_bf16"), cdiv(n, 16), 512, ts, [m, n, k]))
+        for f in sorted(os.listdir(a.variants)):
+            if f.startswith("skinny") and f.endswith(".fatbin"):  # skinny16: 16 warps; skinny_mb<b>: __launch_bounds__(256, b)
+                threads = 512 if f == "skinny16.fatbin" else 256
+                arm("kgen " + f[:-7], lambda ts, f=f, threads=threads: Launch(function(os.path.join(a.variants, f), "qmatmul_mlx4_gemv_bf16"), cdiv(n, 16), threads, ts, [m, n, k]))
     if m <= 128:
         arm("kgen skinny (8 warps)", lambda ts: Launch(function(main, "qmatmul_mlx4_gemv_bf16"), cdiv(n, 16), 256, ts, [m, n, k]))
     del sets, ys

@@ -37,6 +37,11 @@ mkdir -p "$D/variants"
 sed -e 's/WARPS = 8, NB/WARPS = 16, NB/' -e 's/__launch_bounds__(256) qmatmul_mlx4_gemv_/__launch_bounds__(512) qmatmul_mlx4_gemv_/' gen/cuda/qmatmul_mlx4.cu > "$D/variants/skinny16.cu"
 grep -q 'WARPS = 16, NB' "$D/variants/skinny16.cu" || { echo "skinny16: the rewrite does not apply" >&2; exit 1; }
 $NVCC $FLAGS -o "$D/variants/skinny16.fatbin" "$D/variants/skinny16.cu" &
+# And with fewer registers (3 or 4 blocks of 256 threads per SM; ptxas spills a little).
+for b in 3 4; do
+  sed "s/__launch_bounds__(256) qmatmul_mlx4_gemv_/__launch_bounds__(256, $b) qmatmul_mlx4_gemv_/" gen/cuda/qmatmul_mlx4.cu > "$D/variants/skinny_mb$b.cu"
+  $NVCC $FLAGS -o "$D/variants/skinny_mb$b.fatbin" "$D/variants/skinny_mb$b.cu" &
+done
 $NVCC -std=c++17 -O3 -cubin -arch=sm_90 -o "$D/copy.cubin" bench/cuda/copy.cu &
 wait
 CGO_ENABLED=0 go test -c -o "$D/cudagpu.test" ./e2e/cudagpu

@@ -1,18 +1,25 @@
 # kgen's build. `make test` is what CI runs (.ci/run calls nothing else): it
-# installs what the tests need first (scripts/test-deps). `make gen`
-# regenerates gen/ from specs/.
+# installs what the tests need first (scripts/test-deps). `make test-long`
+# adds the slow, exhaustive runs. `make gen` regenerates gen/ from specs/.
 
 GO ?= go
 # Fuzzing runs a fixed number of inputs, not a fixed time: a time budget
 # fails with "context deadline exceeded" when a loaded machine starts the
-# fuzz workers late.
-FUZZTIME ?= 50000x
+# fuzz workers late. `make test-long` fuzzes LONG_FUZZTIME inputs.
+FUZZTIME ?= 10000x
+LONG_FUZZTIME ?= 50000x
+# TIMEOUT bounds each test package: at least three times the slowest
+# package's time alone on two cores under a load average of 8 (README,
+# "Tests"), so a timeout means a hang, not a busy machine. The long runs
+# take longer (TestPreludeExhaustive alone is about 17 minutes).
+TIMEOUT ?= 10m
+LONG_TIMEOUT ?= 60m
 
 # WITH_NVCC passes $KGEN_NVCC, or else the nvcc scripts/cuda-tools installs
 # from PyPI (best effort; empty when it cannot: the CUDA compile tests skip).
 WITH_NVCC = KGEN_NVCC="$${KGEN_NVCC:-$$(./scripts/cuda-tools)}"
 
-.PHONY: all gen test deps check unit fuzz bench verify clean cuda
+.PHONY: all gen test test-long deps check unit fuzz bench verify clean cuda
 
 all: gen test
 
@@ -21,8 +28,14 @@ gen:
 	$(GO) run ./cmd/kgen gen
 
 ## test: everything CI checks: format, vet, unit and golden tests, fuzz seeds
-## plus 50,000 fuzzed inputs per target, and no drift in gen/
+## plus 10,000 fuzzed inputs per target, and no drift in gen/
 test: deps check unit fuzz verify
+
+## test-long: `make test` plus the slow, exhaustive runs (KGEN_LONG=1: the
+## largest shapes, full sweeps, the CUDA grid loop on the CPU, every float32
+## input of the MSL prelude) and 50,000 fuzzed inputs per target
+test-long:
+	KGEN_LONG=1 $(MAKE) test FUZZTIME=$(LONG_FUZZTIME) TIMEOUT=$(LONG_TIMEOUT)
 
 ## deps: install clang-19, its sanitizer runtimes and llvm-symbolizer (as
 ## root with apt-get), else stop with the command to run
@@ -37,11 +50,12 @@ check:
 ## unit: every package's tests; the CUDA compile tests get nvcc from PyPI
 ## (scripts/cuda-tools, best effort) unless $KGEN_NVCC names one
 unit:
-	$(WITH_NVCC) $(GO) test -count=1 -timeout 40m ./...
+	$(WITH_NVCC) $(GO) test -count=1 -timeout $(TIMEOUT) ./...
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./spec
 	$(GO) test -run '^$$' -fuzz '^FuzzFormula$$' -fuzztime $(FUZZTIME) ./expr
+	$(GO) test -run '^$$' -fuzz '^FuzzPrepass$$' -fuzztime $(FUZZTIME) ./verify/mslcpu
 
 ## verify: kgen's own CI check on its own specs (drift, keys, coverage; the
 ## generated CUDA and each CUTLASS matmul's first part compiled by nvcc where

@@ -35,6 +35,7 @@ type Config struct {
 	// turn it off to keep outputs unchanged across kgen upgrades.
 	HeaderVersion bool
 	Verify        Verify
+	Breaking      Breaking
 }
 
 // Verify configures `kgen verify`.
@@ -89,7 +90,7 @@ func Find(dir string) (string, error) {
 	}
 }
 
-var fields = []string{"version", "specs", "out", "go", "header_version", "verify"}
+var fields = []string{"version", "specs", "out", "go", "header_version", "verify", "breaking"}
 
 // Load reads and checks the config at path. Problems are diagnostics
 // positioned in the file (reported by name, relative to its own folder).
@@ -149,6 +150,8 @@ func (r *reader) read(root ast.Node) {
 			goPackageSet = r.goSection(f.Value)
 		case "verify":
 			r.verify(f.Value)
+		case "breaking":
+			r.breaking(f.Value)
 		case "header_version":
 			v, _ := yamlnode.Scalar(f.Value)
 			r.c.HeaderVersion = v != "false"

@@ -114,6 +114,7 @@ func checkRows(t *testing.T, ik *ir.Kernel, v ir.Variant, outs []*kgenrt.Tensor,
 				}
 			}
 		}
+		folds := ik.NewColFolds(cols) // the [cols] outputs, in ir.Cols.Outputs order
 		for row := 0; row < rows; row++ {
 			in := make([][]float64, len(segIns))
 			for i, b := range segIns {
@@ -127,8 +128,14 @@ func checkRows(t *testing.T, ik *ir.Kernel, v ir.Variant, outs []*kgenrt.Tensor,
 				}
 			}
 			ref, bound := ik.EvalRowsBoundAt(row, rows, in, params, r)
+			f := 0
 			for o, b := range segOuts {
 				oi := b.Index - len(ins)
+				if b.IsColOutput() { // judged once every row is folded, below
+					folds[f].Add(ref[o], bound[o])
+					f++
+					continue
+				}
 				lo, hi := row*cols, (row+1)*cols
 				if b.IsPerRow() {
 					lo, hi = row, row+1
@@ -143,6 +150,25 @@ func checkRows(t *testing.T, ik *ir.Kernel, v ir.Variant, outs []*kgenrt.Tensor,
 					if d := math.Abs(got[j] - ref[o][j]); !(d <= lim) {
 						t.Fatalf("%s %s[%d,%d] cols=%d: Reference %g, want %g ± %g", v.HostName, b.Name, row, j, cols, got[j], ref[o][j], lim)
 					}
+				}
+			}
+		}
+		f := 0
+		for _, b := range segOuts {
+			if !b.IsColOutput() {
+				continue
+			}
+			oi := b.Index - len(ins)
+			ref, bound := folds[f].Result(r)
+			f++
+			got := outs[oi].Float64s()
+			for j := range ref {
+				if d := math.Abs(want[oi][j] - ref[j]); d > 1e-12*math.Abs(ref[j])+1e-300 && !(math.IsNaN(ref[j]) && math.IsNaN(want[oi][j])) {
+					t.Fatalf("%s %s[%d] rows=%d: Reference64 %g, the fold of ir.EvalRows %g", v.HostName, b.Name, j, rows, want[oi][j], ref[j])
+				}
+				lim := v.Tolerance.Abs + v.Tolerance.Rel*math.Abs(ref[j]) + bound[j]
+				if d := math.Abs(got[j] - ref[j]); !(d <= lim) && !(math.IsNaN(ref[j]) && math.IsNaN(got[j])) {
+					t.Fatalf("%s %s[%d] rows=%d cols=%d: Reference %g, want %g ± %g", v.HostName, b.Name, j, rows, cols, got[j], ref[j], lim)
 				}
 			}
 		}
@@ -214,7 +240,7 @@ func TestDescriptorLaunchIsTheIRs(t *testing.T) {
 		teams := len(l.Derived) > 0 && l.Derived[0].Field == "rows_per_group" // rowwise; a chain's derived fields are its decode split's
 		for cols := 0; cols < 20000 && teams; cols += 7 {
 			tg := l.Threadgroup[0]
-			sizes, err := l.Sizes(map[string]int{"cols": cols})
+			sizes, err := l.Sizes(map[string]int{"cols": cols, "rows": 1}) // rows: a column reduction's kgen_chunks
 			if err != nil || sizes["rows_per_group"] != tg/ir.LanesPerRow(cols, tg) {
 				t.Fatalf("%s cols %d: rows_per_group %v (%v), want %d", k.Name, cols, sizes["rows_per_group"], err, tg/ir.LanesPerRow(cols, tg))
 			}

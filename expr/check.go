@@ -15,7 +15,7 @@ type Resolver func(name string) (Type, string)
 // Checker type-checks formulas, reporting problems by offset.
 type Checker struct {
 	Resolve Resolver
-	Rowwise bool // allow row_* reductions
+	Rowwise bool // allow row_* and col_* reductions
 	Report  func(off int, msg string)
 }
 
@@ -173,7 +173,11 @@ func (c *Checker) call(v *Call) Type {
 		return Unknown
 	}
 	if f.Reduction && !c.Rowwise {
-		c.Report(v.Off, fmt.Sprintf("%s reduces over a row: it is only available in rowwise kernels", v.Fn))
+		what := "reduces over a row"
+		if strings.HasPrefix(v.Fn, "col_") {
+			what = "reduces a column over the rows"
+		}
+		c.Report(v.Off, fmt.Sprintf("%s %s: it is only available in rowwise kernels", v.Fn, what))
 	}
 	if len(v.Args) != f.Arity() {
 		c.Report(v.Off, fmt.Sprintf("%s takes %d argument%s, got %d", v.Fn, f.Arity(), plural(f.Arity()), len(v.Args)))

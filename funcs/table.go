@@ -118,6 +118,10 @@ var Table = []Func{
 	reduction("row_mean"),
 	reduction("row_max"),
 	reduction("row_min"),
+	reduction("col_sum"),
+	reduction("col_mean"),
+	reduction("col_max"),
+	reduction("col_min"),
 }
 
 // The helpers below keep each row to its facts.

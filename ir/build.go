@@ -67,6 +67,7 @@ func buildKernel(s *spec.Spec, diags *diag.List) *Kernel {
 		k.Segments = append(k.Segments, seg.Name)
 	}
 	k.Bindings = kb.bindings(s, k, diags)
+	checkPinned(s, k, diags)
 	if s.Kind != spec.Matmul {
 		for _, in := range s.Inputs {
 			if in.BatchPos.Line > 0 {
@@ -240,4 +241,21 @@ func checkLiterals(s *spec.Spec, k *Kernel, diags *diag.List) {
 			}
 		}
 	}
+}
+
+// checkPinned refuses a kernel whose every tensor is pinned to a dtype
+// with more than one variant: the launcher tells variants apart by the
+// dtype of a tensor of the variant's storage type, and such variants would
+// be one kernel under several names. With one dtype, the launcher takes
+// the only variant (kgenrt.Kernel.Check).
+func checkPinned(s *spec.Spec, k *Kernel, diags *diag.List) {
+	if len(s.DTypes) < 2 {
+		return
+	}
+	for _, b := range k.Bindings {
+		if b.Role != Args && b.DType == dtype.Invalid {
+			return
+		}
+	}
+	diags.Addf(s.DTypes[1].Pos, "every tensor of %s has a dtype of its own, so its %d variants would be the same kernel: list one dtype (dtypes: [%s])", s.Kernel.Name, len(s.DTypes), s.DTypes[0].Type)
 }

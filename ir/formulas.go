@@ -205,6 +205,9 @@ func (c *formulaChecker) resolve(name string, i int) (expr.Type, string) {
 	if sym, ok := c.symbols[name]; ok {
 		if sym.kind == refOperand {
 			c.used[name] = true
+			if sym.what != "matmul operand" { // a quantized B's scales or biases
+				return expr.Unknown, fmt.Sprintf("%q is a %s: the kernel applies it as it reads the weights; formulas see the product through the accumulator (%s)", name, sym.what, c.accNames())
+			}
 			return expr.Unknown, fmt.Sprintf("%q is a matmul operand: formulas see its product through the accumulator (%s, A·B at the element's row and column)", name, c.accNames())
 		}
 		if sym.kind == RefLet && sym.index >= 0 && sym.index >= i {

@@ -113,6 +113,11 @@ func (s Shape) String() string { return "[" + strings.Join(s, ", ") + "]" }
 // IsRowVector reports whether the tensor is a [cols] row vector.
 func (b Binding) IsRowVector() bool { return len(b.Shape) == 1 && b.Shape[0] == "cols" }
 
+// IsColOutput reports whether the tensor is a rowwise kernel's [cols]
+// output, a column reduction over every row (Rows.Cols), which the
+// combine launch writes and the row passes do not.
+func (b Binding) IsColOutput() bool { return b.Role == Output && b.IsRowVector() }
+
 // IsPerRow reports whether the tensor of a rowwise kernel holds one value
 // per row: [rows] (or [<segment>_rows]), a per-row scale, position or max.
 func (b Binding) IsPerRow() bool { return len(b.Shape) == 1 && strings.HasSuffix(b.Shape[0], "rows") }

@@ -274,9 +274,13 @@ func matmulSchedule(s *spec.Spec, k *Kernel, diags *diag.List) Schedule {
 		}
 		mm.CUDA = cutlassPlan(s, k, mm, diags)
 	}
+	at := s.KindPos
+	if s.Tile != nil {
+		at = s.Tile.Pos // the tile the spec chose is what does not fit
+	}
 	for b := Backend(0); b < NumBackends; b++ {
 		if lim := backend.Table[b].ThreadgroupBytes; k.Ports[b] && mm.ThreadgroupBytes > lim {
-			diags.Addf(s.KindPos, "the matmul tile %s needs %d bytes of threadgroup memory; %s allows %d (choose a smaller tile)", t, mm.ThreadgroupBytes, b, lim)
+			diags.Addf(at, "the matmul tile %s needs %d bytes of threadgroup memory; %s allows %d (choose a smaller tile)", t, mm.ThreadgroupBytes, b, lim)
 		}
 	}
 	return mm
@@ -378,6 +382,7 @@ func (mm *Matmul) describe(k *Kernel) []string {
 			mm.Split.Acc.Comment,
 			mm.Split.Rows.Comment,
 		}
+		out = append(out, mm.quantDescribe(k)...)
 		if mm.CUDA != nil {
 			out = append(out, mm.CUDA.describeCUDA(mm)...)
 		}
@@ -392,6 +397,7 @@ func (mm *Matmul) describe(k *Kernel) []string {
 		fmt.Sprintf("accumulate %s in f32 on 8×8 simdgroup fragments, K in steps of %d staged zero-filled in threadgroup memory", joinComma(bs), t.BK),
 		fmt.Sprintf("epilogue: accumulators through threadgroup memory (%d bytes in all), every output of each element in range", mm.ThreadgroupBytes),
 	}
+	out = append(out, mm.quantDescribe(k)...)
 	if mm.CUDA != nil {
 		out = append(out, mm.CUDA.describeCUDA(mm)...)
 	}

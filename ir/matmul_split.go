@@ -120,6 +120,9 @@ func (p *Phase) LaunchOn(b Backend) launch.Launch {
 // always launches once). These are Metal's: the CUDA port runs its split
 // inside one library call (SplitCUDA).
 func (k *Kernel) Phases() []*Phase {
+	if c := k.ColReductions(); c != nil {
+		return []*Phase{&c.Rows, &c.Combine}
+	}
 	mm := k.Matmul()
 	switch {
 	case mm == nil:
@@ -134,16 +137,23 @@ func (k *Kernel) Phases() []*Phase {
 }
 
 // PhaseCond is when a kernel with Phases takes them instead of its one
-// launch: size field Field above Bound, or at most Bound with AtMost.
+// launch: size field Field above Bound, or at most Bound with AtMost;
+// always when Field is "" (column reductions have no one-launch form).
 type PhaseCond struct {
 	Field  string
 	Bound  int
 	AtMost bool
 }
 
+// Always reports whether the phases are the kernel's only form.
+func (c PhaseCond) Always() bool { return c.Field == "" }
+
 // Holds reports whether the condition holds at these sizes.
 func (c PhaseCond) Holds(sizes map[string]int) bool {
-	if c.AtMost {
+	switch {
+	case c.Always():
+		return true
+	case c.AtMost:
 		return sizes[c.Field] <= c.Bound
 	}
 	return sizes[c.Field] > c.Bound
@@ -157,12 +167,21 @@ func (c PhaseCond) Op() string {
 	return ">"
 }
 
-func (c PhaseCond) String() string { return fmt.Sprintf("%s %s %d", c.Field, c.Op(), c.Bound) }
+func (c PhaseCond) String() string {
+	if c.Always() {
+		return "every launch"
+	}
+	return fmt.Sprintf("%s %s %d", c.Field, c.Op(), c.Bound)
+}
 
-// PhasesWhen says when a kernel with Phases takes them: a row split when
-// n is above the strip, a decode split when kgen_splits is above 1, the
-// matrix-vector phase of quantized weights when m is at most GemvRows.
+// PhasesWhen says when a kernel with Phases takes them: always for column
+// reductions, a row split when n is above the strip, a decode split when
+// kgen_splits is above 1, the matrix-vector phase of quantized weights
+// when m is at most GemvRows.
 func (k *Kernel) PhasesWhen() PhaseCond {
+	if k.ColReductions() != nil {
+		return PhaseCond{}
+	}
 	mm := k.Matmul()
 	switch {
 	case mm.Decode != nil:
@@ -176,6 +195,9 @@ func (k *Kernel) PhasesWhen() PhaseCond {
 // Workspaces are the f32 tensors between a kernel's Phases, each Shape
 // naming its dimensions by size fields (derived ones included).
 func (k *Kernel) Workspaces() []Binding {
+	if c := k.ColReductions(); c != nil {
+		return c.Space
+	}
 	mm := k.Matmul()
 	switch {
 	case mm.Decode != nil:

@@ -87,6 +87,24 @@ func (b Binding) StoredWidth(k int) int {
 	return b.Quant.Width(k)
 }
 
+// ShapeText is binding b's shape as stored: Shape, except a quantized
+// binding's last dim ([n, k·4/32] words, [n, k/32·18] bytes, [n, k/64]
+// scales).
+func (b Binding) ShapeText() string {
+	if b.Quant == nil {
+		return b.Shape.String()
+	}
+	last := fmt.Sprintf("k/%d", b.Quant.Group)
+	switch {
+	case b.Table:
+	case b.Quant.Format == kgenrt.Affine:
+		last = fmt.Sprintf("k·%d/32", b.Quant.Bits)
+	default:
+		last = fmt.Sprintf("k/32·%d", b.Quant.BlockBytes())
+	}
+	return Shape(append(append(Shape{}, b.Shape[:len(b.Shape)-1]...), last)).String()
+}
+
 // QuantText says how a quantized B is stored and read, for comments.
 func QuantText(k *Kernel, o Operand) string {
 	q := o.Quant
@@ -98,6 +116,21 @@ func QuantText(k *Kernel, o Operand) string {
 		return fmt.Sprintf("%s: ggml Q4_0 blocks (u8 [n, k/32·18]: f16 d, 16 bytes of nibbles, low = values 0–15), w = d·(q − 8)", o.Name)
 	}
 	return fmt.Sprintf("%s: ggml Q8_0 blocks (u8 [n, k/32·34]: f16 d, 32 int8), w = d·q", o.Name)
+}
+
+// quantDescribe are the schedule's lines on quantized Bs: each one's
+// format, then the matrix-vector phase where there is one.
+func (mm *Matmul) quantDescribe(k *Kernel) []string {
+	var out []string
+	for _, b := range mm.B {
+		if b.Quant != nil {
+			out = append(out, "quantized "+QuantText(k, b)+"; dequantized to f32 as it is staged")
+		}
+	}
+	if mm.Gemv != nil {
+		out = append(out, "Metal, "+mm.Gemv.Comment)
+	}
+	return out
 }
 
 // GemvRows is the most rows m the matrix-vector phase takes (a decode

@@ -92,7 +92,7 @@ func quantCUDAPlan(s *spec.Spec, k *Kernel, mm *Matmul, diags *diag.List) *Quant
 	}
 	switch {
 	case mm.Rows != nil:
-		return refuse("its epilogue reduces rows (row_*), and the CUDA kernels own 16 or 128 output columns of a row, not whole rows (the f32-workspace split is not generated for quantized Bs)")
+		return refuse("its epilogue reduces rows (row_*), and the CUDA kernels own 16, 64 or 128 output columns of a row, not whole rows (the f32-workspace split is not generated for quantized Bs)")
 	case mm.A.ColMajor:
 		return refuse(fmt.Sprintf("operand %s is stored [k, m] (col_major); the CUDA kernels read x row-major in 16-byte pieces", mm.A.Name))
 	case k.Bindings[mm.A.Binding].DType != dtype.Invalid:

@@ -2,7 +2,7 @@ package ir
 
 import "math"
 
-// ReduceOp is a row reduction: how terms combine, from what identity, and
+// ReduceOp is a row (or column) reduction: how terms combine, from what identity, and
 // how the combined value is finished. Emitters and evaluators read these
 // facts instead of switching on function names.
 type ReduceOp int
@@ -18,6 +18,9 @@ const (
 
 var reduceFuncs = [numReduceOps]string{"row_sum", "row_mean", "row_max", "row_min"}
 
+// colFuncs are the same reductions over a column (Cols): col_sum, ….
+var colFuncs = [numReduceOps]string{"col_sum", "col_mean", "col_max", "col_min"}
+
 // ReduceOpOf returns the reduction a formula function names.
 func ReduceOpOf(fn string) (ReduceOp, bool) {
 	for op, name := range reduceFuncs {
@@ -27,6 +30,19 @@ func ReduceOpOf(fn string) (ReduceOp, bool) {
 	}
 	return 0, false
 }
+
+// ColReduceOpOf returns the column reduction a formula function names.
+func ColReduceOpOf(fn string) (ReduceOp, bool) {
+	for op, name := range colFuncs {
+		if name == fn {
+			return ReduceOp(op), true
+		}
+	}
+	return 0, false
+}
+
+// ColFunc is the column reduction's function name, "col_sum".
+func (op ReduceOp) ColFunc() string { return colFuncs[op] }
 
 // Func is the formula function's name, "row_sum".
 func (op ReduceOp) Func() string { return reduceFuncs[op] }

@@ -64,6 +64,9 @@ type Rows struct {
 	// ThreadgroupBytes is the kernel's threadgroup memory: one float per
 	// simdgroup, for combining the simdgroups that share a row.
 	ThreadgroupBytes int
+	// Cols is the kernel's column reductions, its [cols] outputs and two
+	// launches (colwise.go); nil without any.
+	Cols *Cols
 }
 
 // StepInfo classifies one let or output.
@@ -199,12 +202,17 @@ func (r *Rows) Launch(k *Kernel, b Backend) launch.Launch {
 			groups = append(groups, launch.Ceil(launch.V(f.Name), rpg))
 		}
 	}
-	return launch.Launch{
+	l := launch.Launch{
 		Grid:        [3]*launch.Expr{launch.Times(tg, launch.Sum(groups...)), launch.N(1), launch.N(1)},
 		Threadgroup: [3]int{k.Threadgroup, 1, 1},
 		Derived: []launch.Derived{{Field: "rows_per_group", Rule: launch.Over(tg, lanes),
 			Doc: rowsPerGroupDoc(k.Threadgroup, from, perDoc)}},
 	}
+	if r.Cols != nil { // the first of its two launches: a team per chunk of rows
+		l.Grid[0] = colRowsGrid(k)
+		l.Derived = append(l.Derived, chunksDerived())
+	}
+	return l
 }
 
 // rowsPerGroupDoc is the rows_per_group rule in words; perLanes is what a
@@ -217,11 +225,12 @@ func rowsPerGroupDoc(tg, from int, perLanes string) string {
 type valueInfo struct {
 	elem   bool // an input element (outside reductions)
 	tensor bool // an element of a [rows, cols] input (not only row vectors)
+	byRow  bool // something that changes from row to row (checkColTerm)
 	level  int
 }
 
 func (a valueInfo) merge(b valueInfo) valueInfo {
-	return valueInfo{elem: a.elem || b.elem, tensor: a.tensor || b.tensor, level: max(a.level, b.level)}
+	return valueInfo{elem: a.elem || b.elem, tensor: a.tensor || b.tensor, byRow: a.byRow || b.byRow, level: max(a.level, b.level)}
 }
 
 // scheduler classifies the steps of one rowwise kernel.
@@ -237,15 +246,21 @@ type scheduler struct {
 func schedule(s *spec.Spec, k *Kernel, r *Rows, diags *diag.List) {
 	sc := &scheduler{s: s, k: k, rows: r, diags: diags}
 	formulas := append(append([]spec.Formula(nil), s.Let...), s.Outputs...)
+	sc.colOutputs()
 	for i, st := range k.Steps {
 		sc.cur = formulas[i]
 		in := sc.classify(st.Expr)
 		sc.info = append(sc.info, in)
 		r.Info = append(r.Info, StepInfo{PerRow: !in.elem, Level: in.level})
+		if o, ok := r.Cols.ColOf(i); ok {
+			sc.checkColTerm(o, in)
+			continue
+		}
 		if st.Output && !in.elem {
 			perRowOutput(k, i)
 		}
 	}
+	sc.checkCols()
 	for _, red := range r.Reductions {
 		r.Passes = max(r.Passes, red.Level)
 	}
@@ -268,6 +283,9 @@ func schedule(s *spec.Spec, k *Kernel, r *Rows, diags *diag.List) {
 		for r.CachePerLane*2 <= per {
 			r.CachePerLane *= 2
 		}
+	}
+	if r.Cols != nil && diags.Len() == 0 {
+		layOutCols(k, r.Cols)
 	}
 }
 
@@ -302,13 +320,13 @@ func (sc *scheduler) classify(e *Expr) valueInfo {
 			}
 			switch b := sc.k.SegmentBindings(0, Input)[e.Index]; {
 			case b.IsPerRow():
-				return valueInfo{} // one value per row, like a param
+				return valueInfo{byRow: true} // one value per row, like a param
 			case b.IsRowVector():
 				return valueInfo{elem: true}
 			}
-			return valueInfo{elem: true, tensor: true}
+			return valueInfo{elem: true, tensor: true, byRow: true}
 		case RefAcc:
-			return valueInfo{elem: true, tensor: true}
+			return valueInfo{elem: true, tensor: true, byRow: true}
 		case RefPair:
 			sc.rows.Pair = e.Text
 			if e.Width != nil { // one width per kernel (formulaChecker.checkWidth)
@@ -317,14 +335,17 @@ func (sc *scheduler) classify(e *Expr) valueInfo {
 			for s := range sc.k.NumSegments() {
 				sc.k.Bindings[sc.k.SegmentBindings(s, Input)[e.Index].Index].Paired = true
 			}
-			return valueInfo{elem: true, tensor: true}
+			return valueInfo{elem: true, tensor: true, byRow: true}
 		case RefLet:
 			return sc.info[e.Index]
 		case RefReduce:
-			return valueInfo{level: sc.rows.Reductions[e.Index].Level}
+			return valueInfo{level: sc.rows.Reductions[e.Index].Level, byRow: true}
 		case RefIndex:
-			if e.Name == "col" { // per element, but the same in every row, like a [cols] input
+			switch e.Name {
+			case "col": // per element, but the same in every row, like a [cols] input
 				return valueInfo{elem: true}
+			case "row":
+				return valueInfo{byRow: true}
 			}
 		}
 		return valueInfo{}
@@ -333,11 +354,19 @@ func (sc *scheduler) classify(e *Expr) valueInfo {
 		for _, a := range e.Args {
 			in = in.merge(sc.classify(a))
 		}
+		pos := sc.cur.Map.At(e.Off)
+		if _, isCol := ColReduceOpOf(e.Func); isCol {
+			if sc.k.Kind == KindMatmul {
+				sc.diags.Addf(pos, "%s reduces a column over the rows: column reductions are for rowwise kernels; a matmul's epilogue reduces rows only", e.Func)
+			} else {
+				sc.diags.Addf(pos, "%s is one value per column, known only after every row: it must be an output's whole formula (dw: %s(dy * x)), not part of a let or of a larger expression", e.Func, e.Func)
+			}
+			return in
+		}
 		op, isReduction := ReduceOpOf(e.Func)
 		if !isReduction {
 			return in
 		}
-		pos := sc.cur.Map.At(e.Off)
 		switch {
 		case !in.elem:
 			sc.diags.Addf(pos, "%s of a per-row value: its argument uses no input element, so every term is the same; reduce an expression of the row's elements", e.Func)
@@ -349,7 +378,7 @@ func (sc *scheduler) classify(e *Expr) valueInfo {
 		arg := e.Args[0]
 		rows.Reductions = append(rows.Reductions, Reduction{Op: op, Arg: arg, Level: in.level + 1})
 		*e = Expr{Op: OpRef, Ref: RefReduce, Index: idx, Name: ReductionName(idx)}
-		return valueInfo{level: in.level + 1}
+		return valueInfo{level: in.level + 1, byRow: true}
 	}
 	var in valueInfo
 	for _, a := range e.Args {
@@ -632,7 +661,9 @@ func (r *Rows) Describe(k *Kernel) []string {
 			}
 		} else {
 			for i, st := range k.Steps {
-				if st.Output && !r.Info[i].PerRow {
+				if o, ok := r.Cols.ColOf(i); ok {
+					what = append(what, fmt.Sprintf("fold %s's term %s into its chunk's partials (%s)", st.Name, k.FormatExpr(st.Expr), o.Op.ColFunc()))
+				} else if st.Output && !r.Info[i].PerRow {
 					what = append(what, "store "+st.Name)
 				}
 			}
@@ -655,6 +686,9 @@ func (r *Rows) Describe(k *Kernel) []string {
 			}
 		}
 		out = append(out, line)
+	}
+	if c := r.Cols; c != nil {
+		out = append(out, fmt.Sprintf("then: %s", c.Combine.Comment))
 	}
 	return out
 }

@@ -46,6 +46,9 @@ type Target struct {
 	// among the segment's outputs: emitters store it once per row.
 	RowOutput bool
 	OutIndex  int
+	// Col marks a [cols] output's term in the write stage (Rows.Cols):
+	// emitters fold it into the output's workspace, not store it.
+	Col bool
 }
 
 // ArgKind is what a stage argument carries.
@@ -165,7 +168,8 @@ func (r *Rows) Stages(k *Kernel) []Stage {
 	var exprs []*Expr
 	for i, s := range k.Steps {
 		if s.Output && !r.Info[i].PerRow { // [rows] outputs come from the per-row stages
-			st.Targets = append(st.Targets, Target{Name: s.Name, Expr: s.Expr, Int: s.Expr.Int})
+			_, col := r.Cols.ColOf(i)
+			st.Targets = append(st.Targets, Target{Name: s.Name, Expr: s.Expr, Int: s.Expr.Int, Col: col, OutIndex: k.OutputIndex(i)})
 			exprs = append(exprs, s.Expr)
 		}
 	}

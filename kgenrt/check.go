@@ -317,6 +317,9 @@ func (k *Kernel) variantOf(bs []int, tensors []*Tensor) (*Variant, error) {
 			return v, err
 		}
 	}
+	if len(k.Variants) == 1 { // every tensor pinned: the one variant (kgen refuses more)
+		return &k.Variants[0], nil
+	}
 	return nil, fmt.Errorf("kgenrt: kernel %s has no tensor of the variant's dtype", k.Name)
 }
 

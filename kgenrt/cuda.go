@@ -52,6 +52,10 @@ type CUDAModule struct {
 	// the storage dtype of Kernel.Variants[i] (formErrs likewise).
 	formFns  [][]cudaFunction
 	formErrs [][]error
+	// phaseFns and phaseErrs are each phase's, per entry of its Variants,
+	// for a kernel with PortPhases (cuda_phases.go).
+	phaseFns  [][]cudaFunction
+	phaseErrs [][]error
 }
 
 // BinaryName is the file name of the module's fatbin.
@@ -125,6 +129,9 @@ func (m *CUDAModule) load() error {
 		for _, f := range m.Kernel.CUDAForms {
 			fns, errs := m.entries(get, m.Kernel.Phases[f.Phase])
 			m.formFns, m.formErrs = append(m.formFns, fns), append(m.formErrs, errs)
+		}
+		if m.Kernel.PortPhases {
+			m.phaseFunctions(get)
 		}
 	})
 	return m.err
@@ -286,7 +293,7 @@ func (p *cudaPort) Run(c *Call) error {
 	if err := p.check(c); err != nil {
 		return err
 	}
-	if c.empty() {
+	if p.idle(c) {
 		return nil
 	}
 	if err := p.Ready(); err != nil {
@@ -301,6 +308,9 @@ func (p *cudaPort) Run(c *Call) error {
 func (p *cudaPort) Enqueue(stream CUDAStream, c *Call) error {
 	if err := p.check(c); err != nil {
 		return err
+	}
+	if c.Kernel != p.kernel {
+		return fmt.Errorf("kgenrt: kernel %s: Enqueue launches the kernel's own call; run one of its phases by itself with Run or LaunchCUDA", p.kernel.Name)
 	}
 	var buf [16]DevicePtr
 	ptrs := buf[:0]
@@ -319,7 +329,7 @@ func (p *cudaPort) Enqueue(stream CUDAStream, c *Call) error {
 		ptrs = append(ptrs, t.cudaPtr())
 		i++
 	}
-	if c.empty() {
+	if p.idle(c) {
 		return nil
 	}
 	if err := p.Ready(); err != nil {
@@ -327,6 +337,11 @@ func (p *cudaPort) Enqueue(stream CUDAStream, c *Call) error {
 	}
 	return p.launch(stream, c, ptrs)
 }
+
+// idle reports whether the call launches nothing: an empty grid, except
+// for a kernel with PortPhases, whose later launches may have work where
+// its first has none (no rows, yet [cols] outputs to write).
+func (p *cudaPort) idle(c *Call) bool { return c.empty() && !p.kernel.PortPhases }
 
 // libraryCheck applies a library module's own limits to a call with work.
 func (p *cudaPort) libraryCheck(c *Call) error {
@@ -343,7 +358,7 @@ func (p *cudaPort) LaunchCUDA(stream CUDAStream, c *Call, ptrs []DevicePtr) erro
 	if err := checkDevicePtrs(c, ptrs); err != nil {
 		return err
 	}
-	if c.empty() {
+	if p.idle(c) {
 		return nil
 	}
 	if err := p.Ready(); err != nil {
@@ -356,6 +371,12 @@ func (p *cudaPort) LaunchCUDA(stream CUDAStream, c *Call, ptrs []DevicePtr) erro
 // fields by the CUDA launch) as the kernel parameters, from a reused
 // parameter buffer: nothing here allocates.
 func (p *cudaPort) launch(stream CUDAStream, c *Call, ptrs []DevicePtr) error {
+	if p.kernel.PortPhases {
+		if c.Kernel == p.kernel {
+			return p.launchPhases(stream, c, ptrs)
+		}
+		return p.launchPhase(stream, c, ptrs)
+	}
 	f := p.form(c)
 	fn, err := p.module.function(c.Variant, f)
 	if err != nil {

@@ -52,8 +52,12 @@ var cu struct {
 	memcpyDtoH        func(dst unsafe.Pointer, src uintptr, n uintptr) uintptr
 	memcpyDtoD        func(dst, src uintptr, n uintptr) uintptr
 	memsetD8          func(dst uintptr, v uint8, n uintptr) uintptr
-	getErrorName      func(res uintptr, s *uintptr) uintptr
-	getErrorString    func(res uintptr, s *uintptr) uintptr
+	// The stream-ordered allocator (CUDA 11.2): nil when the driver is
+	// older; only kernels with PortPhases need it.
+	memAllocAsync  func(dptr *uintptr, size uintptr, stream uintptr) uintptr
+	memFreeAsync   func(dptr uintptr, stream uintptr) uintptr
+	getErrorName   func(res uintptr, s *uintptr) uintptr
+	getErrorString func(res uintptr, s *uintptr) uintptr
 }
 
 // cudaReady opens the driver, finds a device and retains its primary
@@ -86,6 +90,12 @@ func cudaOpen() error {
 			return fmt.Errorf("the CUDA driver (libcuda.so.1) lacks %s: %v", s.name, err)
 		}
 		purego.RegisterFunc(s.fn, sym)
+	}
+	if a, err := purego.Dlsym(lib, "cuMemAllocAsync"); err == nil {
+		if f, err := purego.Dlsym(lib, "cuMemFreeAsync"); err == nil {
+			purego.RegisterFunc(&cu.memAllocAsync, a)
+			purego.RegisterFunc(&cu.memFreeAsync, f)
+		}
 	}
 	for _, s := range []struct {
 		sym  *uintptr
@@ -287,6 +297,25 @@ func cudaAlloc(n int) (DevicePtr, error) {
 		return cuCheck("cuCtxSynchronize (after cuMemsetD8)", cu.ctxSynchronize())
 	})
 	return DevicePtr(d), err
+}
+
+// cudaAllocAsync allocates n bytes of device memory in stream order: usable
+// by the work enqueued on stream after it (cuda_phases.go).
+func cudaAllocAsync(n int, stream CUDAStream) (DevicePtr, error) {
+	if cu.memAllocAsync == nil {
+		return 0, fmt.Errorf("kgenrt: the CUDA driver lacks cuMemAllocAsync (CUDA 11.2+), which a kernel with column reductions needs for its workspaces")
+	}
+	var d uintptr
+	err := withContext(func() error {
+		return cuCheck("cuMemAllocAsync", cu.memAllocAsync(&d, uintptr(n), uintptr(stream)))
+	})
+	return DevicePtr(d), err
+}
+
+// cudaFreeAsync frees memory from cudaAllocAsync once the work enqueued on
+// stream before it is done.
+func cudaFreeAsync(d DevicePtr, stream CUDAStream) error {
+	return withContext(func() error { return cuCheck("cuMemFreeAsync", cu.memFreeAsync(uintptr(d), uintptr(stream))) })
 }
 
 // cudaFree releases device memory from cudaAlloc.

@@ -26,6 +26,8 @@ func cudaLaunchKernel(cudaFunction, uint32, uint32, CUDAStream, *launchBuf) erro
 }
 func cudaAlloc(int) (DevicePtr, error)                                   { return 0, cudaReady() }
 func cudaFree(DevicePtr) error                                           { return cudaReady() }
+func cudaAllocAsync(int, CUDAStream) (DevicePtr, error)                  { return 0, cudaReady() }
+func cudaFreeAsync(DevicePtr, CUDAStream) error                          { return cudaReady() }
 func cudaCopy(dst, src *Tensor) error                                    { return noCUDAError{cudaReady()} }
 func cudaOpenLibrary(string) (cudaModuleHandle, error)                   { return 0, cudaReady() }
 func cudaLibraryFunction(cudaModuleHandle, string) (cudaFunction, error) { return 0, cudaReady() }

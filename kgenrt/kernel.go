@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 
 	"github.com/kgen-dev/kgen/launch"
 )
@@ -53,6 +54,12 @@ type Kernel struct {
 	// one call by Call.Next. The kernel's ports run them; nil for most
 	// kernels.
 	Phases []*Kernel
+	// PortPhases marks a kernel with no one-launch form (a rowwise kernel
+	// with column reductions): the ports that do not chain calls (CUDA,
+	// Backend.ChainsPhases) launch Phases in order inside the kernel's one
+	// call, with the workspaces (the phase bindings the kernel lacks)
+	// allocated on the call's stream (cuda_phases.go).
+	PortPhases bool
 
 	// CUDAForms are the CUDA port's launches by size, tried in order: the
 	// first whose size field is at most its bound runs its phase's entry
@@ -162,10 +169,14 @@ func (b *Binding) stored(j, v int) int {
 
 // packedWhat and widthText say what a quantized binding is, for messages.
 func (b *Binding) packedWhat() string {
+	what := b.Quant.String() + " tensor"
 	if b.Table {
-		return "a " + b.Quant.String() + " scale or bias table"
+		what = b.Quant.String() + " scale or bias table"
 	}
-	return "a " + b.Quant.String() + " tensor"
+	if strings.ContainsRune("aeiou", rune(what[0])) {
+		return "an " + what
+	}
+	return "a " + what
 }
 
 func (b *Binding) widthText() string {

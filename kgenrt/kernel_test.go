@@ -245,3 +245,21 @@ func TestChainsPhases(t *testing.T) {
 		t.Errorf("the CUDA port took a chain: %v", err)
 	}
 }
+
+// A kernel whose every tensor is pinned launches with its one variant
+// (kgen refuses such a kernel with several); with two, no tensor can say
+// which, and Check refuses.
+func TestCheckPinnedKernelTakesItsOneVariant(t *testing.T) {
+	k := testKernel()
+	k.Bindings[0].DType, k.Bindings[2].DType = I32, I32
+	k.Variants = k.Variants[:1]
+	a, gain := mk(t, I32, 4), mk(t, F32, 4)
+	if v, _, err := k.Check(a, gain, a); err != nil || v != &k.Variants[0] {
+		t.Fatalf("Check = %v, %v; want the one variant", v, err)
+	}
+	k = testKernel()
+	k.Bindings[0].DType, k.Bindings[2].DType = I32, I32
+	if _, _, err := k.Check(a, gain, a); err == nil || !strings.Contains(err.Error(), "no tensor of the variant's dtype") {
+		t.Fatalf("two variants, every tensor pinned: Check = %v", err)
+	}
+}

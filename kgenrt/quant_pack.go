@@ -15,9 +15,10 @@ import (
 // Affine per group: scale = (max − min) / (2^Bits − 1) and bias = min, both
 // rounded to dt, then q = clamp(round((w − bias) / scale)) against the
 // rounded pair (a group of equal values gets scale 0 and q = 0). Q8_0 per
-// block: d = amax / 127, q = round(w / d) (ggml's quantize_row_q8_0_ref).
+// block: d = amax / 127, q = roundf(w · (1/d)), halves away from zero
+// (ggml's quantize_row_q8_0_ref, byte for byte: e2e/gguf_quant_test.go).
 // Q4_0: d = m / −8 with m the value of largest magnitude, q = min(15,
-// trunc(w / d + 8.5)) (quantize_row_q4_0_ref).
+// trunc(w · (1/d) + 8.5)) (quantize_row_q4_0_ref), each step rounded to f32.
 func Quantize(q Quant, w []float32, n, k int, dt DType) (packed, scales, biases *Tensor, err error) {
 	if err := q.Check(); err != nil {
 		return nil, nil, nil, fmt.Errorf("kgenrt: Quantize: %w", err)
@@ -121,10 +122,10 @@ func ggmlBlock(f QuantFormat, vals []float32, out []byte) {
 	binary.LittleEndian.PutUint16(out, F16Bits(d))
 	for j, v := range vals {
 		if f == Q8_0 {
-			out[2+j] = byte(int8(math.RoundToEven(float64(v * id))))
+			out[2+j] = byte(int8(math.Round(float64(v * id)))) // C's roundf: halves away from zero
 			continue
 		}
-		c := min(15, int(int8(v*id+8.5)))
+		c := min(15, int(int8(float32(v*id)+8.5))) // the conversion forbids a fused multiply-add, as ggml's reference rounds twice
 		if j < 16 {
 			out[2+j] |= byte(c)
 		} else {

@@ -26,6 +26,19 @@ const (
 type RowAcc struct {
 	op    RowOp
 	lanes []float32
+	// butterfly: the one simdgroup's lanes combine by shuffle-xor at
+	// offsets 16, 8, 4, 2, 1 (a matmul's row passes) instead of in lane
+	// order (the rowwise kernels' simd reductions).
+	butterfly bool
+}
+
+// NewRowAccButterfly is NewRowAcc for a matmul's row passes: one
+// simdgroup of 32 lanes per row, combined by the xor butterfly the kernel
+// writes out (emit/cfam matmul_rows.go), so the sum rounds in its order.
+func NewRowAccButterfly(op RowOp) *RowAcc {
+	a := NewRowAcc(op, simdWidth)
+	a.butterfly = true
+	return a
 }
 
 // NewRowAcc returns an empty accumulator over lanes lanes.
@@ -85,6 +98,9 @@ func (a *RowAcc) Add(j int, v float32) {
 
 // Result combines the lanes; RowMean divides the sum by cols in float32.
 func (a *RowAcc) Result(cols int) float32 {
+	if a.butterfly {
+		return a.finish(a.xorButterfly(), cols)
+	}
 	var parts []float32
 	for s := 0; s < len(a.lanes); s += simdWidth {
 		p := a.lanes[s]
@@ -97,10 +113,29 @@ func (a *RowAcc) Result(cols int) float32 {
 	for _, p := range parts[1:] {
 		r = a.combine(r, p)
 	}
+	return a.finish(r, cols)
+}
+
+// finish is the reduction's value from the combined lanes r.
+func (a *RowAcc) finish(r float32, cols int) float32 {
 	if a.op == RowMean {
 		return r / float32(cols)
 	}
 	return r
+}
+
+// xorButterfly is lane 0's value after the kernel's butterfly: at each
+// offset o every lane l combines its value (first) with lane l^o's.
+func (a *RowAcc) xorButterfly() float32 {
+	v := append([]float32(nil), a.lanes...)
+	next := make([]float32, len(v))
+	for o := len(v) / 2; o > 0; o /= 2 {
+		for l := range v {
+			next[l] = a.combine(v[l], v[l^o])
+		}
+		v, next = next, v
+	}
+	return v[0]
 }
 
 // RowAcc64 accumulates one row reduction in float64, in element order.

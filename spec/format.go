@@ -28,10 +28,14 @@ var layout = []string{"kernel", "doc", "kind", "segments", "dtypes", "compute", 
 // A file that is not YAML gets positioned diagnostics, as gen would give.
 func Format(path string, src []byte) ([]byte, error) {
 	var diags diag.List
-	if _, ok := yamlnode.Parse(path, src, &diags); !ok || diags.Len() > 0 {
+	doc, ok := yamlnode.Parse(path, src, &diags)
+	if ok {
+		doc.CheckDuplicates(&diags) // positioned, as gen reports them; never the YAML library's own text
+	}
+	if !ok || diags.Len() > 0 {
 		return nil, diags.Err()
 	}
-	file, err := yamlparser.ParseBytes(src, yamlparser.ParseComments)
+	file, err := yamlparser.ParseBytes(src, yamlparser.ParseComments, yamlparser.AllowDuplicateMapKey())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

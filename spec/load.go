@@ -32,7 +32,7 @@ func LoadDir(root, dir string, diags *diag.List) []*Spec {
 		return nil
 	}
 	if len(files) == 0 {
-		diags.Addf(diag.Pos{Path: dir}, "no *.yaml spec files in the specs folder")
+		diags.Addf(diag.Pos{Path: dir}, "no *.yaml spec files in the specs folder; if you deleted the last spec, `kgen gen --prune` removes the files kgen generated from earlier ones")
 		return nil
 	}
 	var specs []*Spec

@@ -33,6 +33,7 @@ type parser struct {
 	doc   *yamlnode.Doc
 	diags *diag.List
 	spec  *Spec
+	kind  Kind // the spec's kind as written, read first (empty: none)
 }
 
 // Parse reads one spec file. path is how diagnostics name it. The result is
@@ -55,6 +56,11 @@ func Parse(path string, src []byte, diags *diag.List) *Spec {
 	p := &parser{doc: doc, diags: diags, spec: &Spec{
 		Path: path, Pos: top, Kind: Elementwise, Math: "precise", Domain: "all", Threadgroup: DefaultThreadgroup,
 	}}
+	for _, f := range fields { // the kind first: messages name its dimensions
+		if v, isStr := yamlnode.Scalar(f.Value); f.Key == "kind" && isStr {
+			p.kind = Kind(v)
+		}
+	}
 	seen := map[string]bool{}
 	for _, f := range fields {
 		seen[f.Key] = true

@@ -87,7 +87,11 @@ func (p *parser) posInt(n ast.Node, what string, max int64) int {
 			return int(v)
 		}
 	}
-	p.diags.Addf(p.doc.Pos(n), "%s must be an integer from 1 to %d, not %s", what, max, yamlnode.Describe(n))
+	got := yamlnode.Describe(n)
+	if isInt {
+		got = iv.GetToken().Value // the number itself: "not 0", not "not a number"
+	}
+	p.diags.Addf(p.doc.Pos(n), "%s must be an integer from 1 to %d, not %s", what, max, got)
 	return 0
 }
 

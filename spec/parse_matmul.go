@@ -69,7 +69,13 @@ func (p *parser) matmul(n ast.Node) *MatmulSpec {
 			m.B[i].Acc = Name{Name: defaults[i], Pos: m.B[i].Pos}
 		}
 	}
-	if m.Then != nil && m.Then.Acc.Name == "" { // acc2 after one b, acc3 after a gated pair
+	if m.Then != nil && len(m.B) > 1 {
+		// Said here, before the formulas: the root cause of any message
+		// about the second b's accumulator.
+		p.diags.Addf(m.B[1].Pos, "a chain (then) takes one b: the scores are one product, acc = a·b; a gated pair cannot feed a softmax chain")
+		m.B = m.B[:1]
+	}
+	if m.Then != nil && m.Then.Acc.Name == "" {
 		m.Then.Acc = Name{Name: "acc" + strconv.Itoa(len(m.B)+1), Pos: m.Then.Pos}
 	}
 	return m
@@ -258,9 +264,20 @@ func (p *parser) batchDims(n ast.Node) []BatchDim {
 func (p *parser) dims(n ast.Node) []string {
 	items, _ := p.doc.Seq(n, "input shape", p.diags)
 	var out []string
+	names := Dims // a name of another kind's is the IR's to explain
+	switch p.kind {
+	case Matmul:
+		names = MatmulDims
+	case Rowwise:
+		names = []string{"rows", "cols"}
+	}
 	for _, it := range items {
-		v := p.enum(it, "dimension", Dims, "")
-		if v == "" {
+		v, ok := p.str(it, "dimension")
+		if !ok {
+			return nil
+		}
+		if !slices.Contains(Dims, v) {
+			p.diags.Addf(p.doc.Pos(it), "unknown dimension %q: want one of %v%s", v, names, diag.Suggest(v, names))
 			return nil
 		}
 		out = append(out, v)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"path/filepath"
 	"sync"
 
 	"github.com/kgen-dev/kgen/config"
@@ -21,7 +20,8 @@ import (
 // cudaPorts checks every `cuda: generated` kernel: its .cu source and its Go
 // module descriptor are both generated and name the same source hash (drift
 // has already compared both with the disk), and, where nvcc exists, the
-// source compiles for sm_90.
+// source compiles for sm_90 (a source this nvcc compiled before is not
+// compiled again: cuda.Check, cuda.CheckPart).
 func (r *Report) cudaPorts(ctx context.Context, cfg *config.Config, res *generate.Result) {
 	files := map[string][]byte{}
 	for _, f := range res.Files {
@@ -66,7 +66,7 @@ func (r *Report) cudaPorts(ctx context.Context, cfg *config.Config, res *generat
 			defer func() { <-sem }()
 			k := res.Kernels[i]
 			if !golang.CUDAIsLibrary(k) {
-				errs[j] = cuda.Compile(ctx, nvcc, k.Name, src, "check", "")
+				errs[j] = cuda.Check(ctx, nvcc, k.Name, src)
 				return
 			}
 			// A CUTLASS matmul: its first part (one dtype, one problem
@@ -74,14 +74,8 @@ func (r *Report) cudaPorts(ctx context.Context, cfg *config.Config, res *generat
 			// parts differ only in template arguments. The SIMT GEMMs'
 			// parts (plain CUDA, seconds each) are their own code. `kgen
 			// cuda` compiles them all.
-			dir, err := os.MkdirTemp("", "kgen-verify-")
-			if err != nil {
-				errs[j] = err
-				return
-			}
-			defer os.RemoveAll(dir)
 			for _, part := range verifyParts(k) {
-				if errs[j] = cuda.CompilePart(ctx, nvcc, k.Name, src, include, part, filepath.Join(dir, part+".o")); errs[j] != nil {
+				if errs[j] = cuda.CheckPart(ctx, nvcc, k.Name, src, include, part); errs[j] != nil {
 					return
 				}
 			}

@@ -226,11 +226,14 @@ func (kc *keyCheck) compareVariants(k *ir.Kernel, variants []ir.Variant, dk *dis
 }
 
 // splitVariants lists every host name a kernel's source instantiates: its
-// variants, then each split launch's.
+// variants, then each split launch's (a column-reducing kernel's first
+// launch is its own entry point: its variants, listed once).
 func splitVariants(k *ir.Kernel) []ir.Variant {
 	out := append([]ir.Variant(nil), k.Variants...)
 	for _, p := range k.Phases() {
-		out = append(out, p.Variants...)
+		if !p.IsPhaseOwn() {
+			out = append(out, p.Variants...)
+		}
 	}
 	return out
 }

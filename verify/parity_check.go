@@ -55,6 +55,8 @@ func (r *Report) parity(ctx context.Context, cfg *config.Config, res *generate.R
 			return fmt.Errorf("parity is required (verify.parity in kgen.yaml, or --parity on) but cannot run: %w", err)
 		}
 		r.Notes = append(r.Notes, "parity skipped: no C++ compiler (install clang-19)")
+		r.Warnings = append(r.Warnings, "parity skipped: no C++ compiler, so no kernel's numbers were checked; install clang-19, "+
+			"and set verify.parity: required in kgen.yaml so that a CI image without one fails instead")
 		return nil
 	}
 	mutation, err := parity.ParseMutation(opts.Mutate)

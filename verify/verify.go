@@ -92,7 +92,11 @@ type Report struct {
 	Files    int
 	Checks   []string // the checks that ran, in order
 	Findings []Finding
-	Notes    []string        // checks skipped, and why
+	Notes    []string // checks skipped, and why
+	// Warnings are skipped checks a CI gate must not pass over silently:
+	// parity on auto with no C++ compiler. verify still exits 0; every
+	// output format shows them as warnings.
+	Warnings []string
 	Parity   []*ParityReport // the lane-level report of every kernel × dtype, when parity ran
 
 	// Launchers counts launcher references in the module's Go code, Exempt

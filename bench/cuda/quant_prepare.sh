@@ -28,9 +28,9 @@ while IFS='~' read -r k shapes from to what; do
   printf '%s\n%s\n%s\n' "$k" "$shapes" "$what" > "$D/mut$i/plant"
   $NVCC $FLAGS -o "$D/mut$i/$(name $k)" "$D/mut$i/$k.cu" &
 done <<'MUT'
-qmatmul_mlx4~1x40x320,9x33x128,16x130x192~p[4 * j + 1] = __byte_perm(x[4 * j], x[4 * j + 2], 0x7632);~p[4 * j + 1] = __byte_perm(x[4 * j], x[4 * j + 2], 0x5410);~skinny kernel: x's pairs out of the weights' order
+qmatmul_mlx4~1x40x320,9x33x128,16x130x192~kgen_p[4 * kgen_j + 1] = __byte_perm(kgen_x[4 * kgen_j], kgen_x[4 * kgen_j + 2], 0x7632);~kgen_p[4 * kgen_j + 1] = __byte_perm(kgen_x[4 * kgen_j], kgen_x[4 * kgen_j + 2], 0x5410);~skinny kernel: x's pairs out of the weights' order
 qmatmul_mlx4~17x40x192,33x130x320,300x260x320~kgen_ks * 16 + (kgen_lane / 8) % 2 * 8)~kgen_ks * 16 + (1 - (kgen_lane / 8) % 2) * 8)~tiled kernel: the B fragments' two k halves swapped
-qmatmul_q4_0~1x40x160,33x130x160~0x4B000000u | (x & 15u)~0x4B000000u | ((x >> 4) & 15u)~Q4_0 reader: low and high nibbles swapped
+qmatmul_q4_0~1x40x160,33x130x160~0x4B000000u | (kgen_x & 15u)~0x4B000000u | ((kgen_x >> 4) & 15u)~Q4_0 reader: low and high nibbles swapped
 MUT
 # A variant to measure beside the generated kernel: the skinny kernel with 16 warps splitting k.
 mkdir -p "$D/variants"

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -50,46 +51,77 @@ func findToolchain(t *testing.T) toolchain {
 	return toolchain{}
 }
 
-// probe skips the test unless cxx builds C++20's std::barrier under both
-// sanitizers the builds use.
+// probe skips the test unless cxx builds C++20 under both sanitizers the
+// builds use, with the sanitizers' interface headers (the shim announces
+// its fiber switches to them); the verdict is kept for the package's
+// other tests.
 func probe(t *testing.T, cxx string) {
 	t.Helper()
-	dir := t.TempDir()
-	src := filepath.Join(dir, "probe.cpp")
-	if err := os.WriteFile(src, []byte("#include <barrier>\n#include <thread>\nint main() { std::barrier<> b(1); b.arrive_and_wait(); }\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, san := range []string{"address,undefined", "thread"} {
-		out, err := exec.Command(cxx, "-std=c++20", "-pthread", "-fsanitize="+san, src, "-o", filepath.Join(dir, "probe-"+san)).CombinedOutput()
+	probeOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "kgen-cudacpu-probe-")
 		if err != nil {
-			t.Skipf("%s cannot build C++20 with -fsanitize=%s, which the CPU run of the CUDA kernels needs: %v\n%s", cxx, san, err, firstLines(string(out), 5))
+			probeSkip = err.Error()
+			return
 		}
+		defer os.RemoveAll(dir)
+		src := filepath.Join(dir, "probe.cpp")
+		if err := os.WriteFile(src, []byte("#include <sanitizer/common_interface_defs.h>\n#include <sanitizer/tsan_interface.h>\n#include <vector>\nint main() { std::vector<int> v(1); return v[0]; }\n"), 0o644); err != nil {
+			probeSkip = err.Error()
+			return
+		}
+		for _, san := range []string{"address,undefined", "thread"} {
+			out, err := exec.Command(cxx, "-std=c++20", "-pthread", "-fsanitize="+san, src, "-o", filepath.Join(dir, "probe-"+san)).CombinedOutput()
+			if err != nil {
+				probeSkip = fmt.Sprintf("%s cannot build C++20 with -fsanitize=%s, which the CPU run of the CUDA kernels needs: %v\n%s", cxx, san, err, firstLines(string(out), 5))
+				return
+			}
+		}
+	})
+	if probeSkip != "" {
+		t.Skip(probeSkip)
 	}
 }
 
+var (
+	probeOnce sync.Once
+	probeSkip string // why the compiler cannot build the runs; "" when it can
+
+	kernelsOnce sync.Once
+	kernelsIR   map[string]*ir.Kernel
+	kernelsCU   map[string][]byte
+	kernelsErr  error
+)
+
 // loadKernels builds the IR and the generated files of the built-in
-// specs in memory, as `kgen gen` writes them.
+// specs in memory, as `kgen gen` writes them (once for the package's
+// tests, which only read them).
 func loadKernels(t *testing.T) (map[string]*ir.Kernel, map[string][]byte) {
 	t.Helper()
-	cfg, err := config.Load(filepath.Join("..", "..", config.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := generate.Run(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ks := map[string]*ir.Kernel{}
-	for _, k := range res.Kernels {
-		ks[k.Name] = k
-	}
-	files := map[string][]byte{}
-	for _, f := range res.Files {
-		if filepath.Base(filepath.Dir(f.Path)) == "cuda" && strings.HasSuffix(f.Path, ".cu") {
-			files[strings.TrimSuffix(filepath.Base(f.Path), ".cu")] = f.Data
+	kernelsOnce.Do(func() {
+		cfg, err := config.Load(filepath.Join("..", "..", config.FileName))
+		if err != nil {
+			kernelsErr = err
+			return
 		}
+		res, err := generate.Run(cfg)
+		if err != nil {
+			kernelsErr = err
+			return
+		}
+		kernelsIR, kernelsCU = map[string]*ir.Kernel{}, map[string][]byte{}
+		for _, k := range res.Kernels {
+			kernelsIR[k.Name] = k
+		}
+		for _, f := range res.Files {
+			if filepath.Base(filepath.Dir(f.Path)) == "cuda" && strings.HasSuffix(f.Path, ".cu") {
+				kernelsCU[strings.TrimSuffix(filepath.Base(f.Path), ".cu")] = f.Data
+			}
+		}
+	})
+	if kernelsErr != nil {
+		t.Fatal(kernelsErr)
 	}
-	return ks, files
+	return kernelsIR, kernelsCU
 }
 
 var (

@@ -1,21 +1,20 @@
 package cudacpu
 
 import (
-	"os"
 	"testing"
 	"time"
 
 	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/internal/long"
 )
 
 // TestSIMTGridLoopOnCPU: n = 65535·128 + 257 has more column tiles than
 // the SIMT GEMM's grid (65535 in y), so its blocks loop over the rest;
-// every element of the row is checked. About 3 minutes on two cores
-// (131070 blocks of 256 threads), so opt-in: KGEN_CUDACPU_LONG=1.
+// every element of the row is checked. 131070 blocks of 256 threads and
+// a float64 reference of 16.8 M elements: a long run (KGEN_LONG=1, `make
+// test-long`).
 func TestSIMTGridLoopOnCPU(t *testing.T) {
-	if os.Getenv("KGEN_CUDACPU_LONG") == "" {
-		t.Skip("65535 blocks of 256 threads on the CPU take minutes: set KGEN_CUDACPU_LONG=1")
-	}
+	long.Skip(t, "1×8388737×1: 131070 blocks of 256 threads")
 	tc := findToolchain(t)
 	ks, files := loadKernels(t)
 	k, src := kernelOf(t, ks, files, "matmul_bias_gelu")

@@ -108,51 +108,66 @@ func TestCUDAOnCPU(t *testing.T) {
 	if len(names) < 10 {
 		t.Fatalf("%d matmuls with a CUDA plan (%v); the built-ins have 10", len(names), names)
 	}
+	// Each kernel is a parallel subtest: a build and its runs take one
+	// core (the compiler, then the single-threaded CPU run), so the
+	// kernels share the machine's cores.
+	rows := make([]string, len(names))
+	t.Run("kernels", func(t *testing.T) {
+		for i, name := range names {
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				rows[i] = checkKernel(t, tc, ks, files, name)
+			})
+		}
+	})
+	t.Logf("CUDA on the CPU:\n| variant | code | shapes | elements checked | failed | max |got-ref| | max rel | run time |\n|---|---|---|---|---|---|---|---|\n%s", strings.Join(rows, ""))
+}
+
+// checkKernel is TestCUDAOnCPU for built-in name: its build and every
+// variant's check; it returns the report's rows.
+func checkKernel(t *testing.T, tc toolchain, ks map[string]*ir.Kernel, files map[string][]byte, name string) string {
 	var report strings.Builder
-	fmt.Fprintf(&report, "| variant | code | shapes | elements checked | failed | max |got-ref| | max rel | run time |\n|---|---|---|---|---|---|---|---|\n")
-	for _, name := range names {
-		k, src := kernelOf(t, ks, files, name)
-		mm := k.Matmul()
-		code, fn, shapes, dts := "SIMT GEMM", simtOf, simtShapes, mm.CUDA.SIMTParts()
-		if mm.Split != nil && mm.Split.CUDA != nil {
-			code, fn, shapes, dts = "gated epilogue", entryOf, splitShapes, mm.CUDA.Entries()
-			if strings.Contains(string(src), "__global__ void __launch_bounds__(256) "+name+"_rows(") {
-				code = "rows kernel"
-			}
-		}
-		b := build(t, tc, k, src, nil)
-		if want := mm.CUDA.SIMTParts(); len(b.simt) != len(want) {
-			t.Errorf("%s: the source has SIMT parts of %v, the plan %v", name, b.simt, want)
-		}
-		for _, dt := range mm.CUDA.SIMTParts() {
-			if !b.simt[dt] {
-				t.Errorf("%s: the plan's SIMT GEMM of %v is not in the source", name, dt)
-			}
-		}
-		for _, dt := range dts {
-			var took time.Duration
-			b.timing = &took
-			results, err := check(t, k, b, fn, shapes, false, dt)
-			if err != nil {
-				t.Fatalf("%s %v: %v", name, dt, err)
-			}
-			for _, r := range results {
-				if r.Failed > 0 {
-					t.Errorf("%s %dx%d: %d of %d elements outside tolerance; first: %s", r.HostName, r.Rows, r.Cols, r.Failed, r.Checked, r.First)
-				}
-			}
-			for _, r := range parity.Summarize(results) {
-				if !r.OK() {
-					t.Errorf("%s", r)
-				}
-				if r.Lanes == 0 {
-					t.Errorf("%s: no element checked", r.HostName)
-				}
-				fmt.Fprintf(&report, "| %s | %s | %d | %d | %d | %.3g | %.3g | %v |\n", r.HostName, code, len(shapes), r.Lanes, r.Differ, r.MaxAbs, r.MaxRel, took.Round(time.Millisecond))
-			}
+	k, src := kernelOf(t, ks, files, name)
+	mm := k.Matmul()
+	code, fn, shapes, dts := "SIMT GEMM", simtOf, simtShapes, mm.CUDA.SIMTParts()
+	if mm.Split != nil && mm.Split.CUDA != nil {
+		code, fn, shapes, dts = "gated epilogue", entryOf, splitShapes, mm.CUDA.Entries()
+		if strings.Contains(string(src), "__global__ void __launch_bounds__(256) "+name+"_rows(") {
+			code = "rows kernel"
 		}
 	}
-	t.Logf("CUDA on the CPU:\n%s", report.String())
+	b := build(t, tc, k, src, nil)
+	if want := mm.CUDA.SIMTParts(); len(b.simt) != len(want) {
+		t.Errorf("%s: the source has SIMT parts of %v, the plan %v", name, b.simt, want)
+	}
+	for _, dt := range mm.CUDA.SIMTParts() {
+		if !b.simt[dt] {
+			t.Errorf("%s: the plan's SIMT GEMM of %v is not in the source", name, dt)
+		}
+	}
+	for _, dt := range dts {
+		var took time.Duration
+		b.timing = &took
+		results, err := check(t, k, b, fn, shapes, false, dt)
+		if err != nil {
+			t.Fatalf("%s %v: %v", name, dt, err)
+		}
+		for _, r := range results {
+			if r.Failed > 0 {
+				t.Errorf("%s %dx%d: %d of %d elements outside tolerance; first: %s", r.HostName, r.Rows, r.Cols, r.Failed, r.Checked, r.First)
+			}
+		}
+		for _, r := range parity.Summarize(results) {
+			if !r.OK() {
+				t.Errorf("%s", r)
+			}
+			if r.Lanes == 0 {
+				t.Errorf("%s: no element checked", r.HostName)
+			}
+			fmt.Fprintf(&report, "| %s | %s | %d | %d | %d | %.3g | %.3g | %v |\n", r.HostName, code, len(shapes), r.Lanes, r.Differ, r.MaxAbs, r.MaxRel, took.Round(time.Millisecond))
+		}
+	}
+	return report.String()
 }
 
 // kernelOf returns built-in name's IR and generated .cu; it must be a

@@ -283,12 +283,12 @@ func TestMMACatchesMutations(t *testing.T) {
 		shape        parity.MatmulShape
 		from, to     string
 	}{
-		{"qmatmul_mlx4", "x's pair order off (skinny)", skinny, "p[4 * j + 1] = __byte_perm(x[4 * j], x[4 * j + 2], 0x7632);", "p[4 * j + 1] = __byte_perm(x[4 * j], x[4 * j + 2], 0x5410);"},
-		{"qmatmul_mlx4", "natural order off (tiled)", tiled, "n[4 * j + 2] = __byte_perm(p[4 * j], p[4 * j + 1], 0x7632);", "n[4 * j + 2] = __byte_perm(p[4 * j], p[4 * j + 1], 0x5410);"},
+		{"qmatmul_mlx4", "x's pair order off (skinny)", skinny, "kgen_p[4 * kgen_j + 1] = __byte_perm(kgen_x[4 * kgen_j], kgen_x[4 * kgen_j + 2], 0x7632);", "kgen_p[4 * kgen_j + 1] = __byte_perm(kgen_x[4 * kgen_j], kgen_x[4 * kgen_j + 2], 0x5410);"},
+		{"qmatmul_mlx4", "natural order off (tiled)", tiled, "kgen_n[4 * kgen_j + 2] = __byte_perm(kgen_p[4 * kgen_j], kgen_p[4 * kgen_j + 1], 0x7632);", "kgen_n[4 * kgen_j + 2] = __byte_perm(kgen_p[4 * kgen_j], kgen_p[4 * kgen_j + 1], 0x5410);"},
 		{"qmatmul_mlx4", "warp 0's partial sums dropped (skinny)", skinny, "for (unsigned kgen_w = 0; kgen_w < WARPS; ++kgen_w)", "for (unsigned kgen_w = 1; kgen_w < WARPS; ++kgen_w)"},
 		{"qmatmul_mlx4", "B fragment's k halves swapped (tiled)", tiled, "kgen_ks * 16 + (kgen_lane / 8) % 2 * 8)", "kgen_ks * 16 + (1 - (kgen_lane / 8) % 2) * 8)"},
-		{"qmatmul_q4_0", "nibbles swapped", tiled, "0x4B000000u | (x & 15u)", "0x4B000000u | ((x >> 4) & 15u)"},
-		{"qmatmul_q4_0", "odd blocks read as even (skinny)", skinny, "r.odd = (reinterpret_cast<unsigned long long>(block) & 2u) != 0;", "r.odd = false;"},
+		{"qmatmul_q4_0", "nibbles swapped", tiled, "0x4B000000u | (kgen_x & 15u)", "0x4B000000u | ((kgen_x >> 4) & 15u)"},
+		{"qmatmul_q4_0", "odd blocks read as even (skinny)", skinny, "kgen_r.kgen_odd = (reinterpret_cast<unsigned long long>(kgen_block) & 2u) != 0;", "kgen_r.kgen_odd = false;"},
 	} {
 		t.Run(m.kernel+"/"+m.name, func(t *testing.T) {
 			k := ks[m.kernel]

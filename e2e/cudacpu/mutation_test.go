@@ -56,31 +56,34 @@ func TestCUDAOnCPUCatchesMutations(t *testing.T) {
 		{"gated: workspaces swapped", "matmul_silu_mul", "epilogue(kgen_ws0[kgen_e], kgen_ws1[kgen_e],", "epilogue(kgen_ws1[kgen_e], kgen_ws0[kgen_e],",
 			entryOf, [3]int{33, 40, 64}, []dtype.DType{dtype.F16, dtype.BF16}},
 	} {
-		k, src := kernelOf(t, ks, files, c.kernel)
-		if !strings.Contains(string(src), c.old) {
-			t.Fatalf("%s: %s: the text to mutate (%q) is not in the generated source", c.name, c.kernel, c.old)
-		}
-		b := build(t, tc, k, src, func(s string) string { return strings.ReplaceAll(s, c.old, c.new) })
-		results, err := check(t, k, b, c.fn, shapesOf([][3]int{c.shape}), true, c.dts...)
-		if err != nil {
-			// The address sanitizer's report of an access past a tensor
-			// catches the bug too; any other failure is the harness's.
-			if !strings.Contains(err.Error(), "ERROR: AddressSanitizer") {
-				t.Fatalf("%s: %s: %v", c.name, c.kernel, err)
+		t.Run(c.name+"/"+c.kernel, func(t *testing.T) {
+			t.Parallel() // a build and its runs: one core each
+			k, src := kernelOf(t, ks, files, c.kernel)
+			if !strings.Contains(string(src), c.old) {
+				t.Fatalf("%s: %s: the text to mutate (%q) is not in the generated source", c.name, c.kernel, c.old)
 			}
-			t.Logf("%s: %s fails as it must, in the run: %s", c.name, c.kernel, firstLines(err.Error(), 3))
-			continue
-		}
-		failed := map[string]int{}
-		for _, r := range results {
-			failed[r.HostName] += r.Failed
-		}
-		for _, v := range variantsOf(k, c.dts...) {
-			if failed[v.HostName] == 0 {
-				t.Errorf("%s: %s passed the check", c.name, v.HostName)
-			} else {
-				t.Logf("%s: %s fails as it must: %d elements", c.name, v.HostName, failed[v.HostName])
+			b := build(t, tc, k, src, func(s string) string { return strings.ReplaceAll(s, c.old, c.new) })
+			results, err := check(t, k, b, c.fn, shapesOf([][3]int{c.shape}), true, c.dts...)
+			if err != nil {
+				// The address sanitizer's report of an access past a tensor
+				// catches the bug too; any other failure is the harness's.
+				if !strings.Contains(err.Error(), "ERROR: AddressSanitizer") {
+					t.Fatalf("%s: %s: %v", c.name, c.kernel, err)
+				}
+				t.Logf("%s: %s fails as it must, in the run: %s", c.name, c.kernel, firstLines(err.Error(), 3))
+				return
 			}
-		}
+			failed := map[string]int{}
+			for _, r := range results {
+				failed[r.HostName] += r.Failed
+			}
+			for _, v := range variantsOf(k, c.dts...) {
+				if failed[v.HostName] == 0 {
+					t.Errorf("%s: %s passed the check", c.name, v.HostName)
+				} else {
+					t.Logf("%s: %s fails as it must: %d elements", c.name, v.HostName, failed[v.HostName])
+				}
+			}
+		})
 	}
 }

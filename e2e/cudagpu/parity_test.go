@@ -113,13 +113,21 @@ func TestRefusal(t *testing.T) {
 
 // gpuRunner runs one parity launch through the kernel's CUDA port: host
 // tensors (outputs poisoned with NaN by parity) are copied to the device, so
-// an element the kernel does not write comes back NaN and fails.
-func gpuRunner(d *kgenrt.Kernel, port kgenrt.Port) func(context.Context, mslcpu.Launch) ([][]byte, error) {
+// an element the kernel does not write comes back NaN and fails. A launch
+// of one of the kernel's phases (a column reduction's two launches, which
+// parity runs one by one) is a call of that phase's descriptor.
+func gpuRunner(kd *kgenrt.Kernel, port kgenrt.Port) func(context.Context, mslcpu.Launch) ([][]byte, error) {
 	return func(_ context.Context, l mslcpu.Launch) ([][]byte, error) {
 		var v *kgenrt.Variant
-		for i := range d.Variants {
-			if d.Variants[i].HostName == l.HostName {
-				v = &d.Variants[i]
+		d, all := kd, append([]*kgenrt.Kernel{kd}, kd.Phases...)
+		if kd.PortPhases {
+			all = kd.Phases // parity launches them one by one, the first under the kernel's host names
+		}
+		for _, o := range all {
+			for i := range o.Variants {
+				if o.Variants[i].HostName == l.HostName && v == nil {
+					d, v = o, &o.Variants[i]
+				}
 			}
 		}
 		if v == nil {

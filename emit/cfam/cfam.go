@@ -158,14 +158,15 @@ func Emit(k *ir.Kernel, d *Dialect, opts Options) ([]byte, error) {
 
 // newView fills the kind-neutral parts of the view.
 func newView(k *ir.Kernel, d *Dialect, opts Options) *view {
+	ek := entryKernel(k)
 	v := &view{ScheduleHead: "Passes over each row", Header: opts.Header, Kernel: k.Name, SpecPath: usertext.Comment(k.SpecPath), Math: k.Math,
-		ArgsStruct: k.Name + "_args", Threads: k.Threadgroup, kernel: k, d: d,
+		ArgsStruct: k.Name + "_args", Threads: k.Threadgroup, kernel: ek, d: d,
 		Grid: strings.Join(k.Grid(ir.Metal), ", ")}
 	if k.Doc != "" {
 		v.Doc = usertext.Lines(k.Doc)
 	}
 	var names, entries []string
-	for _, b := range k.Bindings {
+	for _, b := range ek.Bindings {
 		names = append(names, b.Name)
 		if b.Role == ir.Args {
 			for _, f := range b.Fields {
@@ -199,7 +200,7 @@ func code(k *ir.Kernel, d *Dialect, bw bodyWriter, v *view, own bool) string {
 		bw.(ownCode).writeOwn(w, k, d)
 		return w.String()
 	}
-	params := kernelParams(k, d, "T")
+	params := kernelParams(entryKernel(k), d, "T")
 	for _, ix := range bw.threads(k) {
 		if p := d.Threads[ix].Param; p != "" {
 			params = append(params, p)
@@ -231,6 +232,18 @@ func code(k *ir.Kernel, d *Dialect, bw bodyWriter, v *view, own bool) string {
 		}
 	}
 	return w.String()
+}
+
+// entryKernel is k with its own entry point's signature
+// (ir.Kernel.EntryBindings: a column-reducing kernel's first launch also
+// binds the workspaces), for the parameter lists; the body reads k.
+func entryKernel(k *ir.Kernel) *ir.Kernel {
+	if len(k.EntryBindings()) == len(k.Bindings) {
+		return k
+	}
+	ek := *k
+	ek.Bindings = k.EntryBindings()
+	return &ek
 }
 
 // entryWriter is a body writer whose kernel has more entry points than its

@@ -30,16 +30,21 @@ type Dialect struct {
 	Buffer  func(index int) string
 	Args    func(strct string) string // the args struct parameter
 	// Cvt converts any storage or compute value to type t; FromFloat a
-	// float; ToFloat widens to float; FloatCast is the C cast of an
-	// unsigned count.
-	Cvt, FromFloat  func(t, x string) string
-	ToFloat         func(x string) string
-	FloatCast       string
-	FloatFunc       func(name string) string    // fmax → metal::fmax / fmaxf
-	ReadOnly        func(elem string) string    // a load through the read-only path, where there is one
-	PosInf, NegInf  string                      // accumulator identities of max and min
-	InfLit, NegLit  string                      // ±inf as expression literals
-	Shared          string                      // the qualifier of team scratch memory
+	// float; ToFloat widens to float; FloatCast casts an unsigned count
+	// (args.cols) to float.
+	Cvt, FromFloat func(t, x string) string
+	ToFloat        func(x string) string
+	FloatCast      func(n string) string
+	FloatFunc      func(name string) string // fmax → metal::fmax / fmaxf
+	ReadOnly       func(elem string) string // a load through the read-only path, where there is one
+	PosInf, NegInf string                   // accumulator identities of max and min
+	InfLit, NegLit string                   // ±inf as expression literals
+	Shared         string                   // the qualifier of team scratch memory
+	Barrier        string                   // a threadgroup (block) barrier over its shared memory
+	// AddRN spells a float sum the compiler may not contract into an FMA
+	// with the multiply that made an operand (the column folds: their bits
+	// must not depend on the optimiser).
+	AddRN           func(a, b string) string
 	SimdGroup       string                      // "simdgroup" or "warp", in comments
 	ShuffleXor      func(v, lane string) string // v from the lane lane-xor away in the simdgroup or warp
 	LaneOffset      string                      // the type of a shuffle's lane offset
@@ -130,12 +135,14 @@ var Metal = &Dialect{
 	Cvt:       func(t, x string) string { return t + "(" + x + ")" },
 	FromFloat: func(t, x string) string { return t + "(" + x + ")" },
 	ToFloat:   func(x string) string { return "float(" + x + ")" },
-	FloatCast: "float(args.cols)",
+	FloatCast: func(n string) string { return "float(" + n + ")" },
 	FloatFunc: func(n string) string { return "metal::" + n },
 	ReadOnly:  func(e string) string { return e },
 	PosInf:    "INFINITY", NegInf: "-INFINITY",
 	InfLit: "INFINITY", NegLit: "(-INFINITY)",
 	Shared: "threadgroup", SimdGroup: "simdgroup", ThreadGroup: "threadgroup",
+	Barrier:    "threadgroup_barrier(mem_flags::mem_threadgroup);",
+	AddRN:      func(a, b string) string { return a + " + " + b },
 	ShuffleXor: func(v, o string) string { return "simd_shuffle_xor(" + v + ", " + o + ")" },
 	LaneOffset: "ushort",
 	Threads: map[ThreadIndex]threadIndex{
@@ -170,12 +177,14 @@ var CUDA = &Dialect{
 	Cvt:       func(t, x string) string { return "kgen_cvt<" + t + ">(" + x + ")" },
 	FromFloat: func(t, x string) string { return "kgen_to<" + t + ">(" + x + ")" },
 	ToFloat:   func(x string) string { return "kgen_f(" + x + ")" },
-	FloatCast: "(float)args.cols",
+	FloatCast: func(n string) string { return "(float)" + n },
 	FloatFunc: func(n string) string { return n + "f" },
 	ReadOnly:  func(e string) string { return "__ldg(&" + e + ")" },
 	PosInf:    "__int_as_float(0x7f800000)", NegInf: "__int_as_float(0xff800000)",
 	InfLit: "__int_as_float(0x7f800000)", NegLit: "(-__int_as_float(0x7f800000))",
 	Shared: "__shared__", SimdGroup: "warp", ThreadGroup: "block",
+	Barrier:    "__syncthreads();",
+	AddRN:      func(a, b string) string { return "__fadd_rn(" + a + ", " + b + ")" },
 	ShuffleXor: func(v, o string) string { return "__shfl_xor_sync(0xffffffffu, " + v + ", " + o + ")" },
 	LaneOffset: "int", RowUnroll: "#pragma unroll 8",
 	Threads: map[ThreadIndex]threadIndex{

@@ -65,7 +65,7 @@ func TestBuiltins(t *testing.T) {
 			}
 			if d == cfam.CUDA {
 				var names []string
-				for _, b := range k.Bindings {
+				for _, b := range k.EntryBindings() {
 					names = append(names, b.Name)
 				}
 				want = append(want, "Parameters, in binding order: "+strings.Join(names, ", ")+";")
@@ -115,6 +115,7 @@ func TestFast(t *testing.T) {
 // TestGoldensCompile: the golden MSL passes the strict clang check of the
 // CPU harness; the golden CUDA compiles with nvcc where there is one.
 func TestGoldensCompile(t *testing.T) {
+	t.Parallel() // nvcc runs: the package's compiles share the cores
 	files, _ := filepath.Glob(filepath.Join("testdata", "*"))
 	nvcc, nvccErr := cuda.NVCC()
 	for _, f := range files {

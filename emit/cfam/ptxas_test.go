@@ -20,6 +20,7 @@ import (
 // their slow argument reduction (|x| > 105615) in a 32-byte local array,
 // so a kernel calling them may have that frame and no spills.
 func TestCUDANoSpills(t *testing.T) {
+	t.Parallel() // nvcc runs: the package's compiles share the cores
 	nvcc, err := cuda.NVCC()
 	if err != nil {
 		t.Skip(err)
@@ -37,6 +38,9 @@ func TestCUDANoSpills(t *testing.T) {
 			t.Fatal(err)
 		}
 		entries, maxRegs := len(k.Variants), 64
+		if k.ColReductions() != nil {
+			entries *= 2 // the row passes (the kernel's own entry) and the combine, on CUDA too
+		}
 		if mm := k.Matmul(); mm != nil && mm.QuantCUDA != nil {
 			// The quantized matmul's tensor-core kernels: the tiled one capped at
 			// 128 registers (two blocks of 256 threads per SM), the skinny one
@@ -86,6 +90,7 @@ func TestCUDANoSpills(t *testing.T) {
 // next tile stay in registers, the 32-bit-index kernel within 128 (two
 // CTAs of 256 threads per SM), the 64-bit one within 255.
 func TestCUDASIMTResources(t *testing.T) {
+	t.Parallel() // nvcc runs: the package's compiles share the cores
 	nvcc, err := cuda.NVCC()
 	if err != nil {
 		t.Skip(err)

@@ -90,7 +90,28 @@ func (rows) body(w *Writer, k *ir.Kernel, d *Dialect) {
 		rows, group = "kgen_rows", "kgen_group"
 	}
 	rw.rows = rows
-	rw.rowGeometry(rows, group)
+	row := func() {
+		rw.rowGeometry(rows, group+" * kgen_rpg + kgen_team")
+		rw.rowPasses()
+	}
+	if k.ColReductions() == nil {
+		row()
+		return
+	}
+	// ir.Cols: a team per chunk of rows, in order; every team of the group
+	// runs every iteration (past the last row with no elements), so the
+	// team reductions' barriers stay uniform.
+	rw.P("const ", d.Uint, " kgen_chunk = ", group, " * kgen_rpg + kgen_team; // this team's chunk of ", ir.ColChunk, " rows")
+	rw.Block(fmt.Sprintf("for (%s kgen_ci = 0; kgen_ci < %du; ++kgen_ci)", d.Uint, ir.ColChunk), func() {
+		rw.rowGeometry(rows, fmt.Sprintf("kgen_chunk * %du + kgen_ci", ir.ColChunk))
+		rw.rowPasses()
+	})
+}
+
+// rowPasses writes one row's work after its geometry: the dialect's
+// declarations, the level-0 row stage, the reduction passes and the write.
+func (rw *rowWriter) rowPasses() {
+	d := rw.d
 	d.RowDecls(rw)
 	rw.rowStage()
 	if rw.r.PairWidth != nil { // ir.PairColWidth's h, from the level-0 row stage's width
@@ -156,18 +177,19 @@ func (rw *rowWriter) selectSegment() {
 	}
 }
 
-// rowGeometry declares the team's row, its column count (0 past the last
-// row), the row's offset, the per-lane caches and the scalar parameters.
-func (rw *rowWriter) rowGeometry(rows, group string) {
+// rowGeometry declares the team's row (row, an expression), its column
+// count (0 past the last row), the row's offset, the per-lane caches and
+// the scalar parameters.
+func (rw *rowWriter) rowGeometry(rows, row string) {
 	d, u := rw.d, rw.d.Uint
-	rw.P("const ", u, " kgen_row = ", group, " * kgen_rpg + kgen_team;")
+	rw.P("const ", u, " kgen_row = ", row, ";")
 	rw.P("// Teams past the last row do no element work but join every barrier.")
 	rw.P("const ", u, " kgen_cols = kgen_row < ", rows, " ? args.cols : 0;")
-	row := "kgen_row"
+	offset := "kgen_row"
 	if d.Offset != u {
-		row = "(" + d.Offset + ")kgen_row"
+		offset = "(" + d.Offset + ")kgen_row"
 	}
-	rw.P("const ", d.Offset, " kgen_base = ", row, " * args.cols;")
+	rw.P("const ", d.Offset, " kgen_base = ", offset, " * args.cols;")
 	if len(rw.r.Cached) > 0 && d.ScalarRowCache {
 		rw.P("constexpr ", u, " kCache = ", rw.r.CachePerLane, "; // cached values per lane and input")
 		rw.P("const bool kgen_cached = args.cols <= kCache * kgen_width;")
@@ -310,7 +332,7 @@ func (rw *rowWriter) reducePass(p int) {
 	var terms []string
 	for _, i := range reds {
 		red := rw.r.Reductions[i]
-		rw.P(fmt.Sprintf("float kgen_a%d = %s; // %s(%s)", i, rw.identity(red.Op), red.Op.Func(), rw.k.FormatExpr(red.Arg)))
+		rw.P(fmt.Sprintf("float kgen_a%d = %s; // %s(%s)", i, identity(rw.d, red.Op), red.Op.Func(), rw.k.FormatExpr(red.Arg)))
 		terms = append(terms, fmt.Sprintf("kgen_t%d", i))
 	}
 	rw.d.RowLoops(rw, p, func(vec, lets bool) {
@@ -329,22 +351,11 @@ func (rw *rowWriter) reducePass(p int) {
 		op := rw.r.Reductions[i].Op
 		v := fmt.Sprintf("kgen_team_%s(kgen_a%d, kgen_part, kgen_width, kgen_team, kgen_simd, kgen_simd_lane)", op.Combine(), i)
 		if op.Divides() {
-			v += " / " + rw.d.FloatCast
+			v += " / " + rw.d.FloatCast("args.cols")
 		}
 		rw.P("const C ", ir.ReductionName(i), " = ", rw.d.FromFloat("C", v), ";")
 	}
 	rw.rowStage()
-}
-
-// identity spells the accumulator's starting value.
-func (rw *rowWriter) identity(op ir.ReduceOp) string {
-	switch id := op.Identity(); {
-	case id > 0:
-		return rw.d.PosInf
-	case id < 0:
-		return rw.d.NegInf
-	}
-	return "0.0f"
 }
 
 // writePass writes the last pass: the write stage per element and the
@@ -372,22 +383,30 @@ func (rw *rowWriter) writePass() {
 			rw.P("int ", strings.Join(ints, ", "), ";")
 		}
 		rw.P(rw.passCall(st, rw.r.Passes+1, outs, vec, lets))
-		for i, o := range elemOutputs(rw.k) {
-			if vec {
+		col := "kgen_j"
+		if vec {
+			col = "kgen_j0 + kgen_e"
+		}
+		for i, t := range st.Targets {
+			o := rw.k.SegmentBindings(0, ir.Output)[t.OutIndex]
+			switch {
+			case t.Col:
+				rw.colFold(t, outs[i], col)
+			case vec:
 				rw.P("kgen_y_", rw.k.FormulaName(o), "[kgen_e] = ", rw.d.Cvt("T", outs[i]), ";")
-			} else {
+			default:
 				rw.P(rw.k.FormulaName(o), "[kgen_base + kgen_j] = ", storeCvt(rw.d, o, outs[i]), ";")
 			}
 		}
 	})
 }
 
-// elemOutputs lists segment 0's per-element outputs (not [rows]), in the
-// order of the write stage's targets.
+// elemOutputs lists segment 0's per-element outputs (not [rows], not
+// [cols]), in the order of the write stage's stored targets.
 func elemOutputs(k *ir.Kernel) []ir.Binding {
 	var out []ir.Binding
 	for _, o := range k.SegmentBindings(0, ir.Output) {
-		if !o.IsPerRow() {
+		if !o.IsPerRow() && !o.IsColOutput() {
 			out = append(out, o)
 		}
 	}

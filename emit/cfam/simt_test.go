@@ -17,6 +17,7 @@ import (
 // the only thing k bounds), and where nvcc exists each compiles for sm_90
 // without spills.
 func TestSIMTLayouts(t *testing.T) {
+	t.Parallel() // nvcc runs: the package's compiles share the cores
 	nvcc, _ := cuda.NVCC()
 	a := map[bool][]string{
 		false: {"kgen_I kgen_oa = (kgen_i0 + kgen_xa) * kgen_K + kgen_ka;", "kgen_sa = kgen_I(kgen_THREADS / kgen_BK) * kgen_K", "kgen_da = kgen_BK;"},

@@ -43,22 +43,26 @@ func NVCC() (string, error) {
 
 // Compile runs nvcc on one .cu source: mode "fatbin" writes out (every
 // FatbinArchs target); mode "check" compiles for sm_90 only and discards the
-// result. nvcc's output comes back in the error.
+// result (see Check). nvcc's output comes back in the error.
 func Compile(ctx context.Context, nvcc, name string, src []byte, mode, out string) error {
+	if mode != "fatbin" {
+		return Check(ctx, nvcc, name, src)
+	}
 	dir, in, err := writeSource(name, src)
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	args := []string{"-std=c++17", "-O3", "-Xptxas", "-warn-spills"}
-	switch mode {
-	case "fatbin":
-		args = append(append(args, "-fatbin"), FatbinArchs...)
-	default:
-		args = append(args, "-cubin", "-arch=sm_90")
-		out = filepath.Join(dir, name+".cubin")
-	}
+	args := append([]string{"-std=c++17", "-O3", "-Xptxas", "-warn-spills", "-fatbin"}, FatbinArchs...)
 	_, err = run(ctx, nvcc, append(args, "-o", out, in)...)
+	return err
+}
+
+// Check compiles one .cu source for sm_90 and discards the result: the
+// source compiles, or the error holds nvcc's output. A source that
+// compiled with this nvcc before is not compiled again (checked).
+func Check(ctx context.Context, nvcc, name string, src []byte) error {
+	_, err := checked(ctx, nvcc, name, src, "", ".cubin", []string{"-std=c++17", "-O3", "-Xptxas", "-warn-spills", "-cubin", "-arch=sm_90"})
 	return err
 }
 
@@ -74,15 +78,12 @@ var ptxasRE = regexp.MustCompile(`Compiling entry function '([^']+)'|(\d+) bytes
 
 // Resources compiles one .cu source for sm_90 with `ptxas -v` and returns
 // each entry point's registers, stack frame and spill bytes. flags go to
-// nvcc before the source (-D: one part of a CUDA matmul).
+// nvcc before the source (-D: one part of a CUDA matmul). The report of a
+// source compiled with this nvcc and these flags before is reused
+// (checked).
 func Resources(ctx context.Context, nvcc, name string, src []byte, flags ...string) ([]Usage, error) {
-	dir, in, err := writeSource(name, src)
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	args := append([]string{"-std=c++17", "-O3", "-cubin", "-arch=sm_90", "-Xptxas", "-v", "-o", filepath.Join(dir, name+".cubin")}, flags...)
-	report, err := run(ctx, nvcc, append(args, in)...)
+	args := append([]string{"-std=c++17", "-O3", "-cubin", "-arch=sm_90", "-Xptxas", "-v"}, flags...)
+	report, err := checked(ctx, nvcc, name, src, "", ".cubin", args)
 	if err != nil {
 		return nil, err
 	}
@@ -152,10 +153,22 @@ func CompilePart(ctx context.Context, nvcc, name string, src []byte, include, pa
 		return err
 	}
 	defer os.RemoveAll(dir)
-	args := append([]string{"-std=c++17", "-O3", "-DNDEBUG", "--expt-relaxed-constexpr", "-Xcompiler", "-fPIC",
-		"-I" + include, "-DKGEN_PARTS", "-DKGEN_PART_" + part, "-c"}, LibraryArch...)
-	_, err = run(ctx, nvcc, append(args, "-o", out, in)...)
+	_, err = run(ctx, nvcc, append(partArgs(include, part), "-o", out, in)...)
 	return err
+}
+
+// CheckPart compiles one part as CompilePart does and discards the
+// object: the part compiles, or the error holds nvcc's output. A part
+// compiled before from the same source with this nvcc and CUTLASS
+// release is not compiled again (checked).
+func CheckPart(ctx context.Context, nvcc, name string, src []byte, include, part string) error {
+	_, err := checked(ctx, nvcc, name, src, PartFlags(include), ".o", partArgs(include, part))
+	return err
+}
+
+func partArgs(include, part string) []string {
+	return append([]string{"-std=c++17", "-O3", "-DNDEBUG", "--expt-relaxed-constexpr", "-Xcompiler", "-fPIC",
+		"-I" + include, "-DKGEN_PARTS", "-DKGEN_PART_" + part, "-c"}, LibraryArch...)
 }
 
 // LinkLibrary links a CUTLASS matmul's objects into one shared library

@@ -48,7 +48,7 @@ func argsFields(k *ir.Kernel) []argsField {
 			dt = b.DType.String()
 		}
 		out = append(out, argsField{unique(b.Name), b.Name, jen.Op("*").Add(rt("Tensor")),
-			fmt.Sprintf("%s %s %s, %s", b.Role, b.Name, b.Shape, dt)})
+			fmt.Sprintf("%s %s %s, %s", b.Role, b.Name, b.ShapeText(), dt)})
 	}
 	for _, p := range k.Params() {
 		out = append(out, argsField{unique(p.Name), p.Name, goParamType(p.Type), "param " + p.Name + " (" + p.Type.String() + ")"})

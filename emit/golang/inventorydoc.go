@@ -82,7 +82,7 @@ func kernelSection(b *strings.Builder, ik *ir.Kernel, k inventory.Kernel) {
 			fields = append(fields, fmt.Sprintf("%s %s @%d", f.Name, f.Type, f.Offset))
 		}
 		dt := bd.DType
-		if bd.Shape == "row" {
+		if bd.Shape == "row" || bd.Shape == "cols" { // a row vector, or a column reduction's output
 			dt += " [cols]"
 		}
 		fmt.Fprintf(b, "| %d | %s | %s | %s | %s |\n", bd.Index, bd.Name, bd.Role, dt, strings.Join(fields, ", "))

@@ -74,7 +74,7 @@ func shapeLines(k *ir.Kernel) []string {
 	var parts []string
 	for _, b := range k.Bindings {
 		if b.Role == ir.Input || b.Role == ir.Output {
-			parts = append(parts, b.Name+" "+b.Shape.String())
+			parts = append(parts, b.Name+" "+b.ShapeText())
 		}
 	}
 	if len(parts) == 0 {
@@ -123,6 +123,9 @@ func descriptor(f *jen.File, k *ir.Kernel, n *names, opts Options) {
 			refs = append(refs, jen.Op("&").Id(n.phases).Index(jen.Lit(i)))
 		}
 		fields = append(fields, item(field("Phases", jen.Index().Op("*").Add(rt("Kernel")).Values(refs...))))
+		if k.ColReductions() != nil { // no one-launch form: the CUDA port launches the phases
+			fields = append(fields, item(field("PortPhases", jen.True())))
+		}
 	}
 	if forms := k.CUDAForms(); len(forms) > 0 {
 		var vals []jen.Code
@@ -136,8 +139,12 @@ func descriptor(f *jen.File, k *ir.Kernel, n *names, opts Options) {
 	if len(phases) == 0 {
 		return
 	}
+	doc := "docs/matmul.md"
+	if k.ColReductions() != nil {
+		doc = "docs/colwise.md; the first is the kernel's own entry point, which also binds the workspaces"
+	}
 	f.Add(comment(
-		fmt.Sprintf("%s are the launches of %s's split form, taken for %s (docs/matmul.md):", n.phases, k.Name, phasesCond(k)),
+		fmt.Sprintf("%s are the launches of %s's split form, taken %s (%s):", n.phases, k.Name, phasesCond(k), doc),
 		"more entry points of the same source, each with its own bindings, variants and launch.",
 	))
 	if extra := len(phases) - len(k.Phases()); extra > 0 {
@@ -151,7 +158,12 @@ func descriptor(f *jen.File, k *ir.Kernel, n *names, opts Options) {
 }
 
 // phasesCond is when a kernel takes its phases, in words.
-func phasesCond(k *ir.Kernel) string { return k.PhasesWhen().String() }
+func phasesCond(k *ir.Kernel) string {
+	if cond := k.PhasesWhen(); !cond.Always() {
+		return "for " + cond.String()
+	}
+	return "always"
+}
 
 // descriptorFields are the fields of one kgenrt.Kernel literal: the
 // kernel's own, or one of its phases' (name, variants, bindings, launch).

@@ -111,7 +111,7 @@ func shapeDoc(k *ir.Kernel) string {
 		if b.Role == ir.Args {
 			continue
 		}
-		key := b.Shape.String()
+		key := b.ShapeText()
 		if _, ok := byShape[key]; !ok {
 			order = append(order, key)
 		}
@@ -349,7 +349,11 @@ func callBuilder(f *jen.File, k *ir.Kernel, n *names) error {
 			l.Threadgroup[0], l.Threadgroup[1], l.Threadgroup[2]),
 	}
 	if ph := k.Phases(); len(ph) > 0 {
-		doc = append(doc, fmt.Sprintf("On Metal with %s it returns the split form instead: a chain of %d calls (%s).", k.PhasesWhen(), len(ph), n.phases))
+		when := "always"
+		if cond := k.PhasesWhen(); !cond.Always() {
+			when = "with " + cond.String()
+		}
+		doc = append(doc, fmt.Sprintf("On Metal %s it returns the split form instead: a chain of %d calls (%s).", when, len(ph), n.phases))
 	}
 	f.Add(comment(doc...))
 	f.Func().Id(n.call).Params(builderParams(k, n)...).Params(rt("Call"), jen.Error()).Block(body...)
@@ -416,15 +420,25 @@ func splitLines(k *ir.Kernel, n *names) ([]jen.Code, error) {
 		first = rt("Call").Add(block(fields...))
 		next = jen.Op("&").Add(first)
 	}
-	cond := k.PhasesWhen()
+	when := k.PhasesWhen()
+	cond := jen.Id("kgenBackend").Dot("ChainsPhases").Call()
+	if !when.Always() {
+		cond = cond.Op("&&").Id(when.Field).Op(when.Op()).Lit(when.Bound)
+	}
 	return append(phasesWhy(k),
 		jen.Comment("Other ports run their own form of it inside the kernel's one call (Backend.ChainsPhases)."),
-		jen.If(jen.Id("kgenBackend").Dot("ChainsPhases").Call().Op("&&").Id(cond.Field).Op(cond.Op()).Lit(cond.Bound)).Block(append(branch, jen.Return(first, jen.Nil()))...),
+		jen.If(cond).Block(append(branch, jen.Return(first, jen.Nil()))...),
 	), nil
 }
 
 // phasesWhy is the comment before the branch to a kernel's phases.
 func phasesWhy(k *ir.Kernel) []jen.Code {
+	if k.ColReductions() != nil {
+		return []jen.Code{
+			jen.Comment("On Metal, always: the row passes fold the [cols] outputs' terms into f32 partials per"),
+			jen.Comment(fmt.Sprintf("chunk of %d rows, then the combine folds the chunks in a fixed order (docs/colwise.md).", ir.ColChunk)),
+		}
+	}
 	if k.Matmul().Gemv != nil {
 		return []jen.Code{
 			jen.Comment(fmt.Sprintf("On Metal, m <= %d (a decode step): the matrix-vector form, each packed weight", ir.GemvRows)),

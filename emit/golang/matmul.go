@@ -119,14 +119,9 @@ func matmulDispatchDoc(b *strings.Builder, ik *ir.Kernel, k inventory.Kernel) {
 	b.WriteString("\n")
 }
 
-// matmulPrelude gives a row-reducing matmul's Reference the width its
-// accumulators model: the 32 lanes of the simdgroup that reduces a row.
-func matmulPrelude(k *ir.Kernel, _ *names) ([]jen.Code, error) {
-	if k.Matmul().Rows == nil || k.Matmul().Chain != nil {
-		return nil, nil
-	}
-	return []jen.Code{jen.Id("kgenLanes").Op(":=").Lit(ir.SimdWidth).Comment("the lanes one row's reductions are spread over")}, nil
-}
+// matmulPrelude: a matmul's Reference needs no prelude (its row
+// accumulators are the one simdgroup's, matmulRowAcc).
+func matmulPrelude(*ir.Kernel, *names) ([]jen.Code, error) { return nil, nil }
 
 // matmulRowLoop runs a row-reducing matmul's stages row by row over the
 // accumulators, as the rowwise kind's reference does over its inputs.
@@ -160,7 +155,7 @@ func matmulRowLoop(g *evalGen) jen.Code {
 					continue
 				}
 				a, t := jen.Id(fmt.Sprintf("kgen_a%d", i)), jen.Id(fmt.Sprintf("kgen_t%d", i))
-				body = append(body, jen.Add(a).Op(":=").Add(g.io.acc(red)).Comment(red.Op.Func()+"("+g.k.FormatExpr(red.Arg)+")"))
+				body = append(body, jen.Add(a).Op(":=").Add(matmulRowAcc(g, red)).Comment(red.Op.Func()+"("+g.k.FormatExpr(red.Arg)+")"))
 				terms = append(terms, t)
 				adds = append(adds, g.io.add(a, jen.Id("kgenJ"), t))
 				res := jen.Add(a).Dot("Result").Call(jen.Id("n"))
@@ -177,6 +172,17 @@ func matmulRowLoop(g *evalGen) jen.Code {
 		}
 	}
 	return jen.For(jen.Id("kgenI").Op(":=").Lit(0), jen.Id("kgenI").Op("<").Id("m"), jen.Id("kgenI").Op("++")).Block(body...)
+}
+
+// matmulRowAcc is a row reduction's accumulator in a matmul's row loop:
+// Reference combines the lanes by the xor butterfly the kernel's row
+// passes write (kgenrt.NewRowAccButterfly), so a row_sum rounds as the
+// kernel's does; Reference64 sums exactly as for any kind.
+func matmulRowAcc(g *evalGen, red ir.Reduction) jen.Code {
+	if g.io.mode == dtype.Invalid {
+		return g.io.acc(red)
+	}
+	return rt("NewRowAccButterfly").Call(rt(rowOps[red.Op.Func()]))
 }
 
 // chainLoops computes a chain's scores from the accumulators, streams

@@ -216,6 +216,9 @@ func referenceIO(k *ir.Kernel, n *names, c dtype.DType, storage *dtype.DType) ev
 		},
 		add:   func(acc, j, v jen.Code) jen.Code { return jen.Add(acc).Dot("Add").Call(j, v) },
 		param: func(p ir.Field) jen.Code { return convertParam(p, n, c) },
+		colAcc: func(o ir.ColOutput) jen.Code {
+			return rt("NewColAcc").Call(rt(rowOps[o.Op.Func()]), jen.Id("rows"), jen.Id("cols"))
+		},
 	}
 }
 
@@ -383,6 +386,9 @@ func reference64IO(n *names) evalIO {
 		acc:   func(red ir.Reduction) jen.Code { return rt("NewRowAcc64").Call(rt(rowOps[red.Op.Func()])) },
 		add:   func(acc, _, v jen.Code) jen.Code { return jen.Add(acc).Dot("Add").Call(v) },
 		param: func(p ir.Field) jen.Code { return jen.Float64().Call(jen.Id(n.local(p.Name))) },
+		colAcc: func(o ir.ColOutput) jen.Code {
+			return rt("NewColAcc64").Call(rt(rowOps[o.Op.Func()]), jen.Id("rows"), jen.Id("cols"))
+		},
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/emit/inventory"
 	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/launch"
 )
 
 // The rowwise kind: the CPU reference runs the kernel's stages row by row
@@ -41,6 +42,13 @@ func rowPrelude(k *ir.Kernel, _ *names) ([]jen.Code, error) {
 		return nil, nil
 	}
 	l := k.Launch(ir.Metal)
+	var team []launch.Derived // rows_per_group; the others (kgen_chunks) size launches, not the team
+	for _, d := range l.Derived {
+		if d.Field == "rows_per_group" {
+			team = append(team, d)
+		}
+	}
+	l.Derived = team
 	out, err := derivedLines(l)
 	if err != nil {
 		return nil, err
@@ -49,16 +57,46 @@ func rowPrelude(k *ir.Kernel, _ *names) ([]jen.Code, error) {
 		Comment("the Metal team width: the lanes one row's reductions are spread over")), nil
 }
 
-// rowLoops writes the rows of every segment: per row, the stages in order.
+// rowLoops writes the rows of every segment: per row, the stages in order;
+// a [cols] output's terms fold into its accumulator row by row, stored
+// once every row is done.
 func rowLoops(g *evalGen) []jen.Code {
 	var out []jen.Code
+	c := g.k.ColReductions()
+	if c != nil {
+		for _, o := range c.Outputs {
+			out = append(out, jen.Id(colAccName(g.k, g.k.SegmentBindings(0, ir.Output)[o.Out])).Op(":=").Add(g.io.colAcc(o)).
+				Comment(o.Op.ColFunc()+"("+g.k.FormatExpr(g.k.Steps[o.Step].Expr)+")"))
+		}
+	}
 	for s := 0; s < g.k.NumSegments(); s++ {
 		rows := g.k.SegmentBindings(s, ir.Output)[0].Shape[0]
+		if c != nil {
+			rows = "rows" // no segments (ir refuses them with column reductions)
+		}
 		body := []jen.Code{jen.Id("kgenBase").Op(":=").Id("kgenRow").Op("*").Id("cols")}
 		body = append(body, rowBody(g, s)...)
 		out = append(out, jen.For(jen.Id("kgenRow").Op(":=").Lit(0), jen.Id("kgenRow").Op("<").Id(rows), jen.Id("kgenRow").Op("++")).Block(body...))
 	}
+	if c != nil {
+		var stores []jen.Code
+		for _, o := range c.Outputs {
+			b := g.k.SegmentBindings(0, ir.Output)[o.Out]
+			stores = append(stores, g.io.store(b, jen.Id("kgenJ"), jen.Id(colAccName(g.k, b)).Dot("Result").Call(jen.Id("kgenJ"))))
+		}
+		out = append(out, jen.Comment("The [cols] outputs, once every row is folded."), rowColLoop(stores...))
+	}
 	return out
+}
+
+// colAccName is the accumulator of [cols] output o in the reference loops.
+func colAccName(k *ir.Kernel, o ir.Binding) string {
+	for i, co := range k.ColReductions().Outputs {
+		if k.SegmentBindings(0, ir.Output)[co.Out].Index == o.Index {
+			return fmt.Sprintf("kgenCol%d", i)
+		}
+	}
+	return "kgenCol?"
 }
 
 // rowIndex is element kgenJ of the row: of the [rows, cols] tensors at
@@ -167,6 +205,15 @@ func rowDispatchDoc(b *strings.Builder, ik *ir.Kernel, k inventory.Kernel) {
 	}
 	for _, p := range k.Passes {
 		fmt.Fprintf(b, "- %s\n", p)
+	}
+	if c := ik.ColReductions(); c != nil {
+		var ws []string
+		for _, w := range c.Space {
+			ws = append(ws, fmt.Sprintf("`%s` f32 %s", w.Name, w.Shape))
+		}
+		g := c.Combine.Launch.GridStrings()
+		fmt.Fprintf(b, "- two launches (docs/colwise.md): this one, then `%s_<dtype>`, grid (`%s`, `%s`, `%s`), threadgroup (%d, 1, 1); both bind the workspaces %s after the outputs, before args\n",
+			c.Combine.Entry, g[0], g[1], g[2], c.Combine.Launch.Threadgroup[0], strings.Join(ws, ", "))
 	}
 	b.WriteString("\n")
 }

@@ -139,7 +139,10 @@ type evalIO struct {
 	store func(b ir.Binding, idx, val jen.Code) jen.Code
 	acc   func(red ir.Reduction) jen.Code // a new accumulator
 	add   func(acc, j, v jen.Code) jen.Code
-	param func(p ir.Field) jen.Code
+	// colAcc is a new accumulator of a [cols] output over rows rows
+	// (kgenrt.ColAcc in the kernels' order, ColAcc64 in row order).
+	colAcc func(o ir.ColOutput) jen.Code
+	param  func(p ir.Field) jen.Code
 }
 
 // evalGen holds what the loops of one evaluation mode need.
@@ -217,7 +220,7 @@ func (g *evalGen) store(st ir.Stage, seg int, idx func(ir.Binding) jen.Code) []j
 	}
 	call := g.call(st, seg, idx)
 	if len(outs) == 1 {
-		return []jen.Code{g.io.store(outs[0], idx(outs[0]), call)}
+		return []jen.Code{g.put(outs[0], idx, call)}
 	}
 	var vals []jen.Code
 	for i := range outs {
@@ -225,7 +228,16 @@ func (g *evalGen) store(st ir.Stage, seg int, idx func(ir.Binding) jen.Code) []j
 	}
 	out := []jen.Code{jen.List(vals...).Op(":=").Add(call)}
 	for i, o := range outs {
-		out = append(out, g.io.store(o, idx(o), vals[i]))
+		out = append(out, g.put(o, idx, vals[i]))
 	}
 	return out
+}
+
+// put stores one result of an output stage at idx(o); a [cols] output's
+// term folds into its accumulator instead (colLoops).
+func (g *evalGen) put(o ir.Binding, idx func(ir.Binding) jen.Code, val jen.Code) jen.Code {
+	if o.IsColOutput() {
+		return jen.Id(colAccName(g.k, o)).Dot("Add").Call(jen.Id("kgenRow"), jen.Id("kgenJ"), val)
+	}
+	return g.io.store(o, idx(o), val)
 }

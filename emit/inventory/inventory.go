@@ -53,7 +53,8 @@ type Split struct {
 	Over int `json:"n_over,omitempty"`
 	// When names the size field compared when it is not n: a batched
 	// chain's flash-decoding split runs when kgen_splits > 1 (n_over 1),
-	// quantized weights' matrix-vector phase when m <= 8 (at_most 8).
+	// quantized weights' matrix-vector phase when m <= 8 (at_most 8);
+	// "always" for column reductions, which have no one-launch form.
 	When   string  `json:"when,omitempty"`
 	AtMost int     `json:"at_most,omitempty"`
 	Phases []Phase `json:"phases"`
@@ -85,7 +86,8 @@ type Binding struct {
 	DType  string  `json:"dtype,omitempty"`
 	Fields []Field `json:"fields,omitempty"`
 	// Shape is "row" for a rowwise kernel's [cols] row vector, "rows" for a
-	// [rows] per-row tensor; Segment names
+	// [rows] per-row tensor, "cols" for a [cols] output (a column
+	// reduction); Segment names
 	// the segment of a multi-segment rowwise kernel the tensor belongs to.
 	Shape   string `json:"shape,omitempty"`
 	Segment string `json:"segment,omitempty"`
@@ -136,6 +138,8 @@ func kernel(k *ir.Kernel, msl string) Kernel {
 	for _, b := range k.Bindings {
 		bd := binding(b)
 		switch {
+		case b.IsColOutput():
+			bd.Shape = "cols" // one value per column, reduced over the rows
 		case b.IsRowVector():
 			bd.Shape = "row"
 		case b.IsPerRow():
@@ -153,7 +157,11 @@ func kernel(k *ir.Kernel, msl string) Kernel {
 		if cond.AtMost {
 			out.Split = &Split{AtMost: cond.Bound}
 		}
-		if cond.Field != "n" {
+		switch cond.Field {
+		case "": // no one-launch form (column reductions)
+			out.Split.When = "always"
+		case "n":
+		default:
 			out.Split.When = cond.Field
 		}
 		for _, p := range ph {

@@ -16,8 +16,9 @@ import (
 	"github.com/kgen-dev/kgen/ir"
 )
 
-// CUDACacheEnv names the folder of cached CUTLASS part objects.
-const CUDACacheEnv = "KGEN_CUDA_CACHE"
+// CUDACacheEnv names the folder of cached CUTLASS part objects (and of
+// the compile checks' outputs, see cuda.CacheEnv).
+const CUDACacheEnv = cuda.CacheEnv
 
 // libBuild builds CUTLASS matmuls into shared libraries: every part of
 // every library that is not already built compiles in one parallel pool

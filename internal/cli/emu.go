@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -23,6 +24,7 @@ type emuFlags struct {
 	buffers, zeros, values, outs, prints           []string
 	includes, defines, constants, tgmem, aliases   []string
 	strict                                         bool
+	timeout                                        time.Duration
 }
 
 func emuCmd(o *options) *cobra.Command {
@@ -36,8 +38,19 @@ compiled as C++ (clang++ >= 17) against kgen's stand-in <metal_stdlib>, and the
 grid runs threadgroup by threadgroup as dispatchThreads would (the last group
 of each axis may be partial). Threadgroup memory is filled with NaN bytes
 before each group, barriers and simd functions are checked for divergence,
-and buffers end at a guard page. See docs/fidelity.md for what is emulated
-and what is not.
+and buffers and threadgroup arrays end at guard zones. See docs/fidelity.md
+for what is emulated and what is not.
+
+The file is compiled and run as host code, with your user's rights: run
+only files you would build and run yourself. emu bounds what a run may
+cost, not what it may do: --timeout (default 2m) ends the compile and the
+run, killing every process they started; the compiler and the kernel run
+with address-space and CPU-time limits and without your environment
+variables; inputs must be regular files (a source at most 8 MiB, buffers
+1 GiB together; clang -E output at most 32 MiB); launches Metal refuses
+(over 1024 threads per group, over 32 KiB of threadgroup memory) and grids
+over 2^32 threads are refused before anything compiles. docs/emu.md says
+what the sandbox does and does not promise.
 
 Buffers are indexed by [[buffer(i)]], hold raw little-endian bytes, and are
 given with any of:
@@ -66,10 +79,13 @@ group run between barriers; "all" runs all three and fails if any buffer
 differs (a race between lanes). --sanitize address|thread builds with ASan
 (out-of-bounds accesses, to the byte) or TSan (one thread per lane: data
 races inside a group). --strict first checks the source in kgen's strict
-mode (address spaces, no double, no libc names MSL lacks).
+mode (address spaces, no double, no libc names MSL lacks), then refuses
+host-only code: inline assembly, extern "C", constructor/section-style
+attributes, static initializers, and calls to functions that are neither
+defined in the file nor part of Metal's library (system, printf, malloc).
 
-Exit codes: 0 ran; 1 the kernel failed to compile or run, or the lane
-orders disagree; 2 usage errors.`,
+Exit codes: 0 ran; 1 the kernel failed to compile or run, ran past
+--timeout, or the lane orders disagree; 2 usage errors (limits included).`,
 		Example: `  kgen emu --file saxpy.metal --kernel saxpy --grid 1000 --threadgroup 256 \
     --buffer 0=x.bin --buffer 1=y.bin --bytes 2=u32:1000,f32:2.5 --out 1=y_out.bin`,
 		Args: noArgs,
@@ -94,6 +110,7 @@ orders disagree; 2 usage errors.`,
 	fl.StringArrayVar(&f.tgmem, "threadgroup-memory", nil, "I=N: N bytes of threadgroup memory for [[threadgroup(I)]] (repeatable)")
 	fl.StringArrayVar(&f.aliases, "alias", nil, "I=J: bind buffer J's memory at index I too (repeatable)")
 	fl.StringVar(&f.lanes, "matrix-lanes", "apple", "simdgroup_matrix element<->lane map: apple, scrambled, or both (both must agree)")
+	fl.DurationVar(&f.timeout, "timeout", defaultEmuTimeout, "wall-clock limit on the whole run, compiles included; every process emu started is killed when it passes")
 	return cmd
 }
 
@@ -102,9 +119,21 @@ func runEmu(o *options, f *emuFlags) error {
 	if err != nil {
 		return usageError{err}
 	}
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), f.timeout)
+	defer cancel()
+	if err := emulate(ctx, o, f, l, orders); err != nil {
+		return f.timedOut(err)
+	}
+	return nil
+}
+
+// emulate checks (--strict), runs and reports one launch.
+func emulate(ctx context.Context, o *options, f *emuFlags, l mslcpu.Launch, orders []mslcpu.LaneOrder) error {
 	if f.strict {
 		if err := mslcpu.CheckSyntax(ctx, l.Source); err != nil {
+			return err
+		}
+		if err := mslcpu.CheckHost(ctx, l); err != nil {
 			return err
 		}
 	}
@@ -123,6 +152,11 @@ func runEmu(o *options, f *emuFlags) error {
 				l.HostName, msg)
 		}
 	}
+	return f.report(o, l, got)
+}
+
+// report prints (--print) and writes (--out) the buffers and says what ran.
+func (f *emuFlags) report(o *options, l mslcpu.Launch, got [][]byte) error {
 	for _, p := range f.prints {
 		idx, typ, err := indexed(p, len(got))
 		if err != nil {
@@ -149,7 +183,7 @@ func runEmu(o *options, f *emuFlags) error {
 			groups = 0
 			break
 		}
-		groups *= int((l.Grid[a] + l.Threadgroup[a] - 1) / l.Threadgroup[a])
+		groups *= int((uint64(l.Grid[a]) + uint64(l.Threadgroup[a]) - 1) / uint64(l.Threadgroup[a]))
 	}
 	fmt.Fprintf(o.stdout, "kgen emu: %s ran on grid (%d,%d,%d) in %d threadgroup(s) of (%d,%d,%d); lane order %s\n",
 		l.HostName, l.Grid[0], l.Grid[1], l.Grid[2], groups, l.Threadgroup[0], l.Threadgroup[1], l.Threadgroup[2], f.order)
@@ -194,7 +228,7 @@ func (f *emuFlags) sourceOptions(l *mslcpu.Launch) error {
 		l.FunctionConstants[name] = value
 	}
 	for _, t := range f.tgmem {
-		idx, n, err := indexed(t, 31)
+		idx, n, err := indexed(t, mslcpu.MaxBindings)
 		if err != nil {
 			return fmt.Errorf("--threadgroup-memory %s: %v", t, err)
 		}
@@ -208,7 +242,7 @@ func (f *emuFlags) sourceOptions(l *mslcpu.Launch) error {
 		l.ThreadgroupMemory[idx] = uint32(size)
 	}
 	for _, a := range f.aliases {
-		idx, j, err := indexed(a, 31)
+		idx, j, err := indexed(a, mslcpu.MaxBindings)
 		if err != nil {
 			return fmt.Errorf("--alias %s: %v", a, err)
 		}
@@ -231,7 +265,8 @@ func (f *emuFlags) sourceOptions(l *mslcpu.Launch) error {
 	return nil
 }
 
-// launch turns the flags into a Launch and the lane orders to run.
+// launch turns the flags into a Launch and the lane orders to run,
+// refusing what Metal or emu's limits refuse before anything compiles.
 func (f *emuFlags) launch() (mslcpu.Launch, []mslcpu.LaneOrder, error) {
 	var l mslcpu.Launch
 	for _, req := range []struct{ name, v string }{{"--file", f.file}, {"--kernel", f.kernel}, {"--grid", f.grid}, {"--threadgroup", f.tg}} {
@@ -239,9 +274,12 @@ func (f *emuFlags) launch() (mslcpu.Launch, []mslcpu.LaneOrder, error) {
 			return l, nil, fmt.Errorf("%s is required (see kgen emu --help)", req.name)
 		}
 	}
-	src, err := os.ReadFile(f.file)
+	if f.timeout <= 0 {
+		return l, nil, fmt.Errorf("--timeout %s: want a positive duration (e.g. 30s, 5m)", f.timeout)
+	}
+	src, err := readInput(f.file, mslcpu.MaxSourceBytes, "a source")
 	if err != nil {
-		return l, nil, fmt.Errorf("--file: %v", err)
+		return l, nil, fmt.Errorf("--file %s: %v", f.file, err)
 	}
 	l.Source, l.HostName = src, f.kernel
 	if err := f.sourceOptions(&l); err != nil {
@@ -261,49 +299,10 @@ func (f *emuFlags) launch() (mslcpu.Launch, []mslcpu.LaneOrder, error) {
 	if orders == nil {
 		return l, nil, fmt.Errorf("--order must be forward, reverse, shuffled or all, not %q", f.order)
 	}
-	bufs := map[int][]byte{}
-	add := func(flag, spec string, read func(string) ([]byte, error)) error {
-		idx, arg, err := indexed(spec, 31)
-		if err != nil {
-			return fmt.Errorf("%s %s: %v", flag, spec, err)
-		}
-		if _, dup := bufs[idx]; dup {
-			return fmt.Errorf("%s %s: buffer %d is given twice", flag, spec, idx)
-		}
-		data, err := read(arg)
-		if err != nil {
-			return fmt.Errorf("%s %s: %v", flag, spec, err)
-		}
-		bufs[idx] = data
-		return nil
+	if l.Buffers, err = f.readBuffers(l.Aliases); err != nil {
+		return l, nil, err
 	}
-	for _, s := range f.buffers {
-		if err := add("--buffer", s, os.ReadFile); err != nil {
-			return l, nil, err
-		}
-	}
-	for _, s := range f.zeros {
-		if err := add("--zeros", s, zeroBytes); err != nil {
-			return l, nil, err
-		}
-	}
-	for _, s := range f.values {
-		if err := add("--bytes", s, packValues); err != nil {
-			return l, nil, err
-		}
-	}
-	hi := -1
-	for idx := range bufs {
-		hi = max(hi, idx)
-	}
-	for idx := range l.Aliases {
-		hi = max(hi, idx) // an alias needs no bytes of its own
-	}
-	l.Buffers = make([][]byte, hi+1) // indices nobody gave are empty buffers
-	for idx, data := range bufs {
-		l.Buffers[idx] = data
-	}
-	return l, orders, nil
+	return l, orders, f.validate(l)
 }
 
 // dims reads X[,Y[,Z]]; missing axes are 1.
@@ -334,14 +333,6 @@ func indexed(s string, limit int) (int, string, error) {
 		return 0, "", fmt.Errorf("buffer index %d is outside 0..%d", idx, limit-1)
 	}
 	return idx, rest, nil
-}
-
-func zeroBytes(s string) ([]byte, error) {
-	n, err := strconv.ParseUint(s, 10, 31)
-	if err != nil {
-		return nil, fmt.Errorf("%q is not a byte count", s)
-	}
-	return make([]byte, n), nil
 }
 
 // packValues packs comma-separated TYPE:VALUE items little-endian.

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -33,9 +35,17 @@ Without file arguments it formats every spec of kgen.yaml. By default it
 prints the formatted files; -d prints a unified diff instead, -l the names
 of files whose layout differs, -w rewrites them in place (atomically).
 --exit-code exits 1 when any file's layout differs (for CI: kgen fmt -d
---exit-code).`,
-		RunE: func(_ *cobra.Command, args []string) error { return o.fmtSpecs(args, f) },
+--exit-code). --format json prints one object (ok, diagnostics, the files
+whose layout differs, or that -w rewrote) instead of the files; github
+annotates each such file and each diagnostic.`,
+		RunE: func(_ *cobra.Command, args []string) error {
+			if err := o.checkFormat(); err != nil {
+				return err
+			}
+			return o.fmtSpecs(args, f)
+		},
 	}
+	formatFlag(cmd, o)
 	cmd.Flags().BoolVarP(&f.diff, "diff", "d", false, "print a unified diff of the changes instead of the formatted files")
 	cmd.Flags().BoolVarP(&f.write, "write", "w", false, "rewrite the files in place")
 	cmd.Flags().BoolVarP(&f.list, "list", "l", false, "list the files whose layout differs")
@@ -81,12 +91,19 @@ func (o *options) fmtSpecs(args []string, f fmtFlags) error {
 		return o.reportErr(err)
 	}
 	changed := 0
+	var names []string
 	for _, r := range results {
 		differs := !bytes.Equal(r.src, r.out)
 		if differs {
 			changed++
+			names = append(names, r.name)
 		}
 		switch {
+		case o.format == "json" || o.format == "github":
+			if o.format == "github" && differs && !f.write {
+				fmt.Fprintf(o.stdout, "::warning file=%s,title=%s::%s\n", ghProperty.Replace(r.name), ghProperty.Replace("kgen fmt"),
+					ghData.Replace("not in kgen's canonical layout; run kgen fmt -w"))
+			}
 		case f.diff && differs:
 			d, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: difflib.SplitLines(string(r.src)), B: difflib.SplitLines(string(r.out)),
 				FromFile: "a/" + r.name, ToFile: "b/" + r.name, Context: 3})
@@ -100,6 +117,16 @@ func (o *options) fmtSpecs(args []string, f fmtFlags) error {
 			if err := writeInPlace(r.name, r.full, r.out); err != nil {
 				return err
 			}
+		}
+	}
+	if o.format == "json" {
+		verb := "differ"
+		if f.write {
+			verb = "rewritten"
+		}
+		if err := o.printJSON(jsonResult{OK: !(f.exitCode && changed > 0), Changed: names,
+			Summary: fmt.Sprintf("kgen fmt: %d file(s), %d %s", len(results), changed, verb)}); err != nil {
+			return err
 		}
 	}
 	if f.exitCode && changed > 0 {
@@ -148,7 +175,22 @@ func writeInPlace(name, full string, data []byte) error {
 	err = renameio.WriteFile(target, data, st.Mode().Perm(), renameio.WithTempDir(filepath.Dir(target)),
 		renameio.WithStaticPermissions(st.Mode().Perm()))
 	if err != nil {
-		return fmt.Errorf("%s: cannot rewrite: %w", name, err)
+		return rewriteErr(name, err)
 	}
 	return nil
+}
+
+// rewriteErr says why fmt -w could not replace spec name, naming the folder
+// as the user wrote it: the error itself names renameio's temp file by
+// its absolute path, which the user never asked for.
+func rewriteErr(name string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: cannot rewrite: fmt -w writes a temporary file in %s, then renames it over the spec: %v", name, filepath.Dir(name), pe.Err)
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return fmt.Errorf("%s: cannot rewrite: renaming the temporary file over the spec failed: %v", name, le.Err)
+	}
+	return fmt.Errorf("%s: cannot rewrite: %w", name, err)
 }

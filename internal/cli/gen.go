@@ -13,10 +13,11 @@ import (
 	"github.com/kgen-dev/kgen/generate"
 	"github.com/kgen-dev/kgen/internal/gocheck"
 	"github.com/kgen-dev/kgen/internal/output"
+	"github.com/kgen-dev/kgen/spec"
 )
 
 func genCmd(o *options) *cobra.Command {
-	check := false
+	check, prune := false, false
 	cmd := &cobra.Command{
 		Use:   "gen",
 		Short: "Generate every output from the specs (writes only changed files)",
@@ -32,16 +33,25 @@ one after the other.
 
 --check is a dry run: it writes nothing, prints a unified diff of what gen
 would change (from the disk to what it would write) and exits 1 when
-anything would, 0 when nothing would.`,
+anything would, 0 when nothing would.
+
+--format json prints one object (ok, diagnostics with path, line, col and
+message, the files written and removed, the summary); --format github
+prints each diagnostic as a GitHub Actions ::error annotation.`,
 		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
+			if err := o.checkFormat(); err != nil {
+				return err
+			}
 			if check {
 				return o.genCheck()
 			}
-			return o.gen()
+			return o.gen(prune)
 		},
 	}
 	cmd.Flags().BoolVar(&check, "check", false, "write nothing; print the diff of what gen would change and exit 1 if anything would")
+	cmd.Flags().BoolVar(&prune, "prune", false, "with no spec left in the specs folder, remove every file kgen generated (without it, an empty folder is an error)")
+	formatFlag(cmd, o)
 	return cmd
 }
 
@@ -59,8 +69,11 @@ func (o *options) generate() (*config.Config, *generate.Result, error) {
 	return cfg, res, nil
 }
 
-func (o *options) gen() error {
-	cfg, res, err := o.generate()
+func (o *options) gen(prune bool) error {
+	cfg, res, err := o.pruneAll(prune)
+	if cfg == nil && err == nil {
+		cfg, res, err = o.generate()
+	}
 	if err != nil {
 		return err
 	}
@@ -85,9 +98,31 @@ func (o *options) gen() error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(o.stdout, "kgen gen: %d kernel(s), %d file(s): %d written, %d removed, %d unchanged\n",
+	summary := fmt.Sprintf("kgen gen: %d kernel(s), %d file(s): %d written, %d removed, %d unchanged",
 		len(res.Kernels), len(res.Files), len(written), len(removed), len(res.Files)-len(written))
+	if o.format == "json" {
+		return o.printJSON(jsonResult{OK: true, Written: written, Removed: removed, Summary: summary})
+	}
+	fmt.Fprintln(o.stdout, summary)
 	return nil
+}
+
+// pruneAll is gen's result for --prune over a specs folder with no spec
+// left: nothing to generate, so every file kgen generated is extra and
+// goes (only files that carry kgen's header and digest). A nil config
+// means a normal run.
+func (o *options) pruneAll(prune bool) (*config.Config, *generate.Result, error) {
+	if !prune {
+		return nil, nil, nil
+	}
+	cfg, err := o.loadConfig()
+	if err != nil {
+		return nil, nil, o.reportErr(err)
+	}
+	if files, err := spec.Files(cfg.Dir, cfg.Specs); err != nil || len(files) > 0 {
+		return nil, nil, nil // specs to generate from (or a folder to complain about): a normal gen
+	}
+	return cfg, &generate.Result{Config: cfg}, nil
 }
 
 // typeCheck type-checks the generated Go package in memory, before
@@ -120,9 +155,6 @@ func (o *options) reportErr(err error) error {
 	if !ok {
 		return err
 	}
-	for _, d := range de.Diagnostics {
-		fmt.Fprintln(o.stderr, d)
-	}
-	fmt.Fprintf(o.stderr, "kgen: %d error(s); nothing written\n", len(de.Diagnostics))
+	o.printDiags(de.Diagnostics)
 	return failed
 }

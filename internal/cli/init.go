@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/mod/modfile"
 
 	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/spec"
@@ -41,6 +42,8 @@ out:
   go: gen/kernels     # the Go package with dispatch code and dtype keys
 go:
   package: kernels
+verify:
+  parity: required    # verify fails where it cannot run the numerical parity (no clang): never green by accident
 `
 
 // initSpec's modeline points at the schema kgen init writes next to
@@ -75,7 +78,8 @@ func initCmd(o *options) *cobra.Command {
   kgen.yaml             the configuration
   specs/gelu_tanh.yaml  an example spec, with a yaml-language-server modeline
   kgen.schema.json      the JSON Schema of specs (kgen schema), for the modeline
-  kgen_generate.go      the line //go:generate go tool kgen gen
+  kgen_generate.go      the line //go:generate go tool kgen gen where the module's
+                        go.mod has kgen as a tool (go get -tool), else kgen gen
 It refuses, writing nothing, when any of them exists; --force overwrites
 them (and only them).`,
 		Args: noArgs,
@@ -98,8 +102,9 @@ func (o *options) scaffold(dir string, force bool) error {
 		{config.FileName, initConfig},
 		{filepath.Join("specs", "gelu_tanh.yaml"), initSpec},
 		{"kgen.schema.json", string(spec.Schema)},
-		{"kgen_generate.go", fmt.Sprintf("package %s\n\n//go:generate go tool kgen gen\n", packageName(dir))},
 	}
+	run, next := generateLine(dir)
+	files = append(files, struct{ name, data string }{"kgen_generate.go", fmt.Sprintf("package %s\n\n//go:generate %s\n", packageName(dir), run)})
 	var exists []string
 	for _, f := range files {
 		if _, err := os.Lstat(filepath.Join(dir, f.name)); err == nil {
@@ -119,8 +124,50 @@ func (o *options) scaffold(dir string, force bool) error {
 		}
 		fmt.Fprintln(o.stdout, "wrote", filepath.ToSlash(f.name))
 	}
-	fmt.Fprintln(o.stdout, "next: go get -tool github.com/kgen-dev/kgen/cmd/kgen && go generate ./...")
+	fmt.Fprintln(o.stdout, "next: "+next)
 	return nil
+}
+
+// kgenTool is the package a go.mod tool directive names to run kgen.
+const kgenTool = "github.com/kgen-dev/kgen/cmd/kgen"
+
+// generateLine is the go:generate command for dir's module, and what to
+// do next: `go tool kgen gen` where the module's go.mod has kgen as a tool
+// (it runs the version go.mod pins), else `kgen gen`, the kgen on PATH
+// (installed with go install), which would otherwise fail with `go: no
+// such tool "kgen"`.
+func generateLine(dir string) (run, next string) {
+	if mod := findGoMod(dir); mod != "" {
+		data, err := os.ReadFile(mod)
+		if f, perr := modfile.Parse(mod, data, nil); err == nil && perr == nil {
+			for _, t := range f.Tool {
+				if t.Path == kgenTool {
+					return "go tool kgen gen", "go generate ./..."
+				}
+			}
+		}
+		return "kgen gen", "go generate ./... (runs the kgen on your PATH; to pin kgen in this module instead: go get -tool " +
+			kgenTool + ", and make the line //go:generate go tool kgen gen)"
+	}
+	return "kgen gen", "go mod init <module path>, then go generate ./... (runs the kgen on your PATH); " +
+		"the generated Go package needs a module (go.mod) to build"
+}
+
+// findGoMod is the go.mod of dir's module ("" outside any).
+func findGoMod(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		if p := filepath.Join(d, "go.mod"); fileExists(p) {
+			return p
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
 }
 
 var packageRE = regexp.MustCompile(`^package\s+([A-Za-z_][A-Za-z0-9_]*)`)

@@ -21,6 +21,7 @@ type junitSuite struct {
 	Name     string      `xml:"name,attr"`
 	Tests    int         `xml:"tests,attr"`
 	Failures int         `xml:"failures,attr"`
+	Skipped  int         `xml:"skipped,attr,omitempty"`
 	Cases    []junitCase `xml:"testcase"`
 	Out      string      `xml:"system-out"`
 }
@@ -31,6 +32,11 @@ type junitCase struct {
 	File      string        `xml:"file,attr,omitempty"`
 	Line      int           `xml:"line,attr,omitempty"`
 	Failure   *junitFailure `xml:"failure"`
+	Skipped   *junitSkipped `xml:"skipped"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
 }
 
 type junitFailure struct {
@@ -61,6 +67,9 @@ func printJUnit(o *options, rep *verify.Report, diffs bool) error {
 			s.Cases = append(s.Cases, junitCase{Name: c, Classname: "kgen." + c})
 		}
 	}
+	for _, w := range rep.Warnings { // a check that did not run: a skipped case, not a pass
+		s.Cases = append(s.Cases, junitCase{Name: strings.SplitN(w, ":", 2)[0], Classname: "kgen.parity", Skipped: &junitSkipped{Message: w}})
+	}
 	for _, p := range rep.Parity {
 		c := junitCase{Name: "parity " + strings.SplitN(p.String(), ":", 2)[0], Classname: "kgen.parity"}
 		if !p.OK() {
@@ -72,6 +81,9 @@ func printJUnit(o *options, rep *verify.Report, diffs bool) error {
 	for _, c := range s.Cases {
 		if c.Failure != nil {
 			s.Failures++
+		}
+		if c.Skipped != nil {
+			s.Skipped++
 		}
 	}
 	fmt.Fprint(o.stdout, xml.Header)

@@ -48,6 +48,9 @@ dispatch/direct-port, …), its severity and, in json and github, its end.`,
 			if format != "text" && format != "json" && format != "github" && format != "junit" {
 				return usageError{fmt.Errorf("--format must be text, json, github or junit, not %q", format)}
 			}
+			if format != "junit" { // spec and config errors before the report, in its format
+				o.format = format
+			}
 			cfg, err := o.loadConfig()
 			if err != nil {
 				return o.reportErr(err)
@@ -104,6 +107,9 @@ func printReport(o *options, rep *verify.Report, format string, diffs bool) erro
 		for _, p := range rep.Parity {
 			fmt.Fprintln(o.stdout, "parity "+p.String())
 		}
+		for _, w := range rep.Warnings {
+			fmt.Fprintf(o.stdout, "::warning title=%s::%s\n", ghProperty.Replace("kgen verify"), ghData.Replace(w))
+		}
 		for _, f := range rep.Findings {
 			end := f.EndPos()
 			fmt.Fprintf(o.stdout, "::%s file=%s,line=%d,col=%d,endLine=%d,endColumn=%d,title=%s::%s\n", verify.SeverityError,
@@ -115,6 +121,9 @@ func printReport(o *options, rep *verify.Report, format string, diffs bool) erro
 	default:
 		for _, p := range rep.Parity {
 			fmt.Fprintln(o.stdout, "parity "+p.String())
+		}
+		for _, w := range rep.Warnings {
+			fmt.Fprintln(o.stdout, "warning: "+w)
 		}
 		for _, f := range rep.Findings {
 			fmt.Fprintln(o.stdout, f.String())
@@ -174,6 +183,7 @@ type jsonReport struct {
 	ParityOK  *int          `json:"parity_ok,omitempty"`
 	Checks    []string      `json:"checks"`
 	Notes     []string      `json:"notes"`
+	Warnings  []string      `json:"warnings"`
 	Findings  []jsonFinding `json:"findings"`
 	Parity    []parityJSON  `json:"parity,omitempty"`
 	Summary   string        `json:"summary"`
@@ -181,7 +191,7 @@ type jsonReport struct {
 
 func printJSON(o *options, rep *verify.Report, diffs bool) error {
 	out := jsonReport{OK: rep.OK(), Kernels: rep.Kernels, Variants: rep.Variants, Files: rep.Files, Checks: rep.Checks,
-		Notes: append([]string{}, rep.Notes...), Findings: []jsonFinding{}, Summary: rep.Summary()}
+		Notes: append([]string{}, rep.Notes...), Warnings: append([]string{}, rep.Warnings...), Findings: []jsonFinding{}, Summary: rep.Summary()}
 	if rep.HasCheck("dispatch") {
 		out.Launchers, out.Exempt = &rep.Launchers, &rep.Exempt
 	}

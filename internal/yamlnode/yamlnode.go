@@ -218,3 +218,24 @@ func Describe(n ast.Node) string {
 	}
 	return "an unsupported YAML value"
 }
+
+// CheckDuplicates reports every duplicate key of every mapping in the doc,
+// as Fields does for the mappings a reader visits: for callers that keep
+// the YAML tree as it is (kgen fmt) and so never call Fields on all of it.
+func (d *Doc) CheckDuplicates(diags *diag.List) {
+	if d.Root != nil {
+		ast.Walk(dupVisitor{d, diags}, d.Root)
+	}
+}
+
+type dupVisitor struct {
+	d     *Doc
+	diags *diag.List
+}
+
+func (v dupVisitor) Visit(n ast.Node) ast.Visitor {
+	if m, ok := n.(*ast.MappingNode); ok {
+		v.d.Fields(m, "a mapping", v.diags)
+	}
+	return v
+}

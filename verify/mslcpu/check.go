@@ -20,9 +20,15 @@ import (
 // float -> half, which MSL itself accepts: kgen always casts explicitly.
 // Results, failures included, are cached like builds.
 func CheckSyntax(ctx context.Context, source []byte) error {
-	text, err := prepass(source)
+	text, err := within(ctx, "reading the source", func() ([]byte, error) {
+		text, err := prepass(source)
+		if err != nil {
+			return nil, fmt.Errorf("mslcpu: %s: %w", kernelFile, err)
+		}
+		return text, nil
+	})
 	if err != nil {
-		return fmt.Errorf("mslcpu: %s: %w", kernelFile, err)
+		return err
 	}
 	tc, err := newToolchain()
 	if err != nil {

@@ -1,7 +1,6 @@
 package mslcpu
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"embed"
@@ -13,15 +12,17 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
+	"time"
 )
 
-//go:embed shim/metal_stdlib shim/metal_simdgroup_matrix shim/metal_type_traits shim/metal_builtins shim/metal_extras shim/runtime.cc
+//go:embed shim/metal_stdlib shim/metal_simdgroup_matrix shim/metal_type_traits shim/metal_builtins shim/metal_extras shim/runtime.cc shim/runtime_tg.inc
 var shimFS embed.FS
 
 // shimFiles are the embedded shim files, unpacked side by side so that
 // metal_stdlib's includes and the kernels' #include <metal_*> find them.
-var shimFiles = []string{"metal_stdlib", "metal_simdgroup_matrix", "metal_type_traits", "metal_builtins", "metal_extras", "runtime.cc"}
+var shimFiles = []string{"metal_stdlib", "metal_simdgroup_matrix", "metal_type_traits", "metal_builtins", "metal_extras", "runtime.cc", "runtime_tg.inc"}
 
 // cacheVersion changes whenever the way binaries are built changes in a way
 // the hashed inputs do not capture.
@@ -98,12 +99,19 @@ func compilerVersion(cxx string) (string, error) {
 	if v, ok := versions.Load(cxx); ok {
 		return v.(string), nil
 	}
-	out, err := exec.Command(cxx, "--version").Output()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := child{what: cxx + " --version", path: cxx, args: []string{"--version"}, memory: CompilerMemory,
+		stdoutN: maxDiagnostics, outErr: cxx + " --version wrote over " + Bytes(maxDiagnostics)}
+	res, err := c.run(ctx)
+	if err == nil {
+		err = res.err
+	}
 	if err != nil {
 		return "", fmt.Errorf("mslcpu: %s --version: %v", cxx, err)
 	}
-	versions.Store(cxx, string(out))
-	return string(out), nil
+	versions.Store(cxx, string(res.stdout))
+	return string(res.stdout), nil
 }
 
 // toolchain is a compiler with its cache directory and unpacked shim.
@@ -242,18 +250,26 @@ func (tc *toolchain) binary(ctx context.Context, p *program, s Sanitizer, extra 
 }
 
 func (tc *toolchain) compile(ctx context.Context, args []string, stdin []byte) error {
-	cmd := exec.CommandContext(ctx, tc.cxx, args...)
-	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
-	}
-	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
+	c := child{what: "compiling", path: tc.cxx, args: args, stdin: stdin, memory: CompilerMemory,
+		stdoutN: maxDiagnostics, merge: true, outErr: "the compiler's diagnostics are over " + Bytes(maxDiagnostics)}
+	res, err := c.run(ctx)
 	if err != nil {
-		return &CompileError{Diagnostics: string(out)}
+		return err
+	}
+	if res.err != nil {
+		return &CompileError{Diagnostics: compilerDiagnostics(res.stdout, res.err, CompilerMemory)}
 	}
 	return nil
+}
+
+// compilerDiagnostics are a failed compiler's output, with how it ended
+// when that was a signal (its memory or CPU limit, most likely).
+func compilerDiagnostics(out []byte, err error, memory int64) string {
+	if detail := exitDetail(err); detail != "" {
+		return strings.TrimRight(string(out), "\n") + fmt.Sprintf("\nthe compiler was stopped: %s (it may run in %s of address space and CPU time up to the deadline)\n",
+			detail, Bytes(memory))
+	}
+	return string(out)
 }
 
 var flights sync.Map // output path -> *flight

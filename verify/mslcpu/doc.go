@@ -20,7 +20,9 @@
 // float, half and bfloat) before each group, so reads of memory no lane
 // wrote show up; each buffer ends just before an inaccessible page, so
 // overruns of more than the 16-byte alignment slack crash with a message
-// naming the buffer; lanes that wait at different barriers or simd calls,
+// naming the buffer; each kernel-scope threadgroup array is storage of its
+// own between guard zones (tgvars.go), and the kernel's threadgroup memory
+// is held to Metal's 32 KiB; lanes that wait at different barriers or simd calls,
 // or that return while others wait at a barrier, are reported as errors;
 // Launch.Order runs lanes in reverse or shuffled order to expose races
 // inside a group; `double`, erf, log1p, expm1, printf and friends are
@@ -69,9 +71,7 @@
 //     int vectors), so bool vectors have the wrong size in buffers.
 //   - Not supported: textures, samplers, atomics, quad_* functions,
 //     packed_* vector types, matrix types. Apple's internal __metal_*
-//     builtins are the shim's metal:: functions (docs/emu.md). Threadgroup
-//     memory (32 KB) and pipeline thread limits are not enforced beyond
-//     1024 threads per group.
+//     builtins are the shim's metal:: functions (docs/emu.md).
 //   - g++ is not supported. g++ 12 (Debian 12) has no __bf16 in C++ and no
 //     per-operation rounding of _Float16 arithmetic in C++ (GCC 13 added
 //     -fexcess-precision=standard for C++), and no ext_vector_type, so
@@ -81,4 +81,12 @@
 //     does all of it natively. The runtime is written for Linux (ELF
 //     section symbols, mmap guard pages); on macOS use Apple's Metal
 //     compiler instead.
+//
+// The source is compiled and run as host code. Run validates a launch
+// against Metal's limits and the harness's own first (Launch.Validate),
+// and every process it starts (clang, the linker, the kernel binary) runs
+// in a process group of its own, killed when the context ends, under
+// CPU-time and address-space limits and with a minimal environment
+// (sandbox.go). CheckHost refuses host-only code (kgen emu --strict). None
+// of this is a security boundary: docs/emu.md says what it promises.
 package mslcpu

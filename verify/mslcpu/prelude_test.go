@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
-	"os"
 	"sort"
 	"strings"
 	"testing"
 	"text/template"
 
 	"github.com/kgen-dev/kgen/funcs"
+	"github.com/kgen-dev/kgen/internal/long"
 	"github.com/kgen-dev/kgen/templates"
 )
 
@@ -266,13 +266,11 @@ func checkNarrowOverloads(t *testing.T, src string, dt dtype) {
 	t.Logf("%s overloads: %d of %d results differ from the rounded f32 result", dt.name, bad, len(got))
 }
 
-// TestPreludeExhaustive checks every float32 input (opt-in: set
-// KGEN_MSLCPU_EXHAUSTIVE=1; about 17 minutes on two cores). It is how the
+// TestPreludeExhaustive checks every float32 input (a long run: `make
+// test-long` or KGEN_LONG=1; about 17 minutes on two cores). It is how the
 // figures in prelude.tmpl's comments were measured.
 func TestPreludeExhaustive(t *testing.T) {
-	if os.Getenv("KGEN_MSLCPU_EXHAUSTIVE") == "" {
-		t.Skip("set KGEN_MSLCPU_EXHAUSTIVE=1 to check all 2^32 inputs")
-	}
+	long.Skip(t, "all 2^32 float32 inputs (about 17 minutes on two cores)")
 	needCompiler(t)
 	src := preludeSource(t, "metal::precise")
 	const chunk = 1 << 24

@@ -3,9 +3,9 @@ package mslcpu
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -101,7 +101,7 @@ func (tc *toolchain) preprocess(ctx context.Context, src []byte, o SourceOptions
 		name = kernelFile
 	}
 	in := append([]byte(fmt.Sprintf("#line 1 %q\n", name)), src...)
-	out, err := tc.output(ctx, args, in)
+	out, err := tc.preprocessed(ctx, args, in)
 	if err != nil {
 		return nil, err
 	}
@@ -205,21 +205,21 @@ func (tc *toolchain) metalStubs() (string, error) {
 	return dir, nil
 }
 
-// output runs the compiler and returns its stdout; diagnostics become a
-// *CompileError.
-func (tc *toolchain) output(ctx context.Context, args []string, stdin []byte) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, tc.cxx, args...)
-	cmd.Stdin = bytes.NewReader(stdin)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
+// preprocessed runs clang -E and returns its output: at most
+// MaxPreprocessedBytes (more is a LimitError, and clang is stopped),
+// diagnostics as a *CompileError.
+func (tc *toolchain) preprocessed(ctx context.Context, args []string, stdin []byte) ([]byte, error) {
+	c := child{what: "preprocessing", path: tc.cxx, args: args, stdin: stdin, memory: PreprocessorMemory,
+		stdoutN: MaxPreprocessedBytes,
+		outErr:  fmt.Sprintf("the preprocessed source is over %s (a macro or #include that expands without bound?)", Bytes(MaxPreprocessedBytes))}
+	res, err := c.run(ctx)
 	if err != nil {
-		return nil, &CompileError{Diagnostics: stderr.String()}
+		return nil, err
 	}
-	return stdout.Bytes(), nil
+	if res.err != nil {
+		return nil, &CompileError{Diagnostics: compilerDiagnostics(res.stderr, res.err, PreprocessorMemory)}
+	}
+	return res.stdout, nil
 }
 
 // load turns a launch's source into a parsed program: preprocessed first
@@ -231,10 +231,14 @@ func (tc *toolchain) load(ctx context.Context, src []byte, o SourceOptions) (*pr
 		if err != nil {
 			return nil, err
 		}
-		src, lines = text, newLineMap(text, kernelFile)
+		src, lines = text, newLineMap(text, kernelFile) // linear: no deadline needed
 	}
-	p, err := parseProgram(src, o.FunctionConstants, lines)
+	p, err := within(ctx, "reading the source", func() (*program, error) { return parseProgram(src, o.FunctionConstants, lines) })
 	if err != nil {
+		var se *StoppedError
+		if errors.As(err, &se) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("mslcpu: %w", err)
 	}
 	return p, nil

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os/exec"
 	"sort"
 	"strings"
 )
@@ -75,15 +74,18 @@ type RunError struct {
 
 func (e *RunError) Error() string { return "mslcpu: " + e.HostName + ": " + e.Message }
 
-// maxThreadgroup is Metal's limit on threads per threadgroup.
-const maxThreadgroup = 1024
-
 // Run compiles (cached by sha256 of source+shim+flags+driver under
 // os.UserCacheDir()/kgen/mslcpu, or $KGEN_MSLCPU_CACHE if set) and runs the
 // launch, returning every buffer after the run (outputs filled in). Threads
 // whose position is outside Grid are not run (dispatchThreads semantics);
 // partial threadgroups are allowed. The input buffers are not modified.
+// The launch is checked against Metal's and the harness's limits first
+// (Validate); every process runs under the limits in sandbox.go, and an
+// expired ctx stops them all.
 func Run(ctx context.Context, l Launch) ([][]byte, error) {
+	if err := l.Validate(); err != nil {
+		return nil, fmt.Errorf("mslcpu: %s: %w", l.HostName, err)
+	}
 	tc, err := newToolchain()
 	if err != nil {
 		return nil, err
@@ -96,7 +98,7 @@ func Run(ctx context.Context, l Launch) ([][]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mslcpu: %w", err)
 	}
-	if err := checkLaunch(l, in.kernel); err != nil {
+	if err := checkBindings(l, in.kernel); err != nil {
 		return nil, fmt.Errorf("mslcpu: %s: %w", l.HostName, err)
 	}
 	if err := SanitizerAvailable(ctx, l.Sanitize); err != nil {
@@ -112,40 +114,10 @@ func Run(ctx context.Context, l Launch) ([][]byte, error) {
 	return execute(ctx, tc, bin, l)
 }
 
-// checkLaunch rejects launches Metal would reject, before any compile.
-func checkLaunch(l Launch, k *kernelSig) error {
-	lanes := uint64(1)
-	for a, n := range l.Threadgroup {
-		if n == 0 {
-			return fmt.Errorf("Threadgroup[%d] is 0", a)
-		}
-		lanes *= uint64(n)
-	}
-	if lanes > maxThreadgroup {
-		return fmt.Errorf("threadgroup of %d threads exceeds Metal's %d", lanes, maxThreadgroup)
-	}
+// checkBindings rejects launches that do not bind what the kernel uses.
+func checkBindings(l Launch, k *kernelSig) error {
 	if hi := k.maxBuffer(); hi >= len(l.Buffers) {
 		return fmt.Errorf("kernel %s binds buffer(%d) but the launch has %d buffers", k.name, hi, len(l.Buffers))
-	}
-	for i, j := range l.Aliases {
-		if i < 0 || j < 0 || i >= len(l.Buffers) || j >= len(l.Buffers) || i == j {
-			return fmt.Errorf("alias buffer(%d) = buffer(%d): both must be distinct buffers of the launch", i, j)
-		}
-		if _, chained := l.Aliases[j]; chained {
-			return fmt.Errorf("alias buffer(%d) = buffer(%d): buffer(%d) is itself an alias", i, j, j)
-		}
-	}
-	if len(l.ThreadgroupMemory) > 31 {
-		return fmt.Errorf("%d threadgroup memory bindings exceed Metal's 31", len(l.ThreadgroupMemory))
-	}
-	if l.Order > Shuffled {
-		return fmt.Errorf("unknown lane order %d", l.Order)
-	}
-	if l.MatrixLanes > ScrambledLanes {
-		return fmt.Errorf("unknown matrix lane map %d", l.MatrixLanes)
-	}
-	if l.Sanitize > ThreadSanitizer {
-		return fmt.Errorf("unknown sanitizer %d", l.Sanitize)
 	}
 	return nil
 }
@@ -153,29 +125,39 @@ func checkLaunch(l Launch, k *kernelSig) error {
 // execute runs the built binary: the launch goes in on stdin, the buffers
 // come back on stdout (see read_request / write_response in runtime.cc).
 func execute(ctx context.Context, tc *toolchain, bin string, l Launch) ([][]byte, error) {
-	cmd := exec.CommandContext(ctx, bin)
-	cmd.Stdin = bytes.NewReader(encodeRequest(l))
+	c := child{what: "running " + l.HostName, path: bin, stdin: encodeRequest(l), memory: KernelMemory,
+		stdoutN: responseSize(l), outErr: l.HostName + ": the kernel binary wrote more than its buffers to stdout"}
 	if l.Sanitize != NoSanitizer {
-		cmd.Env = sanitizerEnv(tc.cxx)
+		c.env, c.memory = sanitizerEnv(tc.cxx), 0 // sanitizers bound resident memory instead
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
+	res, err := c.run(ctx)
 	if err != nil {
-		msg := summarize(stderr.String())
-		var exit *exec.ExitError
-		if errors.As(err, &exit) && !exit.Exited() {
-			msg = strings.TrimSpace(exit.String() + "\n" + msg)
+		return nil, err
+	}
+	if res.err != nil {
+		stderr := string(res.stderr)
+		msg := summarize(stderr)
+		if detail := exitDetail(res.err); detail != "" {
+			msg = strings.TrimSpace(detail + "\n" + msg)
 		}
 		if msg == "" {
-			msg = err.Error()
+			msg = res.err.Error()
 		}
-		return nil, &RunError{HostName: l.HostName, Message: msg, Report: stderr.String()}
+		return nil, &RunError{HostName: l.HostName, Message: msg, Report: stderr}
 	}
-	return decodeResponse(stdout.Bytes(), len(l.Buffers))
+	return decodeResponse(res.stdout, len(l.Buffers))
+}
+
+// responseSize is the size of the binary's answer to l (write_response).
+func responseSize(l Launch) int {
+	n := 12
+	for i, b := range l.Buffers {
+		if j, ok := l.Aliases[i]; ok && j >= 0 && j < len(l.Buffers) {
+			b = l.Buffers[j]
+		}
+		n += 8 + len(b)
+	}
+	return n
 }
 
 func encodeRequest(l Launch) []byte {

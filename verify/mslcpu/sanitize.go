@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -105,25 +104,30 @@ func probeSanitizer(ctx context.Context, s Sanitizer) error {
 	if err := tc.compile(ctx, append(buildFlags(s), src, "-o", bin, "-lpthread"), nil); err != nil {
 		return fmt.Errorf("mslcpu: %s sanitizer unavailable with %s (on Debian: apt-get install libclang-rt-19-dev): %v", s, tc.cxx, err)
 	}
-	cmd := exec.CommandContext(ctx, bin)
-	cmd.Env = sanitizerEnv(tc.cxx)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("mslcpu: %s sanitizer build does not run here: %v\n%s", s, err, out)
+	c := child{what: "running the sanitizer probe", path: bin, env: sanitizerEnv(tc.cxx), stdoutN: maxDiagnostics,
+		merge: true, outErr: "the sanitizer probe wrote over " + Bytes(maxDiagnostics)}
+	res, err := c.run(ctx)
+	if err == nil {
+		err = res.err
+	}
+	if err != nil {
+		return fmt.Errorf("mslcpu: %s sanitizer build does not run here: %v\n%s", s, err, res.stdout)
 	}
 	return nil
 }
 
-// sanitizerEnv is the environment a kernel binary runs in: the sanitizers'
-// options (no leak check: the runtime never frees its buffers; stop at the
-// first report) and the symbolizer of the compiler's LLVM (Symbolizer), so
-// that reports name kernel.metal lines.
+// sanitizerEnv is what a sanitized kernel binary adds to the minimal
+// environment: the sanitizers' options (no leak check: the runtime never
+// frees its buffers; stop at the first report; resident memory bounded by
+// KernelMemory, as an address-space limit would stop the sanitizer itself)
+// and the symbolizer of the compiler's LLVM (Symbolizer), so that reports
+// name kernel.metal lines.
 func sanitizerEnv(cxx string) []string {
-	opts := "detect_leaks=0:halt_on_error=1:abort_on_error=0"
+	opts := fmt.Sprintf("detect_leaks=0:halt_on_error=1:abort_on_error=0:hard_rss_limit_mb=%d:max_allocation_size_mb=%d", KernelMemory>>20, KernelMemory>>20)
 	if sym, err := Symbolizer(cxx); err == nil {
 		opts += ":external_symbolizer_path=" + sym
 	}
-	env := os.Environ()
-	return append(env, "ASAN_OPTIONS="+opts, "TSAN_OPTIONS="+opts+":second_deadlock_stack=1")
+	return []string{"ASAN_OPTIONS=" + opts, "TSAN_OPTIONS=" + opts + ":second_deadlock_stack=1"}
 }
 
 // accessRe matches the access lines of ASan and TSan reports ("READ of size

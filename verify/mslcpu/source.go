@@ -22,6 +22,11 @@ type program struct {
 	// lines maps lines of preprocessed text to their files (nil: the text
 	// is the kernel file itself).
 	lines *lineMap
+	// masked is the text before the rewrites, comments blanked: what
+	// CheckHost reads.
+	masked []byte
+	// newlines are the offsets of masked's line breaks (lineAt).
+	newlines []int
 }
 
 // kernelSig is one kernel function definition.
@@ -108,7 +113,7 @@ type edit struct {
 // that C++ reads differently.
 func parseProgram(src []byte, fc map[string]string, lines *lineMap) (*program, error) {
 	masked := maskComments(src)
-	p := &program{kernels: map[string]*kernelSig{}, sync: syncRe.Match(masked), lines: lines}
+	p := &program{kernels: map[string]*kernelSig{}, sync: syncRe.Match(masked), lines: lines, masked: masked, newlines: newlineOffsets(masked)}
 	edits, err := p.edits(masked, fc)
 	if err != nil {
 		return nil, err
@@ -136,7 +141,7 @@ func (p *program) edits(masked []byte, fc map[string]string) ([]edit, error) {
 	edits = append(append(edits, fcEdits...), rewrites(masked)...)
 	edits = append(append(edits, literalSuffixes(masked)...), defaultedCtors(masked)...)
 	edits = append(edits, addressSpaceOverloads(masked)...)
-	return edits, nil
+	return append(edits, p.threadgroupVars(masked)...), nil
 }
 
 // pos names line n of the text being parsed as file:line.
@@ -146,7 +151,7 @@ func (p *program) pos(n int) string { return p.lines.pos(n) }
 // syntax check does not depend on the driver's signature rules.
 func prepass(src []byte) ([]byte, error) {
 	masked := maskComments(src)
-	p := &program{kernels: map[string]*kernelSig{}}
+	p := &program{kernels: map[string]*kernelSig{}, newlines: newlineOffsets(masked)}
 	edits, err := p.edits(masked, nil)
 	if err != nil {
 		return nil, err
@@ -167,7 +172,7 @@ func prepass(src []byte) ([]byte, error) {
 func (p *program) instantiations(masked []byte) ([]edit, error) {
 	var edits []edit
 	for _, loc := range hostNameStartRe.FindAllIndex(masked, -1) {
-		line := lineOf(masked, loc[0])
+		line := p.lineAt(loc[0])
 		host, rest, err := hostNameLiteral(masked, loc[1])
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", p.pos(line), err)
@@ -315,8 +320,8 @@ func rewrites(masked []byte) []edit {
 		edits = append(edits, edit{loc[2], loc[3], "kgen_threadgroup"})
 	}
 	for _, loc := range tgKeywordRe.FindAllIndex(masked, -1) {
-		rest := masked[loc[1]:]
-		if k := bytes.IndexAny(rest, "*&;[=(){},"); k >= 0 && (rest[k] == '*' || rest[k] == '&' || rest[k] == '[' && arrayParam(rest[k:])) {
+		rest := masked[loc[1]:min(len(masked), loc[1]+maxDeclScan)]
+		if k := bytes.IndexAny(rest, "*&;[=(){},"); k >= 0 && (rest[k] == '*' || rest[k] == '&' || rest[k] == '[' && arrayParam(rest[k:]) && !beginsStatement(masked, loc[0])) {
 			edits = append(edits, edit{loc[0], loc[1], "KGEN_TG_PTR"})
 		}
 	}
@@ -416,13 +421,13 @@ func (p *program) parseKernels(masked []byte) error {
 		open := m[1] - 1
 		close, err := matchParen(masked, open)
 		if err != nil {
-			return fmt.Errorf("%s: kernel %s: %v", p.pos(lineOf(masked, m[0])), name, err)
+			return fmt.Errorf("%s: kernel %s: %v", p.pos(p.lineAt(m[0])), name, err)
 		}
 		after := bytes.TrimLeft(masked[close+1:], " \t\r\n")
 		if len(after) == 0 || after[0] != '{' {
 			continue // a declaration; the definition carries the signature
 		}
-		k := &kernelSig{name: name, line: lineOf(masked, m[0]), template: isTemplate(masked, m[0])}
+		k := &kernelSig{name: name, line: p.lineAt(m[0]), template: isTemplate(masked, m[0])}
 		if err := p.parseParams(k, masked[open+1:close]); err != nil {
 			return err
 		}
@@ -656,6 +661,21 @@ func isTemplate(b []byte, pos int) bool {
 }
 
 func lineOf(b []byte, pos int) int { return bytes.Count(b[:pos], []byte("\n")) + 1 }
+
+// newlineOffsets lists where b's line breaks are.
+func newlineOffsets(b []byte) []int {
+	var out []int
+	for i, c := range b {
+		if c == '\n' {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// lineAt is lineOf(p.masked, pos) in logarithmic time: sources with many
+// kernels or declarations stay linear to read.
+func (p *program) lineAt(pos int) int { return sort.SearchInts(p.newlines, pos) + 1 }
 
 func applyEdits(src []byte, edits []edit) []byte {
 	sort.Slice(edits, func(i, j int) bool { return edits[i].start < edits[j].start })

@@ -66,7 +66,9 @@ kernel void k(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]])
 	}
 	text := string(p.text)
 	for _, want := range []string{
-		"    threadgroup float buf[32];",
+		// storage of its own between guard zones (tgvars.go)
+		`    using kgen_tg_buf = float [32]; static_assert(sizeof(kgen_tg_buf) <= KGEN_TG_LIMIT, `,
+		`static auto& buf = ::kgen_rt::tg_var<kgen_tg_buf>("buf", "kernel.metal:4");`,
 		"    KGEN_TG_PTR float* p = buf;",
 		"    KGEN_TG_PTR const float4 &r = *reinterpret_cast<KGEN_TG_PTR float4*>(buf);",
 		"    threadgroup_barrier(",

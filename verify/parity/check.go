@@ -68,7 +68,9 @@ func (c *check) judgeLane(b ir.Binding, idx, row int, w, bound float64) {
 	allowed, ok, note := judge(g, w, bound, t, c.v.Tolerance)
 	d := math.Abs(g - w)
 	if !math.IsNaN(d) && !math.IsInf(d, 0) {
-		c.res.MaxAbs = math.Max(c.res.MaxAbs, d)
+		if math.Abs(w) <= 1 { // above 1 the relative error is the meaningful one (max_rel)
+			c.res.MaxAbs = math.Max(c.res.MaxAbs, d)
+		}
 		if math.Abs(w) >= LimitsOf(t).MinNormal {
 			c.res.MaxRel = math.Max(c.res.MaxRel, d/math.Abs(w))
 		}
@@ -135,7 +137,7 @@ func (c *check) lane(b ir.Binding, idx int) Lane {
 		l.Row, l.Col = idx/l.Cols, idx%l.Cols
 		l.Kind = MixedRow
 		if !c.opts.Plain {
-			l.Kind = RowKindOf(l.Row, l.N)
+			l.Kind = rowKindFor(c.k, l.Row, l.N)
 		}
 	}
 	return l

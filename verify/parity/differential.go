@@ -43,11 +43,15 @@ type Sample struct {
 	Bounds  [][]float64 // each output's per-element bound, by index
 }
 
-// Shape is binding b's dimensions at this launch.
+// Shape is binding b's dimensions at this launch, as stored (a quantized
+// binding's last dim is its packed width, ir.Binding.StoredWidth).
 func (s *Sample) Shape(b ir.Binding) []int {
 	dims := make([]int, len(b.Shape))
 	for i, d := range b.Shape {
 		dims[i] = s.Sizes[d]
+	}
+	if n := len(dims); n > 0 {
+		dims[n-1] = b.StoredWidth(dims[n-1])
 	}
 	return dims
 }

@@ -102,6 +102,12 @@ var DefaultCols = []int{1, 7, 64, 4304, 8192}
 // several rows with a partial last threadgroup.
 var DefaultRows = []int{0, 1, 11}
 
+// DefaultColRows are the row counts of a kernel with column reductions:
+// DefaultRows, and 77 rows, ten chunks of ir.ColChunk (the last one
+// partial) spread over the combine's ways (two take two chunks), with
+// finite inputs (ColFiniteRows).
+var DefaultColRows = []int{0, 1, 11, 77}
+
 // SegmentRows is the row count parity gives segment s of a multi-segment
 // kernel checked at rows: segments get different counts (rows, rows+3, …)
 // so a launch mixes them, and all of them are 0 at 0.
@@ -122,6 +128,9 @@ func rowShapes(k *ir.Kernel, opts Options) []shape {
 	}
 	if len(rows) == 0 {
 		rows = DefaultRows
+		if k.ColReductions() != nil {
+			rows = DefaultColRows
+		}
 	}
 	var out []shape
 	for _, c := range cols {
@@ -151,13 +160,23 @@ func rowF32Param(i int) float64 {
 	return float64(i)
 }
 
-// rowReference evaluates every row of every segment (ir.Kernel.EvalRowsBound).
+// rowReference evaluates every row of every segment (ir.Kernel.EvalRowsBound);
+// a [cols] output's terms fold over the rows (ir.ColFold), judged once
+// every row is in.
 func rowReference(c *check, visit visitor) {
 	k, cols := c.k, c.sizes["cols"]
+	folds := k.NewColFolds(cols)
+	colOut := map[int]int{} // output index → its fold
+	if cr := k.ColReductions(); cr != nil {
+		for i, o := range cr.Outputs {
+			colOut[o.Out] = i
+		}
+	}
 	for s := range k.NumSegments() {
 		ins, outs := k.SegmentBindings(s, ir.Input), k.SegmentBindings(s, ir.Output)
 		row := make([][]float64, len(ins))
-		for r := range c.sizes[outs[0].Shape[0]] {
+		rows := c.sizes[segmentRows(k, s)]
+		for r := range rows {
 			for i, b := range ins {
 				switch {
 				case b.IsRowVector():
@@ -168,16 +187,39 @@ func rowReference(c *check, visit visitor) {
 					row[i] = c.vals[b.Index][r*cols : (r+1)*cols]
 				}
 			}
-			want, bound := k.EvalRowsBoundAt(r, c.sizes[outs[0].Shape[0]], row, c.params, c.rounding)
+			want, bound := k.EvalRowsBoundAt(r, rows, row, c.params, c.rounding)
 			for o, b := range outs {
-				if b.IsPerRow() {
+				switch {
+				case b.IsColOutput():
+					folds[colOut[o]].Add(want[o], bound[o])
+				case b.IsPerRow():
 					visit(b, r, r, want[o][0], bound[o][0])
-					continue
-				}
-				for j := range cols {
-					visit(b, r*cols+j, r, want[o][j], bound[o][j])
+				default:
+					for j := range cols {
+						visit(b, r*cols+j, r, want[o][j], bound[o][j])
+					}
 				}
 			}
 		}
 	}
+	for o, b := range k.SegmentBindings(0, ir.Output) {
+		if !b.IsColOutput() {
+			continue
+		}
+		want, bound := folds[colOut[o]].Result(c.rounding)
+		for j := range cols {
+			visit(b, j, -1, want[j], bound[j])
+		}
+	}
+}
+
+// segmentRows is the size field of segment s's rows: the first dimension of
+// its [rows, cols] inputs (every rowwise kernel has one).
+func segmentRows(k *ir.Kernel, s int) string {
+	for _, b := range k.SegmentBindings(s, ir.Input) {
+		if len(b.Shape) == 2 {
+			return b.Shape[0]
+		}
+	}
+	return "rows"
 }

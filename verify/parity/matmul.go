@@ -47,10 +47,17 @@ func matmulShapes(k *ir.Kernel, opts Options) []shape {
 		return chainShapes(opts)
 	}
 	shapes := opts.Matmul
+	g := quantGroup(k)
 	if len(shapes) == 0 {
 		shapes = DefaultMatmulShapes
-		if g := quantGroup(k); g > 0 {
+		if g > 0 {
 			shapes = QuantMatmulShapes(g)
+		}
+	}
+	if g > 0 { // a quantized B's k is whole groups: a shape's K rounds up to one
+		shapes = append([]MatmulShape(nil), shapes...)
+		for i := range shapes {
+			shapes[i].K = (shapes[i].K + g - 1) / g * g
 		}
 	}
 	var out []shape

@@ -125,8 +125,11 @@ type Result struct {
 	// rowwise kernels with adversarial inputs they must stay within the
 	// designated rows, or the check would be vacuous.
 	NaNs, Infs int
-	NaNRows    []int   // rowwise: the rows (of any segment) with a NaN reference, in order met
-	MaxAbs     float64 // largest |got-ref| among finite pairs
+	NaNRows    []int // rowwise: the rows (of any segment) with a NaN reference, in order met
+	// FiniteRows: the launch's NaN and ±Inf rows held mixed finite values
+	// instead (a column-reducing kernel over more than ColFiniteRows rows).
+	FiniteRows bool
+	MaxAbs     float64 // largest |got-ref| among finite pairs with |ref| <= 1
 	MaxRel     float64 // largest |got-ref|/|ref| where |ref| >= the storage type's smallest normal
 	Worst      *Lane   // the lane with the largest Excess; nil when every lane is exact
 	Failures   []Lane  // the first few failing lanes
@@ -221,7 +224,7 @@ func checkOne(ctx context.Context, k *ir.Kernel, v ir.Variant, gen shapeGen, sou
 	}
 	c := &check{k: k, v: v, gen: gen, opts: opts, sizes: sizes,
 		params: paramValues(k, gen.f32Param, opts.Params), rounding: roundingOf(k, v),
-		res: Result{HostName: v.HostName, DType: v.DType, N: sh.n, Rows: sh.rows, Cols: sh.cols}}
+		res: Result{HostName: v.HostName, DType: v.DType, N: sh.n, Rows: sh.rows, Cols: sh.cols, FiniteRows: finiteRows(k, sh.rows)}}
 	c.vals = gen.inputs(rand.New(rand.NewPCG(opts.Seed, sh.seed)), k, v, sizes, opts)
 	buffers, err := c.buffers()
 	if err != nil {

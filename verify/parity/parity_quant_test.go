@@ -2,6 +2,7 @@ package parity_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -63,5 +64,61 @@ func TestQuantMutationsFail(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestQuantizedEpilogueForms: a quantized B works unchanged under the
+// matmul forms beyond a plain epilogue: row reductions (row-owning, and
+// the split for n above the strip, whose first phase reads the packed
+// weights and tables) with mixed formats in a gated pair, and a chain
+// whose scores use Q8_0 keys.
+func TestQuantizedEpilogueForms(t *testing.T) {
+	needCompiler(t)
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "specs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"kgen.yaml": "version: 1\nspecs: specs\nout:\n  msl: gen/msl\n  go: gen/kernels\ngo:\n  package: kernels\n",
+		"specs/qnorm.yaml": `kernel: qnorm
+kind: matmul
+dtypes: [f16, bf16]
+matmul:
+  a: x
+  b:
+    - {name: wg, quant: {format: affine, bits: 3, group: 32}, acc: gate}
+    - {name: wu, quant: q4_0, acc: up}
+params:
+  - {name: eps, type: f32}
+let:
+  - h: gate * sigmoid(gate) * up
+outputs:
+  - y: h / sqrt(row_mean(h * h) + eps)
+ports: {metal: generated, cuda: null, rocm: null}
+`,
+		"specs/qattn.yaml": `kernel: qattn
+kind: matmul
+dtypes: [f16]
+matmul: {a: q, b: {name: kc, quant: q8_0}, then: {name: v, layout: col_major}}
+let:
+  - s: acc * 0.125
+  - e: exp(s - row_max(s))
+outputs:
+  - o: acc2 / row_sum(e)
+ports: {metal: generated, cuda: null, rocm: null}
+`,
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kernels, src := projectKernels(t, filepath.Join(dir, "kgen.yaml"))
+	for _, k := range kernels {
+		opts := parity.Options{Seed: 9, Matmul: []parity.MatmulShape{{1, 1, 32}, {9, 33, 64}, {3, 40, 96}, {9, 417, 32}}}
+		if k.Matmul().Chain != nil {
+			opts = parity.Options{Seed: 9, Chain: []parity.ChainShape{{1, 1, 32, 1}, {7, 40, 64, 9}, {9, 100, 32, 40}}}
+		}
+		t.Run(k.Name, func(t *testing.T) { checkAll(t, k, src[k.Name], opts) })
 	}
 }

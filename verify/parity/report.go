@@ -110,7 +110,10 @@ type Report struct {
 	// Undecided lanes have a reference at the compute type's overflow edge
 	// (accepted either way; see Result.Undecided).
 	Undecided int
-	MaxAbs    float64 // largest |got − want| where both are finite
+	// MaxAbs is the largest |got − want| where both are finite and |want|
+	// <= 1: above 1 an absolute error only restates the output's magnitude
+	// (a matmul's huge rows gave max_abs 1.78e+21), and MaxRel says it.
+	MaxAbs float64
 	// MaxRel is the largest |got − want| / |want| over lanes whose reference
 	// is at least the storage type's smallest normal (below it every
 	// relative error is rounding noise of the subnormal or flushed range).
@@ -138,10 +141,14 @@ func (r *Report) String() string {
 		s += "; every lane equals the correctly rounded reference"
 	case r.Worst != nil:
 		w := r.Worst
+		at := ""
+		if a := w.At(); a != "" { // a matmul's element has no inputs to show
+			at = " at " + a
+		}
 		if w.Cols > 0 {
-			s += fmt.Sprintf("; worst %s (%s) at %s: got %s, want %s", w.Where(), w.shape(), w.At(), num(w.Got), num(w.Want))
+			s += fmt.Sprintf("; worst %s (%s)%s: got %s, want %s", w.Where(), w.shape(), at, num(w.Got), num(w.Want))
 		} else {
-			s += fmt.Sprintf("; worst %s at %s: got %s, want %s", w.Output, w.At(), num(w.Got), num(w.Want))
+			s += fmt.Sprintf("; worst %s%s: got %s, want %s", w.Output, at, num(w.Got), num(w.Want))
 		}
 		if w.Note != "" {
 			s += " (" + w.Note + ")"

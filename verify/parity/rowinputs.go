@@ -67,6 +67,34 @@ func RowKindOf(r, rows int) RowKind {
 	return SpecialRows[r-1]
 }
 
+// ColFiniteRows is the most rows at which a kernel with column reductions
+// (ir.Cols) still meets the NaN row: a NaN in any row reaches every
+// column's sum, so longer launches (DefaultColRows' 77) keep that row mixed
+// and finite, and the [cols] outputs informative. Its ±Inf rows are mixed
+// at every row count: an infinity leaves terms that are exact zeros with
+// no error bound (rsqrt(∞)·x), which then spread to every column's sum,
+// where parity and the differential check could judge nothing.
+const ColFiniteRows = 16
+
+// rowKindFor is RowKindOf for kernel k: RowKindOf, except the ±Inf rows
+// of a column-reducing kernel, and its NaN row above ColFiniteRows rows,
+// which are mixed.
+func rowKindFor(k *ir.Kernel, r, rows int) RowKind {
+	kind := RowKindOf(r, rows)
+	switch {
+	case k.ColReductions() == nil:
+	case kind == PosInfRow || kind == NegInfRow, kind == NaNRow && finiteRows(k, rows):
+		return MixedRow
+	}
+	return kind
+}
+
+// finiteRows reports whether a launch of kernel k over rows rows keeps
+// every row finite (Result.FiniteRows).
+func finiteRows(k *ir.Kernel, rows int) bool {
+	return k.ColReductions() != nil && rows > ColFiniteRows
+}
+
 // inDomain replaces every non-finite input by a finite special when the
 // spec says `domain: finite`: its author means the kernel for finite
 // inputs, so parity does not judge it on ±Inf and NaN.
@@ -199,7 +227,7 @@ func rowInputs(r *rand.Rand, k *ir.Kernel, v ir.Variant, sizes map[string]int, o
 			rows := sizes[b.Shape[0]]
 			vals[b.Index] = make([]float64, 0, rows*cols)
 			for row := 0; row < rows; row++ {
-				kind := RowKindOf(row, rows)
+				kind := rowKindFor(k, row, rows)
 				vals[b.Index] = append(vals[b.Index], rowValues(r, kind, cols, t, opts.Range, carrierOf(b, kind))...)
 			}
 		}

@@ -14,12 +14,16 @@ import (
 // one (ir.Kernel.Phases) on backend b at these sizes, as its Go launcher
 // decides: on Metal, a row-reducing matmul wider than its threadgroup-memory
 // strip, or a batched chain whose grid is too small (flash decoding). The
-// CUDA port runs its split inside the kernel's one call.
+// CUDA port runs a matmul's split inside the kernel's one call. Column
+// reductions have no one-launch form: their two launches run on every
+// backend (the CUDA port launches both inside its one call, so a GPU
+// runner here meets each entry point by its host name).
 func splits(k *ir.Kernel, b ir.Backend, sizes map[string]int) bool {
-	if b != ir.Metal || len(k.Phases()) == 0 {
+	if len(k.Phases()) == 0 {
 		return false
 	}
-	return k.PhasesWhen().Holds(sizes)
+	cond := k.PhasesWhen()
+	return cond.Always() || b == ir.Metal && cond.Holds(sizes)
 }
 
 // runSplit runs a split kernel's phases (ir.Kernel.Phases) in order, as the

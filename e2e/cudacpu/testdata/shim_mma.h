@@ -3,7 +3,7 @@
 // device intrinsics their quantized readers use (templates/cuda/quant.tmpl),
 // for the CPU (e2e/cudacpu). Included after shim.h and before a .cu built
 // with -DKGEN_HOST_MMA, which leaves out the PTX versions. The warp-wide
-// operations publish each lane's registers, meet at the warp's barrier, and
+// operations publish each lane's registers, meet at the warp's gate, and
 // compute every lane's result from the PTX ISA's fragment layouts
 // (mma.sync m16n8k16 .row.col; ldmatrix .m8n8.x4, .trans), so a kernel that
 // misreads a layout fails here as on the GPU. cp.async copies at once.
@@ -17,14 +17,15 @@ namespace kgen_cpu {
 // before all have read.
 template <typename F>
 inline void exchange(const unsigned* mine, int n, F read) {
-    warp& w = *my_warp;
-    const unsigned lane = kgen_cpu_lane();
+    const unsigned t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    warp& w = run->warps[t / 32];
+    const unsigned lane = t % 32;
     for (int i = 0; i < n; ++i) w.wide[lane][i] = mine[i];
-    w.bar.arrive_and_wait();
+    wait(w.g);
     for (unsigned l = 0; l < 32; ++l)
         if (w.gone[l]) die("a warp-wide matrix operation with a lane that has returned");
     read(w.wide, lane);
-    w.bar.arrive_and_wait();
+    wait(w.g);
 }
 
 template <typename T> inline float half_at(unsigned word, int h) {

@@ -209,9 +209,13 @@ unsigned char* alloc_buffer(uint64_t len) {
   return base + span - body;
 }
 
+#include "runtime_tg.inc"
+
 void on_signal(int sig, siginfo_t* info, void*) {
   const char* what = sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : sig == SIGFPE ? "SIGFPE" : "signal";
   char* addr = static_cast<char*>(info->si_addr);
+  char slot[512];
+  if (slot_fault(addr, slot, sizeof slot)) die("%s: %s", what, slot);
   for (uint32_t i = 0; i < g_nbuf && g_bufs; ++i) {
     char* end = reinterpret_cast<char*>(g_bufs[i].data) + (g_bufs[i].len + 15) / 16 * 16;
     if (addr >= end && addr < end + 65536)
@@ -584,7 +588,7 @@ void set_fragment_map(uint32_t mode) {
 void run_group(const Launch& L, const uint32_t g[3], uint32_t* perm) {
   uint32_t ngroups[3], size[3];
   for (int a = 0; a < 3; ++a) {
-    ngroups[a] = (L.grid[a] + L.tg[a] - 1) / L.tg[a];
+    ngroups[a] = uint32_t((uint64_t(L.grid[a]) + L.tg[a] - 1) / L.tg[a]);  // no wrap at 2^32
     uint32_t rest = L.grid[a] - g[a] * L.tg[a];
     size[a] = rest < L.tg[a] ? rest : L.tg[a];
   }
@@ -607,7 +611,7 @@ void run_group(const Launch& L, const uint32_t g[3], uint32_t* perm) {
     l.nsimd = (n + kgen_rt::simd_width - 1) / kgen_rt::simd_width;
   }
   if (__start_kgen_tg != __stop_kgen_tg) memset(__start_kgen_tg, 0xff, size_t(__stop_kgen_tg - __start_kgen_tg));
-  for (uint32_t i = 0; i < g_ntg; ++i) memset(g_tg[i], 0xff, g_tg_len[i]);
+  for (uint32_t i = 0; i < g_nslots; ++i) memset(g_slots[i].data, 0xff, g_slots[i].size);
   order_lanes(perm, n, L.order, g[0] * 7919u + g[1] * 104729u + g[2] * 1299709u);
   g_group = g;
   if (KGEN_TSAN) {
@@ -626,7 +630,7 @@ void run_group(const Launch& L, const uint32_t g[3], uint32_t* perm) {
 
 void run(const Launch& L) {
   uint32_t ng[3];
-  for (int a = 0; a < 3; ++a) ng[a] = (L.grid[a] + L.tg[a] - 1) / L.tg[a];
+  for (int a = 0; a < 3; ++a) ng[a] = uint32_t((uint64_t(L.grid[a]) + L.tg[a] - 1) / L.tg[a]);
   static uint32_t perm[kMaxLanes];
   if (kgen_sync || KGEN_TSAN) setup_fibers();
   uint32_t g[3];
@@ -680,7 +684,12 @@ void read_request(Launch& L) {
   g_tg_len = static_cast<uint32_t*>(calloc(g_ntg + 1, sizeof(uint32_t)));
   for (uint32_t i = 0; i < g_ntg; ++i) {
     g_tg_len[i] = read_u32();
-    if (g_tg_len[i]) g_tg[i] = alloc_buffer(g_tg_len[i]);
+    if (g_tg_len[i] == 0) continue;
+    static char names[32][24];
+    snprintf(names[i], sizeof names[i], "[[threadgroup(%u)]]", i);
+    // rounded up to 16 bytes for vector alignment, as Metal requires
+    g_tg[i] = alloc_guarded((size_t(g_tg_len[i]) + 15) / 16 * 16, 16);
+    add_slot(g_tg[i], g_tg_len[i], names[i], nullptr);
   }
 }
 
@@ -728,6 +737,15 @@ void* tg_mem(int index) {
   return g_tg[index];
 }
 
+void* tg_static(unsigned long size, unsigned long align, const char* name, const char* where) {
+  pthread_mutex_lock(&g_slot_mu);
+  unsigned char* p = alloc_guarded(size, align);
+  memset(p, 0xff, size);
+  add_slot(p, size, name, where);
+  pthread_mutex_unlock(&g_slot_mu);
+  return p;
+}
+
 int frag_elem(unsigned lane, int e) { return g_frag[lane % simd_width][e & 1]; }
 
 // matrix_exchange adds what simdgroup_matrix needs on top of exchange: the
@@ -761,10 +779,19 @@ unsigned lane_id() {
 } // namespace kgen_rt
 
 #if KGEN_ASAN
-// ASan calls this before it prints a report: say which lane and which buffer.
+static void report_lane();
+
+// ASan calls this before it prints a report: say which lane and which
+// buffer or threadgroup array.
 extern "C" void __asan_on_error() {
   // The faulting address belongs to the buffer whose edge is nearest.
   char* addr = static_cast<char*>(__asan_get_report_address());
+  char slot[512];
+  if (addr && slot_fault(addr, slot, sizeof slot)) {
+    fprintf(stderr, "mslcpu: %s\n", slot);
+    report_lane();
+    return;
+  }
   int best = -1;
   long long best_dist = 4096;
   for (uint32_t i = 0; addr && i < g_nbuf && g_bufs; ++i) {
@@ -780,6 +807,10 @@ extern "C" void __asan_on_error() {
     fprintf(stderr, "mslcpu: access outside buffer(%d) (%llu bytes), at byte %lld\n", best,
             (unsigned long long)g_bufs[best].len, (long long)(addr - reinterpret_cast<char*>(g_bufs[best].data)));
   }
+  report_lane();
+}
+
+static void report_lane() {
   if (g_running) {
     const kgen_rt::Lane& l = *g_running;
     fprintf(stderr, "mslcpu: in %s, threadgroup (%u,%u,%u), thread (%u,%u,%u)\n", g_entry->host, l.tg_id.x,

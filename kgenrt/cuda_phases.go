@@ -1,0 +1,246 @@
+package kgenrt
+
+import (
+	"encoding/binary"
+	"fmt"
+	"unsafe"
+
+	"github.com/kgen-dev/kgen/launch"
+)
+
+// A kernel with PortPhases (a rowwise kernel with column reductions) has
+// no one-launch form: its CUDA port launches Phases in order inside the
+// kernel's one call, on the call's stream, with the f32 workspaces the
+// phases bind beside the kernel's tensors allocated on that stream
+// (cuMemAllocAsync) and freed on it after the last launch
+// (cuMemFreeAsync): stream-ordered, so an Enqueue neither waits nor races
+// another Enqueue of the same kernel. Every phase takes the kernel's args
+// struct, its derived fields computed by the kernel's CUDA launch.
+
+// allocAsync and freeAsync are the stream-ordered allocation; tests
+// without a GPU replace them with launchKernel.
+var (
+	allocAsync = cudaAllocAsync
+	freeAsync  = cudaFreeAsync
+)
+
+// phaseFunctions looks up every phase's entry points, per variant of the
+// kernel in order, once the module is loaded.
+func (m *CUDAModule) phaseFunctions(get func(cudaModuleHandle, string) (cudaFunction, error)) {
+	for _, ph := range m.Kernel.Phases {
+		fns, errs := make([]cudaFunction, len(ph.Variants)), make([]error, len(ph.Variants))
+		for i, v := range ph.Variants {
+			if fns[i], errs[i] = get(m.mod, v.HostName); errs[i] != nil {
+				errs[i] = fmt.Errorf("kgenrt: kernel %s: entry point %s in %s: %w", m.Kernel.Name, v.HostName, m.BinaryName(), errs[i])
+			}
+		}
+		m.phaseFns, m.phaseErrs = append(m.phaseFns, fns), append(m.phaseErrs, errs)
+	}
+}
+
+// phaseFunction is phase i's entry point for the dtype of variant v.
+func (m *CUDAModule) phaseFunction(i int, v *Variant) (cudaFunction, error) {
+	for j, pv := range m.Kernel.Phases[i].Variants {
+		if pv.DType == v.DType {
+			return m.phaseFns[i][j], m.phaseErrs[i][j]
+		}
+	}
+	return 0, fmt.Errorf("kgenrt: kernel %s: phase %s has no %s variant", m.Kernel.Name, m.Kernel.Phases[i].Name, v.DType)
+}
+
+// launchPhases enqueues c as its phases (see PortPhases) with ptrs, the
+// device pointers of c's tensors in binding order.
+func (p *cudaPort) launchPhases(stream CUDAStream, c *Call, ptrs []DevicePtr) error {
+	k := p.kernel
+	g := p.geometry(-1)
+	if g.err != nil {
+		return g.err
+	}
+	var abuf [256]byte
+	if len(c.Args) > len(abuf) {
+		return fmt.Errorf("kgenrt: kernel %s: %d args bytes exceed the CUDA port's buffer", k.Name, len(c.Args))
+	}
+	args := abuf[:len(c.Args)]
+	copy(args, c.Args)
+	env, err := g.derive(c, args)
+	if err != nil {
+		return err
+	}
+	// The workspaces: every phase binding the kernel does not have, f32,
+	// laid out one after another at 256-byte boundaries in one allocation.
+	var spaces []phaseSpace
+	total := 0
+	for _, ph := range k.Phases {
+		for _, b := range ph.Bindings {
+			if b.Role == Args || k.binding(b.Name) >= 0 || spaceOf(spaces, b.Name) >= 0 {
+				continue
+			}
+			n := 4
+			for _, d := range b.Shape {
+				v, ok := env(d)
+				if !ok {
+					return fmt.Errorf("kgenrt: kernel %s: workspace %s: no size %s", k.Name, b.Name, d)
+				}
+				n *= v
+			}
+			spaces = append(spaces, phaseSpace{name: b.Name, offset: total})
+			total += (n + 255) / 256 * 256
+		}
+	}
+	var base DevicePtr
+	if total > 0 {
+		if base, err = allocAsync(total, stream); err != nil {
+			return err
+		}
+	}
+	err = p.runPhases(stream, c, ptrs, args, env, spaces, base)
+	if total > 0 {
+		if ferr := freeAsync(base, stream); err == nil {
+			err = ferr
+		}
+	}
+	return err
+}
+
+// phaseSpace is one workspace's place in the launch's allocation.
+type phaseSpace struct {
+	name   string
+	offset int
+}
+
+func spaceOf(spaces []phaseSpace, name string) int {
+	for i, s := range spaces {
+		if s.name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// runPhases launches each phase with its pointers (the kernel's tensors by
+// name, the workspaces at base) and the shared args; a phase whose grid is
+// empty (no rows: the row passes) is skipped.
+func (p *cudaPort) runPhases(stream CUDAStream, c *Call, ptrs []DevicePtr, args []byte, env launch.Env, spaces []phaseSpace, base DevicePtr) error {
+	k := p.kernel
+	var ibuf [16]int
+	tensors := k.tensorIndex(ibuf[:0])
+	for i, ph := range k.Phases {
+		fn, err := p.module.phaseFunction(i, c.Variant)
+		if err != nil {
+			return err
+		}
+		l := &ph.Launch[CUDA]
+		var grid [3]int
+		for a, e := range l.Grid {
+			if grid[a], err = e.Eval(env); err != nil {
+				return fmt.Errorf("kgenrt: kernel %s: phase %s: %w", k.Name, ph.Name, err)
+			}
+		}
+		threads := l.Threadgroup[0]
+		blocks := CeilDiv(grid[0], threads)
+		if blocks == 0 {
+			continue
+		}
+		if grid[1] != 1 || grid[2] != 1 || blocks > 1<<31-1 {
+			return fmt.Errorf("kgenrt: kernel %s: phase %s: CUDA grid %v is not blocks along x", k.Name, ph.Name, grid)
+		}
+		buf := getLaunchBuf()
+		vals := buf.vals[:]
+		n := 0
+		for _, b := range ph.Bindings {
+			if b.Role == Args {
+				continue
+			}
+			if j := k.binding(b.Name); j >= 0 {
+				for t, bi := range tensors {
+					if bi == j {
+						vals[n] = uintptr(ptrs[t])
+					}
+				}
+			} else {
+				vals[n] = uintptr(base) + uintptr(spaces[spaceOf(spaces, b.Name)].offset)
+			}
+			buf.params[n] = unsafe.Pointer(&vals[n])
+			n++
+		}
+		dst := unsafe.Slice((*byte)(unsafe.Pointer(&vals[n])), len(args))
+		copy(dst, args)
+		buf.params[n] = unsafe.Pointer(&vals[n])
+		buf.gridZ = 1
+		err = launchKernel(fn, uint32(blocks), uint32(threads), stream, buf)
+		launchBufs.Put(buf)
+		if err != nil {
+			return fmt.Errorf("kgenrt: kernel %s: %s: %w", k.Name, ph.Variants[0].HostName, err)
+		}
+	}
+	return nil
+}
+
+// launchPhase enqueues a call of one phase by itself (c.Kernel one of
+// Phases, c's tensors its bindings' with the workspaces the caller made):
+// a raw launch of one entry point, as parity's GPU runner makes; its args
+// must already hold the derived fields.
+func (p *cudaPort) launchPhase(stream CUDAStream, c *Call, ptrs []DevicePtr) error {
+	i := -1
+	for j, ph := range p.kernel.Phases {
+		if ph == c.Kernel {
+			i = j
+		}
+	}
+	if i < 0 {
+		return fmt.Errorf("kgenrt: a call for another kernel reached the CUDA port of %s", p.kernel.Name)
+	}
+	fn, err := p.module.phaseFunction(i, c.Variant)
+	if err != nil {
+		return err
+	}
+	g := newCUDAGeom(p.kernel.Phases[i]) // p's, not c's: c's pointers must not reach the heap
+	buf := getLaunchBuf()
+	defer launchBufs.Put(buf)
+	blocks, err := g.prepare(c, ptrs, buf)
+	if err != nil || blocks == 0 {
+		return err
+	}
+	if err := launchKernel(fn, blocks, g.threads, stream, buf); err != nil {
+		return fmt.Errorf("kgenrt: kernel %s: %s: %w", p.kernel.Name, c.Variant.HostName, err)
+	}
+	return nil
+}
+
+// binding is the index of k's binding named name, or -1.
+func (k *Kernel) binding(name string) int {
+	for i, b := range k.Bindings {
+		if b.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// derive writes the call's derived size fields into args (the kernel's
+// CUDA launch's rules) and returns the sizes as a launch environment.
+func (g *cudaGeom) derive(c *Call, args []byte) (launch.Env, error) {
+	sizes := make([]int, len(g.fields))
+	for i, f := range g.fields {
+		sizes[i] = int(binary.LittleEndian.Uint32(args[f.offset:]))
+	}
+	elem := c.Variant.DType.Size() // a value: a closure over c would move the caller's call to the heap
+	env := func(name string) (int, bool) {
+		if name == launch.ElemBytes {
+			return elem, true
+		}
+		if i := g.field(name); i >= 0 {
+			return sizes[i], true
+		}
+		return 0, false
+	}
+	for j, d := range g.k.Launch[CUDA].Derived {
+		v, err := d.Rule.Eval(env)
+		if err != nil {
+			return nil, fmt.Errorf("kgenrt: kernel %s: launch: %s: %w", g.k.Name, d.Field, err)
+		}
+		sizes[g.derived[j]] = v
+		binary.LittleEndian.PutUint32(args[g.fields[g.derived[j]].offset:], uint32(v))
+	}
+	return env, nil
+}

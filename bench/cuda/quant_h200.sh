@@ -23,6 +23,7 @@ for m in $([ -n "${SKIP_PLANTED:-}" ] || echo "$D"/mut*/); do
   grep -E "outside tolerance|passes parity|stops the run" "$OUT/planted.log" | tail -n 8
 done
 cd "$R"
+[ -n "${SKIP_BENCH:-}" ] && exit 0
 PYTHONUNBUFFERED=1 timeout "${BENCH_TIMEOUT:-280}" python3 bench/cuda/bench_quant.py --fatbins "$D/fatbins" --geometry "$D/geometry.json" \
   --copy "$D/copy.cubin" --variants "$D/variants" --out "$OUT/bench_quant.json" "$@" > "$OUT/bench.log" 2>&1
 echo "bench exit $?"; grep -E "^FAILED|tinygemm .*:" "$OUT/bench.log" | head

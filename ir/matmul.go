@@ -54,6 +54,9 @@ type Matmul struct {
 	// CUDA is the CUDA port's plan (a CUTLASS GEMM with an EVT epilogue),
 	// nil without `cuda: generated`.
 	CUDA *CUTLASS
+	// QuantCUDA is the CUDA port of quantized Bs (quant_cuda.go: generated
+	// tensor-core kernels instead of CUTLASS), nil otherwise.
+	QuantCUDA *QuantCUDA
 }
 
 // RowTile is the row-owning kernel's tile: 8 rows, the N strip walked 32
@@ -248,7 +251,10 @@ func matmulSchedule(s *spec.Spec, k *Kernel, diags *diag.List) Schedule {
 		mm.ThreadgroupBytes = staging + 4*t.BM*len(mm.B)*mm.NMax
 		k.Threadgroup = t.Threads()
 		mm.Split = splitOf(k, mm, true)
-		if k.Ports[CUDA] {
+		switch {
+		case k.Ports[CUDA] && mm.quantized():
+			mm.QuantCUDA = quantCUDAPlan(s, k, mm, diags) // refused: the rows are not the CUDA kernels'
+		case k.Ports[CUDA]:
 			mm.CUDA = cutlassPlan(s, k, mm, diags)
 		}
 		return mm
@@ -257,7 +263,11 @@ func matmulSchedule(s *spec.Spec, k *Kernel, diags *diag.List) Schedule {
 	mm.ThreadgroupBytes = 4 * (t.BM*t.BK + len(mm.B)*(t.BK*t.BN+t.BM*t.BN))
 	k.Threadgroup = t.Threads()
 	mm.Gemv = gemvOf(k, mm)
-	if k.Ports[CUDA] {
+	if k.Ports[CUDA] && mm.quantized() {
+		if mm.QuantCUDA = quantCUDAPlan(s, k, mm, diags); mm.QuantCUDA != nil {
+			mm.Gemv.CUDA = mm.QuantCUDA.skinnyLaunch()
+		}
+	} else if k.Ports[CUDA] {
 		k.Schedule = mm // the plan reads the epilogue stage through k
 		if len(mm.B) > 1 {
 			mm.Split = splitOf(k, mm, false) // CUDA's only: Metal's tile holds both accumulators
@@ -328,6 +338,9 @@ func (mm *Matmul) Launch(k *Kernel, b Backend) launch.Launch {
 	if mm.Chain != nil {
 		return mm.chainLaunch()
 	}
+	if b == CUDA && mm.QuantCUDA != nil {
+		return mm.QuantCUDA.launch()
+	}
 	t := mm.Tile
 	tiles := launch.Times(launch.Ceil(launch.V("m"), launch.N(t.BM)), launch.Ceil(launch.V("n"), launch.N(t.BN)))
 	if mm.Rows != nil {
@@ -387,6 +400,9 @@ func (mm *Matmul) describe(k *Kernel) []string {
 	out = append(out, mm.quantDescribe(k)...)
 	if mm.CUDA != nil {
 		out = append(out, mm.CUDA.describeCUDA(mm)...)
+	}
+	if mm.QuantCUDA != nil {
+		out = append(out, mm.QuantCUDA.describe(mm)...)
 	}
 	return out
 }

@@ -99,9 +99,21 @@ type Phase struct {
 	// Kernel.Bindings), or to workspace w as -1-w.
 	From     []int
 	Variants []Variant
-	Launch   launch.Launch
-	Tile     Tile
-	Comment  string // what the phase does, for comments and the inventory
+	Launch   launch.Launch // Metal's
+	// CUDA is the phase's CUDA launch where the CUDA port takes it in place
+	// of the kernel's own entry point (Kernel.CUDAForms); nil otherwise.
+	CUDA    *launch.Launch
+	Tile    Tile
+	Comment string // what the phase does, for comments and the inventory
+}
+
+// LaunchOn is the phase's launch on backend b: its CUDA launch, or the
+// Metal one (the only launch of the phases CUDA runs inside its library).
+func (p *Phase) LaunchOn(b Backend) launch.Launch {
+	if b == CUDA && p.CUDA != nil {
+		return *p.CUDA
+	}
+	return p.Launch
 }
 
 // Phases lists a kernel's split launches in order (nil for a kernel that

@@ -30,9 +30,6 @@ func quantBindings(s *spec.Spec, b spec.Operand, first int, diags *diag.List) []
 	if m := s.Matmul; len(m.Batch) > 0 {
 		diags.Addf(q.Pos, "operand %s: a batched matmul cannot take quantized operands yet; quantize an unbatched matmul's weights", b.Name.Name)
 	}
-	if p := s.Ports[spec.CUDA]; p.Generated {
-		diags.Addf(p.Pos, "operand %s: quantized weights have no CUDA port yet (CUTLASS reads plain elements); write cuda: null", b.Name.Name)
-	}
 	format := q.Quant
 	out := []Binding{{Index: first, Name: b.Name.Name, Role: Input, DType: dtype.DType(q.Storage()), Shape: Shape{"n", "k"}, Operand: true, Quant: &format}}
 	if q.HasTables() {
@@ -63,11 +60,16 @@ func operandOf(k *Kernel, o spec.Operand) Operand {
 
 // Quantized reports whether any B of kernel k is quantized.
 func (k *Kernel) Quantized() bool {
-	if mm := k.Matmul(); mm != nil {
-		for _, b := range mm.B {
-			if b.Quant != nil {
-				return true
-			}
+	mm := k.Matmul()
+	return mm != nil && mm.quantized()
+}
+
+// quantized reports whether any B is quantized (before the kernel holds
+// its schedule).
+func (mm *Matmul) quantized() bool {
+	for _, b := range mm.B {
+		if b.Quant != nil {
+			return true
 		}
 	}
 	return false

@@ -48,6 +48,10 @@ type CUDAModule struct {
 	mod    cudaModuleHandle
 	fns    []cudaFunction // per entry of Kernel.Variants, looked up at load
 	fnErrs []error
+	// formFns[f][i] is the entry point of Kernel.CUDAForms[f]'s phase for
+	// the storage dtype of Kernel.Variants[i] (formErrs likewise).
+	formFns  [][]cudaFunction
+	formErrs [][]error
 	// phaseFns and phaseErrs are each phase's, per entry of its Variants,
 	// for a kernel with PortPhases (cuda_phases.go).
 	phaseFns  [][]cudaFunction
@@ -121,12 +125,10 @@ func (m *CUDAModule) load() error {
 		}
 		// Every variant's entry point, once: a launch then indexes a slice.
 		// A missing one fails only the launches of its variant.
-		vs := m.Kernel.Variants
-		m.fns, m.fnErrs = make([]cudaFunction, len(vs)), make([]error, len(vs))
-		for i, v := range vs {
-			if m.fns[i], m.fnErrs[i] = get(m.mod, v.HostName); m.fnErrs[i] != nil {
-				m.fnErrs[i] = fmt.Errorf("kgenrt: kernel %s: entry point %s in %s: %w", m.Kernel.Name, v.HostName, m.BinaryName(), m.fnErrs[i])
-			}
+		m.fns, m.fnErrs = m.entries(get, m.Kernel)
+		for _, f := range m.Kernel.CUDAForms {
+			fns, errs := m.entries(get, m.Kernel.Phases[f.Phase])
+			m.formFns, m.formErrs = append(m.formFns, fns), append(m.formErrs, errs)
 		}
 		if m.Kernel.PortPhases {
 			m.phaseFunctions(get)
@@ -135,12 +137,40 @@ func (m *CUDAModule) load() error {
 	return m.err
 }
 
+// entries looks up the entry point of kernel pk (the module's kernel or
+// one of its phases) for each storage dtype of the module kernel's
+// variants, in their order.
+func (m *CUDAModule) entries(get func(cudaModuleHandle, string) (cudaFunction, error), pk *Kernel) ([]cudaFunction, []error) {
+	vs := m.Kernel.Variants
+	fns, errs := make([]cudaFunction, len(vs)), make([]error, len(vs))
+	for i, v := range vs {
+		host := ""
+		for _, pv := range pk.Variants {
+			if pv.DType == v.DType {
+				host = pv.HostName
+			}
+		}
+		if host == "" {
+			errs[i] = fmt.Errorf("kgenrt: kernel %s: %s has no %s variant", m.Kernel.Name, pk.Name, v.DType)
+			continue
+		}
+		if fns[i], errs[i] = get(m.mod, host); errs[i] != nil {
+			errs[i] = fmt.Errorf("kgenrt: kernel %s: entry point %s in %s: %w", m.Kernel.Name, host, m.BinaryName(), errs[i])
+		}
+	}
+	return fns, errs
+}
+
 // function returns the entry point of variant v (an entry of the kernel's
-// dtype-key table, or one with the same host name).
-func (m *CUDAModule) function(v *Variant) (cudaFunction, error) {
+// dtype-key table, or one with the same host name): the kernel's own, or
+// with form f >= 0 that of Kernel.CUDAForms[f]'s phase.
+func (m *CUDAModule) function(v *Variant, f int) (cudaFunction, error) {
 	vs := m.Kernel.Variants
 	for i := range vs {
 		if &vs[i] == v || vs[i].HostName == v.HostName {
+			if f >= 0 {
+				return m.formFns[f][i], m.formErrs[f][i]
+			}
 			return m.fns[i], m.fnErrs[i]
 		}
 	}
@@ -199,16 +229,41 @@ type cudaPort struct {
 
 	geomOnce sync.Once
 	geom     *cudaGeom
+	forms    []*cudaGeom // per Kernel.CUDAForms: its phase's CUDA launch
 }
 
 func (p *cudaPort) Backend() Backend { return CUDA }
 
 func (p *cudaPort) Ready() error { return p.module.load() }
 
-// geometry returns the kernel's CUDA launch, prepared once.
-func (p *cudaPort) geometry() *cudaGeom {
-	p.geomOnce.Do(func() { p.geom = newCUDAGeom(p.kernel) })
+// geometry returns the CUDA launch of the kernel (f < 0) or of form f's
+// phase, prepared once.
+func (p *cudaPort) geometry(f int) *cudaGeom {
+	p.geomOnce.Do(func() {
+		p.geom = newCUDAGeom(p.kernel)
+		for _, form := range p.kernel.CUDAForms {
+			p.forms = append(p.forms, newCUDAGeom(p.kernel.Phases[form.Phase]))
+		}
+	})
+	if f >= 0 {
+		return p.forms[f]
+	}
 	return p.geom
+}
+
+// form is the CUDAForms entry a call of the kernel itself takes (the
+// first whose size field is at most its bound), or -1 for the kernel's own
+// entry point.
+func (p *cudaPort) form(c *Call) int {
+	if c.Kernel != p.kernel {
+		return -1
+	}
+	for f, form := range p.kernel.CUDAForms {
+		if v, ok := sizeField(c, form.Field); ok && int(v) <= form.AtMost {
+			return f
+		}
+	}
+	return -1
 }
 
 // check is c.check for one launch: the CUDA port has no chained calls (a
@@ -322,7 +377,8 @@ func (p *cudaPort) launch(stream CUDAStream, c *Call, ptrs []DevicePtr) error {
 		}
 		return p.launchPhase(stream, c, ptrs)
 	}
-	fn, err := p.module.function(c.Variant)
+	f := p.form(c)
+	fn, err := p.module.function(c.Variant, f)
 	if err != nil {
 		return err
 	}
@@ -331,11 +387,12 @@ func (p *cudaPort) launch(stream CUDAStream, c *Call, ptrs []DevicePtr) error {
 	}
 	buf := getLaunchBuf()
 	defer launchBufs.Put(buf)
-	blocks, err := p.geometry().prepare(c, ptrs, buf)
+	geom := p.geometry(f)
+	blocks, err := geom.prepare(c, ptrs, buf)
 	if err != nil {
 		return err
 	}
-	if err := launchKernel(fn, blocks, p.geom.threads, stream, buf); err != nil {
+	if err := launchKernel(fn, blocks, geom.threads, stream, buf); err != nil {
 		return fmt.Errorf("kgenrt: kernel %s: %s: %w", p.kernel.Name, c.Variant.HostName, err)
 	}
 	return nil

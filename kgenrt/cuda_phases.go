@@ -52,7 +52,7 @@ func (m *CUDAModule) phaseFunction(i int, v *Variant) (cudaFunction, error) {
 // device pointers of c's tensors in binding order.
 func (p *cudaPort) launchPhases(stream CUDAStream, c *Call, ptrs []DevicePtr) error {
 	k := p.kernel
-	g := p.geometry()
+	g := p.geometry(-1)
 	if g.err != nil {
 		return g.err
 	}

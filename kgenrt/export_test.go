@@ -34,3 +34,39 @@ func FakeCUDA(k *Kernel) (launches *int, restore func()) {
 	launchKernel = func(cudaFunction, uint32, uint32, CUDAStream, *launchBuf) error { *n++; return nil }
 	return n, func() { p.module, launchKernel = old, oldLaunch }
 }
+
+// FakeLaunch is one launch a FakeCUDAForms port made: the entry point (1 +
+// the variant's index for the kernel's own, 101 + f·100 + the index for
+// CUDAForms[f]'s phase) and the grid.
+type FakeLaunch struct {
+	Fn              uintptr
+	Blocks, Threads uint32
+}
+
+// FakeCUDAForms is FakeCUDA recording each launch's entry point and grid,
+// so a test sees which form the port picked.
+func FakeCUDAForms(k *Kernel) (launches *[]FakeLaunch, restore func()) {
+	v, _ := cudaPorts.Load(k)
+	p := v.(*cudaPort)
+	fake := &CUDAModule{Kernel: k, Hash: "fake"}
+	fake.once.Do(func() {
+		for i := range k.Variants {
+			fake.fns, fake.fnErrs = append(fake.fns, cudaFunction(1+i)), append(fake.fnErrs, nil)
+		}
+		for f := range k.CUDAForms {
+			var fns []cudaFunction
+			for i := range k.Variants {
+				fns = append(fns, cudaFunction(101+100*f+i))
+			}
+			fake.formFns, fake.formErrs = append(fake.formFns, fns), append(fake.formErrs, make([]error, len(fns)))
+		}
+	})
+	got := new([]FakeLaunch)
+	old, oldLaunch := p.module, launchKernel
+	p.module = fake
+	launchKernel = func(fn cudaFunction, blocks, threads uint32, _ CUDAStream, _ *launchBuf) error {
+		*got = append(*got, FakeLaunch{Fn: uintptr(fn), Blocks: blocks, Threads: threads})
+		return nil
+	}
+	return got, func() { p.module, launchKernel = old, oldLaunch }
+}

@@ -60,6 +60,21 @@ type Kernel struct {
 	// call, with the workspaces (the phase bindings the kernel lacks)
 	// allocated on the call's stream (cuda_phases.go).
 	PortPhases bool
+
+	// CUDAForms are the CUDA port's launches by size, tried in order: the
+	// first whose size field is at most its bound runs its phase's entry
+	// point alone, in place of the kernel's own (a quantized matmul's
+	// skinny kernel for m <= 16); nil: always the kernel's own. The port
+	// decides per call, so Run, Enqueue and LaunchCUDA launch alike.
+	CUDAForms []CUDAForm
+}
+
+// CUDAForm is one of Kernel.CUDAForms: Phases[Phase] when size field
+// Field is at most AtMost.
+type CUDAForm struct {
+	Phase  int
+	Field  string
+	AtMost int
 }
 
 // Strided reports whether the kernel has batch dims and reads its tensors

@@ -34,6 +34,7 @@ func TestCUDAMatmulParts(t *testing.T) {
 	}
 	t.Setenv("KGEN_NVCC", nvcc)
 	t.Setenv("KGEN_CUTLASS", cutlass)
+	t.Setenv("KGEN_CUDA_CACHE", t.TempDir())
 	t.Setenv("KGEN_FAKE_FAIL", "none")
 	out, code := kgen(dir, "verify")
 	if code != 0 || !strings.Contains(out, "cuda compile: 2 kernel(s) ok") {
@@ -53,6 +54,7 @@ func TestCUDAMatmulParts(t *testing.T) {
 		t.Errorf("parts compiled: %v", got)
 	}
 	t.Setenv("KGEN_FAKE_FAIL", "bf16_simt")
+	t.Setenv("KGEN_CUDA_CACHE", t.TempDir()) // the first run's successes are cached (emit/cuda cache.go); the planted failure must compile again
 	if out, code := kgen(dir, "verify"); code == 0 || !strings.Contains(out, "gen/cuda/mm.cu:1:1:") || !strings.Contains(out, "planted") {
 		t.Errorf("a rejected SIMT part: exit %d\n%s", code, out)
 	}

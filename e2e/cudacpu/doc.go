@@ -2,7 +2,10 @@
 // libraries on the CPU, so their numbers are checked without a GPU: the
 // SIMT GEMM (f32 storage, and the 16-bit fallback for what TMA cannot
 // load), the split's row kernels and gated epilogue, and the epilogue
-// stages they call. The test compiles the .cu exactly as kgen writes it,
+// stages they call; and the generated tensor-core kernels (the quantized
+// matmul's tiled and skinny kernels, the attention chain), whose mma.sync,
+// ldmatrix and cp.async testdata/shim_mma.h emulates warp by warp from the
+// PTX fragment layouts (mma_test.go). The test compiles the .cu exactly as kgen writes it,
 // as host C++, with testdata/shim.h standing in for the CUDA runtime and
 // the device built-ins (each CUDA thread a fiber on the launching host
 // thread, switching only at __syncthreads and the warp shuffles, so a run

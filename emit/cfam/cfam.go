@@ -225,6 +225,9 @@ func code(k *ir.Kernel, d *Dialect, bw bodyWriter, v *view, own bool) string {
 			w.P()
 			ev := *v
 			ev.Kernel, ev.kernel = e.name, e.kernel
+			if e.threads > 0 {
+				ev.Threads, ev.MinBlocks = e.threads, 0
+			}
 			d.Instances(w, &ev)
 		}
 	}
@@ -254,6 +257,7 @@ type entryWriter interface {
 type entry struct {
 	name, comment string
 	kernel        *ir.Kernel
+	threads       int // the entry's threads per block where they differ from the kernel's (CUDA's __launch_bounds__)
 	body          func(w *Writer)
 }
 

@@ -246,7 +246,7 @@ func lastRead(r *ir.Rows, i, p int) bool {
 // dtype, named by the variant's host name, calling the templated body.
 func cudaInstances(w *Writer, v *view) {
 	k, d := v.kernel, v.d
-	bounds := fmt.Sprint(k.Threadgroup)
+	bounds := fmt.Sprint(v.Threads)
 	if v.MinBlocks > 0 {
 		bounds += fmt.Sprint(", ", v.MinBlocks)
 	}

@@ -127,5 +127,8 @@ func (matmul) noteKind(k *ir.Kernel, d *Dialect) string {
 	if d.Backend == ir.CUDA && k.Matmul().Chain != nil {
 		return "matmul_chain"
 	}
+	if d.Backend == ir.CUDA && k.Matmul().QuantCUDA != nil {
+		return "matmul_quant"
+	}
 	return k.Kind.String()
 }

@@ -4,10 +4,10 @@ package cfam
 func (mw *matmulWriter) cudaChainMMA() {
 	w, mm := mw.Writer, mw.mm
 	exp := mw.expSpelling()
-	w.P("__shared__ alignas(128) T kgen_qs[BM * D]; // Q's rows × a chunk of D of k (swizzled: kgen_sw)")
-	w.P("__shared__ alignas(128) T kgen_ks[BN * D]; // ", mm.B[0].Name, "'s block of keys × a chunk of k")
-	w.P("__shared__ alignas(128) T kgen_vs[BN * D]; // ", mm.Chain.Then.Name, "'s block of keys × a pass of p")
-	w.P("auto kgen_sw = [](unsigned kgen_r, unsigned kgen_c) { return kgen_r * D + (((kgen_c / 8) ^ (kgen_r % 8)) * 8) + kgen_c % 8; }; // 16-byte chunk c/8 of row r at chunk (c/8) ^ (r % 8)")
+	w.P("alignas(128) __shared__ T kgen_qs[BM * D]; // Q's rows × a chunk of D of k (swizzled: kgen_sw)")
+	w.P("alignas(128) __shared__ T kgen_ks[BN * D]; // ", mm.B[0].Name, "'s block of keys × a chunk of k")
+	w.P("alignas(128) __shared__ T kgen_vs[BN * D]; // ", mm.Chain.Then.Name, "'s block of keys × a pass of p")
+	mw.mmaSwizzle("D")
 	w.P("const bool kgen_vec = ", mw.vecOK(mm.A, false, "args.k"), " && ", mw.vecOK(mm.B[0], true, "args.k"), " && ", mw.vecOK(mm.Chain.Then, false, "args.p"), ";")
 	w.P("// Stage BM (or BN) rows × D columns of an operand from tile (r0, c0), zeros outside rows × cols.")
 	w.P("auto kgen_stage = [&](T* kgen_dst, const T* kgen_src, auto kgen_at, unsigned kgen_r0, unsigned kgen_rows, unsigned kgen_c0, unsigned kgen_cols) {")
@@ -71,7 +71,7 @@ func (mw *matmulWriter) cudaChainMMA() {
 func (mw *matmulWriter) loadQ() {
 	mw.P("#pragma unroll")
 	mw.Block("for (unsigned kgen_ks0 = 0; kgen_ks0 < D / 16; ++kgen_ks0)", func() {
-		mw.P("kgen_ldsm4(kgen_qf[kgen_ks0], &kgen_qs[kgen_sw(kgen_wr + kgen_lane % 16, kgen_ks0 * 16 + (kgen_lane / 16) * 8)]);")
+		mw.P(ldsmA("kgen_qf[kgen_ks0]", "kgen_qs", "kgen_wr", "kgen_ks0 * 16"))
 	})
 }
 
@@ -101,9 +101,8 @@ func (mw *matmulWriter) mmaScores() {
 				w.P("#pragma unroll")
 				w.Block("for (unsigned kgen_n = 0; kgen_n < BN / 16; ++kgen_n)", func() {
 					w.P("unsigned kgen_b[4];")
-					w.P("kgen_ldsm4(kgen_b, &kgen_ks[kgen_sw(kgen_n * 16 + kgen_lane % 8 + (kgen_lane / 16) * 8, kgen_ks0 * 16 + (kgen_lane / 8) % 2 * 8)]);")
-					w.P("kgen_mma<T>(kgen_s[2 * kgen_n], kgen_qf[kgen_ks0], kgen_b[0], kgen_b[1]);")
-					w.P("kgen_mma<T>(kgen_s[2 * kgen_n + 1], kgen_qf[kgen_ks0], kgen_b[2], kgen_b[3]);")
+					w.P(ldsmB("kgen_b", "kgen_ks", "kgen_n * 16", "kgen_ks0 * 16"))
+					mw.mmaPair("kgen_s[2 * kgen_n]", "kgen_s[2 * kgen_n + 1]", "kgen_qf[kgen_ks0]", "kgen_b")
 				})
 			})
 		})

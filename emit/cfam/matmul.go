@@ -34,6 +34,10 @@ func (matmul) describe(k *ir.Kernel, d *Dialect, v *view) {
 	}
 	v.ScheduleHead = "Schedule"
 	v.Schedule = k.Describe()
+	if q := mm.QuantCUDA; q != nil && d.Backend == ir.CUDA {
+		v.Threads, v.MinBlocks = q.Threads(), 2 // two blocks per SM: 128 registers a thread
+		v.EntryNames = strings.Join(quantEntryNames(k), ", ")
+	}
 	if mm.CUDA != nil && d.Backend == ir.CUDA {
 		var entries []string
 		for _, variant := range k.Variants {
@@ -50,7 +54,10 @@ func (matmul) helpers(k *ir.Kernel, d *Dialect) []helper {
 		return quantHelpers(k)
 	}
 	if k.Matmul().Chain != nil {
-		return []helper{{name: "chain_mma"}}
+		return []helper{{name: "mma"}}
+	}
+	if k.Matmul().QuantCUDA != nil {
+		return append([]helper{{name: "mma"}}, quantHelpers(k)...)
 	}
 	head := helper{name: "cutlass_head", data: PlainParts(k)}
 	mm := k.Matmul()
@@ -73,6 +80,9 @@ func (matmul) owns(k *ir.Kernel, d *Dialect) (bool, error) {
 		if ch.CUDA == nil {
 			return false, fmt.Errorf("kernel %s: the IR has no CUDA form for this chain (its spec would have been refused)", k.Name)
 		}
+		return false, nil
+	}
+	if k.Matmul().QuantCUDA != nil { // generated tensor-core kernels in the templated body (cuda_quant.go)
 		return false, nil
 	}
 	if k.Matmul().CUDA == nil {
@@ -116,6 +126,11 @@ func (matmul) body(w *Writer, k *ir.Kernel, d *Dialect) {
 		}
 		mw.batchPrologue(k.Bindings)
 		mw.cudaChainBody()
+		return
+	}
+	if mw.mm.QuantCUDA != nil && d.Backend == ir.CUDA {
+		w.P(d.Threads[LocalID].Local)
+		mw.cudaQuantTiled(mw.mm.QuantCUDA.Large)
 		return
 	}
 	mw.batchPrologue(k.Bindings)
@@ -199,6 +214,9 @@ func (mw *matmulWriter) elemAt(b ir.Binding, r, c, cols string) string {
 // kernel: the tiled product into the workspace, then the row passes over
 // it; or a batched chain's flash-decoding phases (ir.Decode).
 func (matmul) entries(k *ir.Kernel, d *Dialect) []entry {
+	if d.Backend == ir.CUDA && k.Matmul().QuantCUDA != nil {
+		return cudaQuantEntries(k, d)
+	}
 	if d.Backend != ir.Metal {
 		return nil // the phases are Metal's launches (ir.Kernel.Phases)
 	}

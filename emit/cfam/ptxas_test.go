@@ -53,9 +53,16 @@ func noSpills(t *testing.T, nvcc string, k *ir.Kernel) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries := len(k.Variants)
+	entries, maxRegs := len(k.Variants), 64
 	if k.ColReductions() != nil {
 		entries *= 2 // the row passes (the kernel's own entry) and the combine, on CUDA too
+	}
+	if mm := k.Matmul(); mm != nil && mm.QuantCUDA != nil {
+		// The quantized matmul's tensor-core kernels: the tiled one capped at
+		// 128 registers (two blocks of 256 threads per SM), the skinny one
+		// holding two steps' packed words per B in flight; three entry points
+		// per storage dtype (tiled, skinny, the mid tile).
+		entries, maxRegs = 3*len(k.Variants), 255
 	}
 	if mm := k.Matmul(); mm != nil && mm.CUDA != nil {
 		// CUTLASS GEMMs: warp-specialised, 168 registers by design, built by
@@ -79,9 +86,9 @@ func noSpills(t *testing.T, nvcc string, k *ir.Kernel) int {
 		trigFrame = 32
 	}
 	for _, u := range use {
-		if u.SpillStores+u.SpillLoads > 0 || u.Stack > trigFrame || u.Registers > 64 {
-			t.Errorf("%s (%s): %d registers, %d-byte stack frame, %d bytes spill stores, %d bytes spill loads; want no spills at <= 64 registers",
-				u.Entry, k.Kind, u.Registers, u.Stack, u.SpillStores, u.SpillLoads)
+		if u.SpillStores+u.SpillLoads > 0 || u.Stack > trigFrame || u.Registers > maxRegs {
+			t.Errorf("%s (%s): %d registers, %d-byte stack frame, %d bytes spill stores, %d bytes spill loads; want no spills at <= %d registers",
+				u.Entry, k.Kind, u.Registers, u.Stack, u.SpillStores, u.SpillLoads, maxRegs)
 		}
 		t.Logf("%s: %d registers", u.Entry, u.Registers)
 	}

@@ -36,6 +36,13 @@ func (w *Writer) Block(head string, body func()) {
 	w.P("}")
 }
 
+// Bare writes a brace-enclosed block: a scope for body's locals.
+func (w *Writer) Bare(body func()) {
+	w.P("{")
+	w.Indent(body)
+	w.P("}")
+}
+
 // IfElse writes if (cond) { then } else { els }.
 func (w *Writer) IfElse(cond string, then, els func()) {
 	w.P("if (", cond, ") {")

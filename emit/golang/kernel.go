@@ -116,7 +116,7 @@ func descriptor(f *jen.File, k *ir.Kernel, n *names, opts Options) {
 		"port's grid and derived size fields, which the ports evaluate.",
 	))
 	fields := descriptorFields(k, k.Name, k.Variants, k.Bindings, k.Launch, n, opts)
-	phases := k.Phases()
+	phases := k.DescriptorPhases()
 	if len(phases) > 0 {
 		var refs []jen.Code
 		for i := range phases {
@@ -126,6 +126,14 @@ func descriptor(f *jen.File, k *ir.Kernel, n *names, opts Options) {
 		if k.ColReductions() != nil { // no one-launch form: the CUDA port launches the phases
 			fields = append(fields, item(field("PortPhases", jen.True())))
 		}
+	}
+	if forms := k.CUDAForms(); len(forms) > 0 {
+		var vals []jen.Code
+		for _, f := range forms {
+			vals = append(vals, item(jen.Values(field("Phase", jen.Lit(f.Phase)), field("Field", jen.Lit(f.Field)), field("AtMost", jen.Lit(f.AtMost)))).
+				Comment(fmt.Sprintf("%s when %s <= %d", phases[f.Phase].Entry, f.Field, f.AtMost)))
+		}
+		fields = append(fields, item(field("CUDAForms", jen.Index().Add(rt("CUDAForm")).Add(block(vals...)))))
 	}
 	f.Var().Id(n.desc).Op("=").Add(rt("Kernel")).Add(block(fields...))
 	if len(phases) == 0 {
@@ -139,9 +147,12 @@ func descriptor(f *jen.File, k *ir.Kernel, n *names, opts Options) {
 		fmt.Sprintf("%s are the launches of %s's split form, taken %s (%s):", n.phases, k.Name, phasesCond(k), doc),
 		"more entry points of the same source, each with its own bindings, variants and launch.",
 	))
+	if extra := len(phases) - len(k.Phases()); extra > 0 {
+		f.Comment(fmt.Sprintf("The last %d are CUDA's alone, which its port takes by CUDAForms; Metal's chain uses the first %d.", extra, len(k.Phases())))
+	}
 	var descs []jen.Code
 	for _, p := range phases {
-		descs = append(descs, item(block(descriptorFields(k, p.Entry, p.Variants, p.Bindings, func(ir.Backend) launch.Launch { return p.Launch }, n, opts)...)).Comment(p.Comment))
+		descs = append(descs, item(block(descriptorFields(k, p.Entry, p.Variants, p.Bindings, p.LaunchOn, n, opts)...)).Comment(p.Comment))
 	}
 	f.Var().Id(n.phases).Op("=").Index(jen.Op("...")).Add(rt("Kernel")).Add(block(descs...))
 }
@@ -166,8 +177,10 @@ func descriptorFields(k *ir.Kernel, name string, vs []ir.Variant, bs []ir.Bindin
 		bindings = append(bindings, bindingValue(b))
 	}
 	for b := ir.Backend(0); b < ir.NumBackends; b++ {
-		if k.Ports[b] {
-			launches = append(launches, item(launchValue(launchOf(b))).Comment(b.String()))
+		if l := launchOf(b); k.Ports[b] && l.Grid[0] == nil {
+			launches = append(launches, item(jen.Values()).Comment(b.String()+": not this port's launch"))
+		} else if k.Ports[b] {
+			launches = append(launches, item(launchValue(l)).Comment(b.String()))
 		} else {
 			launches = append(launches, item(jen.Values()).Comment(b.String()+": no port"))
 		}

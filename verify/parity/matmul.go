@@ -242,17 +242,21 @@ func operandsOf(c *check) (vals, mags [][]float64) {
 func dot(c *check, a, b, mag []float64, op ir.Operand, i, j int) (sum, bound float64) {
 	mm := c.k.Matmul()
 	m, n, kk := c.sizes["m"], c.sizes["n"], c.sizes["k"]
-	var sa float64
+	var sa, suma float64
 	for p := range kk {
 		av, bi := a[at(i, p, m, kk, mm.A.ColMajor)], at(p, j, kk, n, op.ColMajor)
 		prod := av * b[bi]
 		sum += prod
 		if !math.IsInf(prod, 0) && !math.IsNaN(prod) {
 			sa += math.Abs(av * mag[bi])
+			suma += math.Abs(av)
 		}
 	}
 	if math.IsInf(sum, 0) || math.IsNaN(sum) {
 		return sum, 0
+	}
+	if unit, abs := c.k.QuantWeightRounding(c.opts.Backend, c.v.DType); op.Quant != nil && unit > 0 {
+		return sum, roundedWeightsBound(kk, unit, abs, sa, suma)
 	}
 	return sum, gammaOf(kk, op) * sa
 }

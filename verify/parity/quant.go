@@ -217,3 +217,14 @@ func gammaOf(kk int, op ir.Operand) float64 {
 	}
 	return float64(kk) * 0x1p-24 / (1 - float64(kk)*0x1p-24)
 }
+
+// roundedWeightsBound is the dot-product bound of K products with weights
+// the port rounds before multiplying (ir.Kernel.QuantWeightRounding: the
+// CUDA tensor cores take them in the storage type): |ŵ − w| ≤ u'·mag + η,
+// and the products of a stored x and ŵ are exact in f32, so
+// |fl(Σ a·ŵ) − Σ a·w| ≤ γ_K Σ|a||ŵ| + Σ|a||ŵ − w|
+// ≤ (γ_K(1 + u') + u') Σ|a|·mag + (γ_K + 1) η Σ|a|.
+func roundedWeightsBound(kk int, unit, abs, sa, suma float64) float64 {
+	g := float64(kk) * 0x1p-24 / (1 - float64(kk)*0x1p-24)
+	return (g*(1+unit)+unit)*sa + (g+1)*abs*suma
+}

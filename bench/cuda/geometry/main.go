@@ -3,8 +3,12 @@
 // evaluating the IR's launch description (ir.Kernel.Launch(ir.CUDA)), the
 // one kgenrt's CUDA port evaluates. bench/cuda/bench.py launches the fatbins
 // with it, so the benchmark measures the geometry the Go port launches.
+// With -mnk, the matmuls whose CUDA port is a fatbin with forms by size
+// (ir.Kernel.CUDAForms: the quantized ones) too, each launch naming the
+// entry point the port picks (bench/cuda/bench_quant.py).
 //
 //	go run ./bench/cuda/geometry -shapes 128x1048576,1024x131072 -n 1048576 kgen.yaml bench/cuda/fast/kgen.yaml
+//	go run ./bench/cuda/geometry -mnk 1x4096x4096,4096x4096x4096 kgen.yaml
 package main
 
 import (
@@ -30,11 +34,13 @@ type Launch struct {
 	Sizes   map[string]int `json:"sizes"`
 	Blocks  int            `json:"blocks"`
 	Threads int            `json:"threads"`
+	Entry   string         `json:"entry,omitempty"` // the entry point's host name (matmuls with CUDA forms)
 }
 
 func main() {
 	shapes := flag.String("shapes", "", "rowwise cols x rows, comma-separated")
 	ns := flag.String("n", "", "elementwise sizes, comma-separated")
+	mnk := flag.String("mnk", "", "matmul M x N x K, comma-separated (the matmuls with CUDA forms)")
 	flag.Parse()
 	var out []Launch
 	for _, path := range flag.Args() {
@@ -47,6 +53,10 @@ func main() {
 			fail(err)
 		}
 		for _, k := range ks {
+			if k.Ports[ir.CUDA] && len(k.CUDAForms()) > 0 {
+				out = append(out, formLaunches(k, *mnk)...)
+				continue
+			}
 			if !k.Ports[ir.CUDA] || (k.Kind != ir.Elementwise && k.Kind != ir.Rowwise) {
 				continue
 			}
@@ -109,6 +119,39 @@ func eval(k *ir.Kernel, dt string, elemBytes int, given map[string]int) Launch {
 	delete(sizes, launch.ElemBytes)
 	tg := l.Threadgroup[0]
 	return Launch{Kernel: k.Name, Kind: k.Kind.String(), DType: dt, Sizes: sizes, Blocks: (grid[0] + tg - 1) / tg, Threads: tg}
+}
+
+// formLaunches are a matmul's launches at each shape of mnk, in the form
+// its CUDA port picks (the first of ir.Kernel.CUDAForms whose size field is
+// at most its bound, else the kernel's own), as kgenrt's cudaPort.form.
+func formLaunches(k *ir.Kernel, mnk string) []Launch {
+	var out []Launch
+	for _, s := range split(mnk) {
+		d := strings.Split(s, "x")
+		sizes := map[string]int{"m": atoi(d[0]), "n": atoi(d[1]), "k": atoi(d[2])}
+		for _, v := range k.Variants {
+			l, entry := k.Launch(ir.CUDA), v.HostName
+			for _, f := range k.CUDAForms() {
+				if sizes[f.Field] <= f.AtMost {
+					p := k.DescriptorPhases()[f.Phase]
+					l = p.LaunchOn(ir.CUDA)
+					for _, pv := range p.Variants {
+						if pv.DType == v.DType {
+							entry = pv.HostName
+						}
+					}
+					break
+				}
+			}
+			grid, err := l.GridSize(sizes)
+			if err != nil {
+				fail(err)
+			}
+			tg := l.Threadgroup[0]
+			out = append(out, Launch{Kernel: k.Name, Kind: k.Kind.String(), DType: v.DType.String(), Sizes: sizes, Blocks: (grid[0] + tg - 1) / tg, Threads: tg, Entry: entry})
+		}
+	}
+	return out
 }
 
 func split(s string) []string {

@@ -117,6 +117,7 @@ struct gate {
 struct warp {
     gate g;
     unsigned long long slot[32] = {};
+    unsigned wide[32][8] = {}; // the registers a warp-wide matrix operation publishes (shim_mma.h)
     bool gone[32] = {};
 };
 

@@ -1,0 +1,45 @@
+// kernel_harness.h: the CPU run of one __global__ entry point of a
+// generated CUDA fatbin source (e2e/cudacpu), included after the kernel's
+// .cu. Usage: run FN BLOCKS Z THREADS DIR, where DIR holds the launch's
+// buffers b0, b1, … in binding order, the args struct last, and (BLOCKS,
+// 1, Z) blocks of THREADS are the grid the CUDA port would launch; FN runs with the tensors
+// as its device pointers and every buffer is written back as o0, o1, ….
+#include <fstream>
+#include <iterator>
+#include <string>
+
+// kgen_cpu_kernel launches one entry point with its typed parameters.
+typedef void (*kgen_cpu_kernel)(dim3 grid, dim3 block, void* const* ptrs, const void* args);
+kgen_cpu_kernel kgen_cpu_find_kernel(const std::string& name); // defined after, by the test
+
+int main(int argc, char** argv) {
+    if (argc != 6) kgen_cpu::die("usage: run FN BLOCKS Z THREADS DIR");
+    const std::string dir = argv[5];
+    kgen_cpu_kernel fn = kgen_cpu_find_kernel(argv[1]);
+    if (fn == nullptr) kgen_cpu::die((std::string("no entry ") + argv[1]).c_str());
+    std::vector<std::string> bytes;
+    for (int i = 0;; ++i) {
+        const std::string p = dir + "/b" + std::to_string(i);
+        std::ifstream f(p, std::ios::binary);
+        if (!f) break;
+        bytes.push_back(std::string(std::istreambuf_iterator<char>(f), {}));
+    }
+    if (bytes.empty()) kgen_cpu::die("no buffers");
+    // Device memory: 256-byte aligned and sized exactly, so the address
+    // sanitizer sees any access past a tensor.
+    std::vector<void*> mem;
+    for (auto& b : bytes) {
+        void* p = nullptr;
+        if (posix_memalign(&p, 256, b.size() ? b.size() : 1) != 0) kgen_cpu::die("out of memory");
+        std::memcpy(p, b.data(), b.size());
+        mem.push_back(p);
+    }
+    const unsigned blocks = unsigned(std::stoul(argv[2])), z = unsigned(std::stoul(argv[3])), threads = unsigned(std::stoul(argv[4]));
+    if (blocks > 0 && z > 0) fn(dim3(blocks, 1, z), dim3(threads), mem.data(), mem.back());
+    for (size_t i = 0; i < bytes.size(); ++i) {
+        std::ofstream f(dir + "/o" + std::to_string(i), std::ios::binary);
+        f.write(static_cast<const char*>(mem[i]), std::streamsize(bytes[i].size()));
+    }
+    for (void* p : mem) std::free(p);
+    return 0;
+}

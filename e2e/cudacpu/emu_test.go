@@ -17,6 +17,7 @@ import (
 	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/generate"
+	"github.com/kgen-dev/kgen/internal/long"
 	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/verify/mslcpu"
 )
@@ -382,6 +383,11 @@ func firstLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
+// launchLimit bounds one launch's run: the default's take a second, the
+// long grid loop minutes on a loaded machine. (Threads that wait at
+// barriers no other thread reaches abort the run at once: see shim.h.)
+var launchLimit = long.Pick(2*time.Minute, 20*time.Minute)
+
 // runner runs one parity launch through the build: fn names the function
 // to call for the launch (an entry point, or a SIMT GEMM directly).
 func (b *cpuBuild) runner(fn func(l mslcpu.Launch) string) func(context.Context, mslcpu.Launch) ([][]byte, error) {
@@ -396,7 +402,7 @@ func (b *cpuBuild) runner(fn func(l mslcpu.Launch) string) func(context.Context,
 				return nil, err
 			}
 		}
-		ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		ctx, cancel := context.WithTimeout(ctx, launchLimit)
 		defer cancel()
 		name := fn(l)
 		start := time.Now()
@@ -405,7 +411,7 @@ func (b *cpuBuild) runner(fn func(l mslcpu.Launch) string) func(context.Context,
 			*b.timing += time.Since(start)
 		}
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%s: no end in 2 minutes (a thread stuck at a barrier?): %s", name, firstLines(string(out), 20))
+			return nil, fmt.Errorf("%s: no end in %v (a kernel that loops forever?): %s", name, launchLimit, firstLines(string(out), 20))
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v: %s", name, err, firstLines(string(out), 30))

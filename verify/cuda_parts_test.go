@@ -34,6 +34,8 @@ func TestCUDAMatmulParts(t *testing.T) {
 	}
 	t.Setenv("KGEN_NVCC", nvcc)
 	t.Setenv("KGEN_CUTLASS", cutlass)
+	// A fresh cache for each run: the fake's verdict depends on
+	// KGEN_FAKE_FAIL, which nvcc's would not.
 	t.Setenv("KGEN_CUDA_CACHE", t.TempDir())
 	t.Setenv("KGEN_FAKE_FAIL", "none")
 	out, code := kgen(dir, "verify")
@@ -53,8 +55,8 @@ func TestCUDAMatmulParts(t *testing.T) {
 	if len(got) != 4+3 { // mm: tiny, f32_simt, bf16_simt, entry; mm_norm (split): tiny, bf16_simt, entry
 		t.Errorf("parts compiled: %v", got)
 	}
+	t.Setenv("KGEN_CUDA_CACHE", t.TempDir())
 	t.Setenv("KGEN_FAKE_FAIL", "bf16_simt")
-	t.Setenv("KGEN_CUDA_CACHE", t.TempDir()) // the first run's successes are cached (emit/cuda cache.go); the planted failure must compile again
 	if out, code := kgen(dir, "verify"); code == 0 || !strings.Contains(out, "gen/cuda/mm.cu:1:1:") || !strings.Contains(out, "planted") {
 		t.Errorf("a rejected SIMT part: exit %d\n%s", code, out)
 	}

@@ -142,6 +142,7 @@ func TestVerifyNeverCompilesTamperedCUDA(t *testing.T) {
 	dir, marker := tamperProject(t, ".cu")
 	nvcc, log := fakeTool(t, marker)
 	t.Setenv("KGEN_NVCC", nvcc)
+	t.Setenv("KGEN_CUDA_CACHE", t.TempDir()) // the check must run, not be remembered
 	out, code := kgen(dir, "verify", "--parity", "off")
 	checkTampered(t, out, code, "gen/cuda/tampered.cu", marker)
 	raw, _ := os.ReadFile(log)

@@ -37,14 +37,18 @@ func CacheDir() (string, error) {
 // written as <temp>/<name>.cu, and returns nvcc's output; the output file
 // is discarded. A run that succeeded is remembered under the hash of
 // everything that decides it — the toolkit (toolID), name, args, ext,
-// extra (what else the run reads: CUTLASS's version for a part) and the
-// source — and an identical run later returns the remembered output
+// extra (what else the run reads: CUTLASS's version for a part), the
+// flags nvcc takes from the environment and the source — and an
+// identical run later returns the remembered output
 // without running nvcc: checking kgen's 34 CUDA sources takes minutes of
 // nvcc, checking them again when nothing changed takes none. A failure is
 // not remembered. Without a usable cache folder every run runs.
 func checked(ctx context.Context, nvcc, name string, src []byte, extra, ext string, args []string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00", toolID(nvcc), name, strings.Join(args, "\x01"), ext, extra)
+	for _, v := range []string{"NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"} { // nvcc reads them as flags
+		fmt.Fprintf(h, "%s=%s\x00", v, os.Getenv(v))
+	}
 	h.Write(src)
 	key := name + "-" + hex.EncodeToString(h.Sum(nil))[:32] + ".out"
 	var at string

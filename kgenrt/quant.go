@@ -210,18 +210,19 @@ func (q Quant) Dequantize64(packed []byte, scales, biases []float64, n, k int) [
 // scale·q + bias as one fused multiply-add in float32 (ggml's products are
 // exact in float32: an 11-bit d times a code of at most 8 bits).
 func (q Quant) DequantizeF32(packed []byte, scales, biases []float64, n, k int) []float32 {
-	exact := q.Dequantize64(packed, scales, biases, n, k)
-	out := make([]float32, len(exact))
-	for i, v := range exact {
-		out[i] = float32(v)
+	out := make([]float32, n*k)
+	if q.Format != Affine { // exact in float32: the float64 values convert without rounding
+		for i, v := range q.Dequantize64(packed, scales, biases, n, k) {
+			out[i] = float32(v)
+		}
+		return out
 	}
-	if q.Format == Affine {
-		for r := range n {
-			row := packed[r*q.Width(k)*4:]
-			for j := range k {
-				g := r*(k/q.Group) + j/q.Group
-				out[r*k+j] = fma32(float32(scales[g]), float32(q.Code(row, j)), float32(biases[g]))
-			}
+	rowBytes := q.Width(k) * 4
+	for r := range n {
+		row := packed[r*rowBytes:]
+		for j := range k {
+			g := r*(k/q.Group) + j/q.Group
+			out[r*k+j] = fma32(float32(scales[g]), float32(q.Code(row, j)), float32(biases[g]))
 		}
 	}
 	return out

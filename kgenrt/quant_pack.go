@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Quantize packs the row-major [n, k] float32 weights w in format q, as the
@@ -170,23 +171,11 @@ func (q Quant) checkPacked(packed, scales, biases *Tensor) (n, k int, err error)
 		return n, k, nil
 	}
 	for _, t := range []*Tensor{scales, biases} {
-		if t == nil || !t.DType().IsFloat() || !equalInts(t.Shape(), []int{n, k / q.Group}) {
+		if t == nil || !t.DType().IsFloat() || !slices.Equal(t.Shape(), []int{n, k / q.Group}) {
 			return 0, 0, fmt.Errorf("kgenrt: %s scales and biases are float [%d, %d] for a packed [%d, %d]", q, n, k/q.Group, n, sh[1])
 		}
 	}
 	return n, k, nil
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // PackedBytes turns a packed tensor's elements given as float64 values

@@ -34,11 +34,11 @@ func quantHelpers(k *ir.Kernel) []helper {
 // quantRow is the pointer to row n (one output column's k values) of
 // quantized operand o.
 func quantRow(o ir.Operand, n string) string {
-	q := o.Quant
-	if q.Format == kgenrt.Affine {
-		return fmt.Sprintf("(%s + %s * (args.k / 32u * %du))", o.Name, n, q.Bits)
+	unit := o.Quant.BlockBytes() // per 32 values: a ggml block's bytes, or affine's Bits words
+	if o.Quant.Format == kgenrt.Affine {
+		unit = o.Quant.Bits
 	}
-	return fmt.Sprintf("(%s + %s * (args.k / 32u * %du))", o.Name, n, q.BlockBytes())
+	return fmt.Sprintf("(%s + %s * (args.k / 32u * %du))", o.Name, n, unit)
 }
 
 // quantAt is the f32 of logical element (kk, n) of quantized operand o

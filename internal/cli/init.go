@@ -13,6 +13,7 @@ import (
 	"golang.org/x/mod/modfile"
 
 	"github.com/kgen-dev/kgen/config"
+	"github.com/kgen-dev/kgen/internal/gocheck"
 	"github.com/kgen-dev/kgen/spec"
 )
 
@@ -137,7 +138,8 @@ const kgenTool = "github.com/kgen-dev/kgen/cmd/kgen"
 // (installed with go install), which would otherwise fail with `go: no
 // such tool "kgen"`.
 func generateLine(dir string) (run, next string) {
-	if mod := findGoMod(dir); mod != "" {
+	if root := gocheck.ModuleRoot(dir); root != "" {
+		mod := filepath.Join(root, "go.mod")
 		data, err := os.ReadFile(mod)
 		if f, perr := modfile.Parse(mod, data, nil); err == nil && perr == nil {
 			for _, t := range f.Tool {
@@ -151,23 +153,6 @@ func generateLine(dir string) (run, next string) {
 	}
 	return "kgen gen", "go mod init <module path>, then go generate ./... (runs the kgen on your PATH); " +
 		"the generated Go package needs a module (go.mod) to build"
-}
-
-// findGoMod is the go.mod of dir's module ("" outside any).
-func findGoMod(dir string) string {
-	for d := dir; ; d = filepath.Dir(d) {
-		if p := filepath.Join(d, "go.mod"); fileExists(p) {
-			return p
-		}
-		if filepath.Dir(d) == d {
-			return ""
-		}
-	}
-}
-
-func fileExists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.Mode().IsRegular()
 }
 
 var packageRE = regexp.MustCompile(`^package\s+([A-Za-z_][A-Za-z0-9_]*)`)

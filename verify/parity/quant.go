@@ -1,6 +1,7 @@
 package parity
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 
@@ -173,7 +174,7 @@ func packedValues(q kgenrt.Quant, raw []byte) []float64 {
 	}
 	out := make([]float64, len(raw)/4)
 	for i := range out {
-		out[i] = float64(uint32(raw[4*i]) | uint32(raw[4*i+1])<<8 | uint32(raw[4*i+2])<<16 | uint32(raw[4*i+3])<<24)
+		out[i] = float64(binary.LittleEndian.Uint32(raw[4*i:]))
 	}
 	return out
 }

@@ -1,0 +1,30 @@
+package cli
+
+import (
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kgen-dev/kgen/internal/lsp"
+)
+
+func lspCmd(o *options) *cobra.Command {
+	return &cobra.Command{
+		Use:   "lsp",
+		Short: "Run the language server for spec files over stdio",
+		Long: `lsp runs kgen's language server on stdin and stdout, for an editor to
+start: diagnostics as you type (the positioned errors gen gives, from the
+unsaved buffer), hover (a formula name's kind, dtype, shape and
+declaration; a function's signature and error rule; the kernel's buffers,
+args struct and launch), completion (functions, names in scope, spec keys
+and values), go to definition and formatting (kgen fmt's layout).
+
+Each spec finds its kgen.yaml by walking up from its folder, as the other
+commands do from the working folder; a spec outside any config still gets
+every spec-level check. The README shows the VS Code and Neovim set-up.`,
+		Args: noArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return lsp.Serve(os.Stdin, o.stdout, o.stderr)
+		},
+	}
+}

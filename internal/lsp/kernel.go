@@ -53,7 +53,8 @@ func (a *analysis) kernelDoc() string {
 			continue
 		}
 		l := a.built.Launch(ir.Backend(be))
-		fmt.Fprintf(&b, "\nlaunch (%s): grid [%s, %s, %s], threadgroup %v\n", ir.Backend(be), l.Grid[0], l.Grid[1], l.Grid[2], l.Threadgroup)
+		tg := l.Threadgroup
+		fmt.Fprintf(&b, "\nlaunch (%s): grid [%s, %s, %s], threadgroup [%d, %d, %d]\n", ir.Backend(be), l.Grid[0], l.Grid[1], l.Grid[2], tg[0], tg[1], tg[2])
 		for _, d := range l.Derived {
 			fmt.Fprintf(&b, "- derived `%s = %s`", d.Field, d.Rule)
 			if d.Doc != "" {
@@ -63,7 +64,7 @@ func (a *analysis) kernelDoc() string {
 		}
 	}
 	if lines := a.built.Describe(); len(lines) > 0 {
-		b.WriteString("\n" + strings.Join(lines, "\n"))
+		b.WriteString("\nschedule:\n\n- " + strings.Join(lines, "\n- "))
 	}
 	return b.String()
 }

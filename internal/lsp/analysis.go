@@ -33,6 +33,7 @@ type analysis struct {
 	symbols []ir.Symbol
 	built   *ir.Kernel
 	diags   []diag.Diagnostic // this file's, sorted
+	notSpec bool              // a YAML file that is not a spec: no feature applies
 }
 
 // buffers reads an open buffer by file path (see server.openText).
@@ -50,6 +51,9 @@ func analyze(file, text string, open buffers, disk *diskSpecs) *analysis {
 	}
 	var diags diag.List
 	a.locate(&diags)
+	if a.notSpec = !a.isSpec(); a.notSpec {
+		return a // an editor sends every YAML file; gen reads only specs
+	}
 	if _, what, bad := usertext.Problem(a.rel, false); bad {
 		diags.Addf(diag.Pos{Path: a.rel}, "the spec file's name contains %s; rename the file", what)
 	}
@@ -98,6 +102,25 @@ func (a *analysis) locate(diags *diag.List) {
 		return
 	}
 	a.cfg = cfg
+}
+
+// isSpec reports whether the buffer is a spec gen reads: a YAML file in
+// its config's specs folder (not kgen.yaml, not a CI workflow beside it),
+// or, outside any config, a file with a top-level kernel key. Editors
+// hand the server every YAML file, and only specs get kgen's checks.
+func (a *analysis) isSpec() bool {
+	if filepath.Base(a.file) == config.FileName {
+		return false
+	}
+	if a.cfg != nil {
+		return a.inSpecs()
+	}
+	for _, l := range a.lines {
+		if strings.HasPrefix(l, "kernel:") {
+			return true
+		}
+	}
+	return false
 }
 
 // inSpecs reports whether the file is one of the config's specs.

@@ -170,6 +170,9 @@ func (s *server) format(uri string) ([]TextEdit, error) {
 		return nil, nil
 	}
 	a := s.analysis(d)
+	if a.notSpec {
+		return []TextEdit{}, nil
+	}
 	out, err := spec.Format(a.rel, []byte(d.text))
 	if err != nil || string(out) == d.text {
 		return []TextEdit{}, nil

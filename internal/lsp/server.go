@@ -147,7 +147,7 @@ func positionRequest[T any](s *server, m *message, f func(a *analysis, pos Posit
 		return nil, &rpcError{Code: codeInvalidParams, Message: err.Error()}
 	}
 	d := s.docs[p.TextDocument.URI]
-	if d == nil {
+	if d == nil || s.analysis(d).notSpec {
 		return nil, nil
 	}
 	return f(s.analysis(d), p.Position), nil

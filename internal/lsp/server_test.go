@@ -94,6 +94,13 @@ func TestDiagnosticsAcrossSpecs(t *testing.T) {
 	if len(ds) != 1 || !strings.Contains(ds[0].Message, "tahn") {
 		t.Errorf("spec outside a config: %+v", ds)
 	}
+	// YAML files that are not specs get nothing: the config, a workflow
+	// beside the specs, a YAML file outside any config without a kernel.
+	for _, f := range []string{filepath.Join(dir, "kgen.yaml"), filepath.Join(dir, ".github", "ci.yaml"), filepath.Join(loose, "other.yaml")} {
+		if ds := tc.diagnostics(openSpec(tc, f, "on: [push]\njobs: {}\n")); len(ds) != 0 {
+			t.Errorf("%s is not a spec: %+v", f, ds)
+		}
+	}
 	tc.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uri}})
 	if ds := tc.diagnostics(uri); len(ds) != 0 {
 		t.Errorf("closing must clear the diagnostics: %+v", ds)

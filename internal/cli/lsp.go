@@ -20,11 +20,18 @@ args struct and launch), completion (functions, names in scope, spec keys
 and values), go to definition and formatting (kgen fmt's layout).
 
 Each spec finds its kgen.yaml by walking up from its folder, as the other
-commands do from the working folder; a spec outside any config still gets
-every spec-level check. The README shows the VS Code and Neovim set-up.`,
+commands do from the working folder (--config names one for every spec);
+only files in the config's specs folder are specs, and a YAML file outside
+any config is one when it has a top-level kernel key: it gets every
+spec-level check. The README shows the VS Code and Neovim set-up.`,
 		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return lsp.Serve(os.Stdin, o.stdout, o.stderr)
+			if o.configPath != "" {
+				if _, err := o.loadConfig(); err != nil {
+					return o.reportErr(err)
+				}
+			}
+			return lsp.Serve(os.Stdin, o.stdout, lsp.Options{Log: o.stderr, Config: o.configPath})
 		},
 	}
 }

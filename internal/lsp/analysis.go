@@ -36,21 +36,30 @@ type analysis struct {
 	notSpec bool              // a YAML file that is not a spec: no feature applies
 }
 
-// buffers reads an open buffer by file path (see server.openText).
-type buffers func(file string) (string, bool)
+// env is what an analysis reads besides its buffer; the zero value reads
+// nothing else (no other buffers, no cross-file check).
+type env struct {
+	// open reads an open buffer by file path (server.openText).
+	open func(file string) (string, bool)
+	// disk caches the other specs read from disk; nil: no cross-file check.
+	disk *diskSpecs
+	// config is `kgen --config PATH lsp`'s config for every spec, "" to
+	// find each spec's own.
+	config string
+}
 
 // analyze runs gen's checks of one spec over text: the YAML and field
 // checks (spec.Parse), the formulas and layout (ir.Build), and, inside a
 // config's specs folder, the kernel names across files (spec.CheckUnique,
 // against the other specs' open buffers, else their files). Only this
 // file's diagnostics are kept.
-func analyze(file, text string, open buffers, disk *diskSpecs) *analysis {
+func analyze(file, text string, e env) *analysis {
 	a := &analysis{file: file, text: text, lines: strings.Split(text, "\n")}
 	for i, l := range a.lines {
 		a.lines[i] = strings.TrimSuffix(l, "\r")
 	}
 	var diags diag.List
-	a.locate(&diags)
+	a.locate(e.config, &diags)
 	if a.notSpec = !a.isSpec(); a.notSpec {
 		return a // an editor sends every YAML file; gen reads only specs
 	}
@@ -59,8 +68,8 @@ func analyze(file, text string, open buffers, disk *diskSpecs) *analysis {
 	}
 	a.spec = spec.Parse(a.rel, []byte(text), &diags)
 	if a.spec != nil {
-		if a.inSpecs() && disk != nil {
-			spec.CheckUnique(a.withOthers(open, disk), &diags)
+		if a.inSpecs() && e.disk != nil {
+			spec.CheckUnique(a.withOthers(e), &diags)
 		}
 		if ks := ir.Build([]*spec.Spec{a.spec}, &diags); len(ks) == 1 {
 			a.built = ks[0]
@@ -79,15 +88,17 @@ func analyze(file, text string, open buffers, disk *diskSpecs) *analysis {
 // from its folder, and names the file relative to it. A spec outside any
 // config still gets every spec-level check; a config that does not load
 // is reported on the spec's first line, since gen would stop at it.
-func (a *analysis) locate(diags *diag.List) {
+func (a *analysis) locate(p string, diags *diag.List) {
 	a.rel = filepath.Base(a.file)
 	if a.file == "" {
 		a.rel = "untitled.yaml"
 		return
 	}
-	p, err := config.Find(filepath.Dir(a.file))
-	if err != nil {
-		return
+	if p == "" {
+		var err error
+		if p, err = config.Find(filepath.Dir(a.file)); err != nil {
+			return
+		}
 	}
 	if rel, err := filepath.Rel(filepath.Dir(p), a.file); err == nil {
 		a.rel = filepath.ToSlash(rel)
@@ -123,6 +134,14 @@ func (a *analysis) isSpec() bool {
 	return false
 }
 
+// configPath is the config the analysis read, "" for none.
+func (a *analysis) configPath() string {
+	if a.cfg == nil {
+		return ""
+	}
+	return a.cfg.Path
+}
+
 // inSpecs reports whether the file is one of the config's specs.
 func (a *analysis) inSpecs() bool {
 	if a.cfg == nil {
@@ -134,7 +153,7 @@ func (a *analysis) inSpecs() bool {
 
 // withOthers is this spec and the config's other specs, in path order, as
 // gen's LoadDir would check their names.
-func (a *analysis) withOthers(open buffers, disk *diskSpecs) []*spec.Spec {
+func (a *analysis) withOthers(e env) []*spec.Spec {
 	all := []*spec.Spec{a.spec}
 	files, err := spec.Files(a.cfg.Dir, a.cfg.Specs)
 	if err != nil {
@@ -144,7 +163,7 @@ func (a *analysis) withOthers(open buffers, disk *diskSpecs) []*spec.Spec {
 		if rel == a.rel {
 			continue
 		}
-		if s := disk.spec(a.cfg.Dir, rel, open); s != nil {
+		if s := e.disk.spec(a.cfg.Dir, rel, e.open); s != nil {
 			all = append(all, s)
 		}
 	}
@@ -169,11 +188,13 @@ func newDiskSpecs() *diskSpecs { return &diskSpecs{m: map[string]diskSpec{}} }
 
 // spec reads another spec of the config for its kernel name, from its open
 // buffer if any; nil when it cannot be read (gen reports that there).
-func (c *diskSpecs) spec(dir, rel string, open buffers) *spec.Spec {
+func (c *diskSpecs) spec(dir, rel string, open func(string) (string, bool)) *spec.Spec {
 	full := filepath.Join(dir, filepath.FromSlash(rel))
 	var junk diag.List
-	if text, ok := open(full); ok {
-		return spec.Parse(rel, []byte(text), &junk)
+	if open != nil {
+		if text, ok := open(full); ok {
+			return spec.Parse(rel, []byte(text), &junk)
+		}
 	}
 	st, err := os.Stat(full)
 	if err != nil {

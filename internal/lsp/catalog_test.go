@@ -37,7 +37,7 @@ func TestSameErrorsAsGen(t *testing.T) {
 			if err != nil {
 				return nil // unreadable on purpose: gen's folder walk reports it
 			}
-			a := analyze(p, string(text), func(string) (string, bool) { return "", false }, newDiskSpecs())
+			a := analyze(p, string(text), env{disk: newDiskSpecs()})
 			var got []string
 			for _, d := range a.diags {
 				got = append(got, d.String())

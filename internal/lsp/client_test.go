@@ -20,13 +20,15 @@ type testClient struct {
 	done   chan error
 }
 
-func startClient(t *testing.T) *testClient {
+func startClient(t *testing.T) *testClient { t.Helper(); return startClientWith(t, Options{}) }
+
+func startClientWith(t *testing.T, opts Options) *testClient {
 	t.Helper()
 	toServer, fromClient := io.Pipe()
 	toClient, fromServer := io.Pipe()
 	tc := &testClient{t: t, c: newConn(toClient, fromClient), msgs: make(chan *message, 64), done: make(chan error, 1)}
 	go func() {
-		err := Serve(toServer, fromServer, io.Discard)
+		err := Serve(toServer, fromServer, opts)
 		fromServer.Close()
 		tc.done <- err
 	}()

@@ -55,7 +55,7 @@ func (s *server) complete(a *analysis, pos Position) CompletionList {
 func (a *analysis) without(line, cut int) *analysis {
 	lines := append([]string(nil), a.lines...)
 	lines[line-1] = lines[line-1][:cut]
-	b := analyze(a.file, strings.Join(lines, "\n"), func(string) (string, bool) { return "", false }, nil)
+	b := analyze(a.file, strings.Join(lines, "\n"), env{config: a.configPath()})
 	b.lines = a.lines
 	return b
 }

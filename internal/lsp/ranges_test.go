@@ -31,7 +31,7 @@ func TestTokenEnd(t *testing.T) {
 // TestUTF16Positions: LSP columns count UTF-16 units, kgen's count runes;
 // a character outside the BMP takes two units.
 func TestUTF16Positions(t *testing.T) {
-	a := analyze("", "doc: 𝛼é tahn\n", func(string) (string, bool) { return "", false }, nil)
+	a := analyze("", "doc: 𝛼é tahn\n", env{})
 	// "tahn" is rune column 9 (d o c : space 𝛼 é space t): UTF-16 unit 9.
 	if p := a.lspPos(1, 9); p != (Position{Line: 0, Character: 9}) {
 		t.Errorf("lspPos(1, 9) = %+v, want 0:9", p)

@@ -20,17 +20,37 @@ import (
 	"github.com/kgen-dev/kgen/internal/version"
 )
 
+// Options configure a server.
+type Options struct {
+	// Log receives notes for the user (stderr for `kgen lsp`).
+	Log io.Writer
+	// Config is the kgen.yaml every spec is checked under (`kgen --config
+	// PATH lsp`); "" finds each spec's own by walking up from its folder.
+	Config string
+}
+
 // Serve runs the server over r and w (stdin and stdout for `kgen lsp`)
-// until the client sends exit or closes r. Notes for the user go to logw.
-// It returns nil after shutdown then exit, as LSP wants for exit code 0.
-func Serve(r io.Reader, w io.Writer, logw io.Writer) error {
-	s := &server{conn: newConn(r, w), log: logw, docs: map[string]*document{}, disk: newDiskSpecs()}
+// until the client sends exit or closes r. It returns nil after shutdown
+// then exit, as LSP wants for exit code 0.
+func Serve(r io.Reader, w io.Writer, opts Options) error {
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	if opts.Config != "" {
+		abs, err := filepath.Abs(opts.Config)
+		if err != nil {
+			return err
+		}
+		opts.Config = abs
+	}
+	s := &server{conn: newConn(r, w), log: opts.Log, config: opts.Config, docs: map[string]*document{}, disk: newDiskSpecs()}
 	return s.loop()
 }
 
 type server struct {
 	conn         *conn
 	log          io.Writer
+	config       string               // Options.Config
 	docs         map[string]*document // open documents by URI
 	disk         *diskSpecs           // the other specs of a config, for cross-file checks
 	initialized  bool
@@ -214,7 +234,7 @@ func (s *server) publish(d *document) error {
 // analysis is d's analysis, computed once per text.
 func (s *server) analysis(d *document) *analysis {
 	if d.a == nil {
-		d.a = analyze(d.file, d.text, s.openText, s.disk)
+		d.a = analyze(d.file, d.text, env{open: s.openText, disk: s.disk, config: s.config})
 	}
 	return d.a
 }

@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -106,6 +107,27 @@ func TestDiagnosticsAcrossSpecs(t *testing.T) {
 		t.Errorf("closing must clear the diagnostics: %+v", ds)
 	}
 	tc.shutdown()
+}
+
+// TestConfigFlag: `kgen --config PATH lsp` checks every spec under that
+// config: a folder that is not the found kgen.yaml's specs folder is.
+func TestConfigFlag(t *testing.T) {
+	dir := project(t, nil)
+	alt := filepath.Join(dir, "alt.yaml")
+	if err := os.WriteFile(alt, []byte("version: 1\nspecs: other\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "other", "g.yaml")
+	for _, c := range []struct {
+		opts Options
+		want int
+	}{{Options{}, 0}, {Options{Config: alt}, 1}} {
+		tc := startClientWith(t, c.opts)
+		if ds := tc.diagnostics(openSpec(tc, file, geluSpec)); len(ds) != c.want {
+			t.Errorf("config %q: %d diagnostics %+v, want %d", c.opts.Config, len(ds), ds, c.want)
+		}
+		tc.shutdown()
+	}
 }
 
 func hoverText(tc *testClient, uri string, line, char int) string {

@@ -29,7 +29,7 @@ func TestRepositorySpecs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a := analyze(full, string(src), func(string) (string, bool) { return "", false }, s.disk)
+		a := analyze(full, string(src), env{disk: s.disk})
 		if len(a.diags) > 0 || a.built == nil {
 			t.Errorf("%s: %v", rel, a.diags)
 			continue

@@ -47,6 +47,7 @@ const (
 	codeInvalidParams  = -32602
 	codeMethodNotFound = -32601
 	codeInvalidRequest = -32600
+	codeInternalError  = -32603
 	codeNotInitialized = -32002
 )
 

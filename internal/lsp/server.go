@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 
 	"github.com/kgen-dev/kgen/internal/version"
@@ -90,7 +91,7 @@ func (s *server) loop() error {
 			}
 			return errors.New("exit without shutdown")
 		}
-		result, err := s.handle(m)
+		result, err := s.safeHandle(m)
 		if m.ID != nil {
 			if err := s.conn.reply(m.ID, result, err); err != nil {
 				return err
@@ -99,6 +100,18 @@ func (s *server) loop() error {
 			fmt.Fprintf(s.log, "kgen lsp: %s: %v\n", m.Method, err)
 		}
 	}
+}
+
+// safeHandle is handle, with a panic turned into an error answer: a bug
+// met on one buffer must not take the editor's server down with it.
+func (s *server) safeHandle(m *message) (result any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(s.log, "kgen lsp: internal error in %s: %v\n%s", m.Method, r, debug.Stack())
+			result, err = nil, &rpcError{Code: codeInternalError, Message: fmt.Sprintf("kgen lsp internal error: %v", r)}
+		}
+	}()
+	return s.handle(m)
 }
 
 // handle answers one request or notification.

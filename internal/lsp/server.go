@@ -237,8 +237,29 @@ func (s *server) close(p didCloseParams) error {
 	return s.conn.notify("textDocument/publishDiagnostics", publishDiagnosticsParams{URI: p.TextDocument.URI, Diagnostics: []Diagnostic{}})
 }
 
-// publish sends d's diagnostics; an empty list clears the client's.
+// publish sends d's diagnostics, then those of the other open specs of its
+// config, which may change with it (a kernel name two specs share).
 func (s *server) publish(d *document) error {
+	if err := s.publishOne(d); err != nil {
+		return err
+	}
+	cfg := s.analysis(d).cfg
+	if cfg == nil {
+		return nil
+	}
+	for _, o := range s.docs {
+		if o != d && o.a != nil && o.a.cfg != nil && o.a.cfg.Path == cfg.Path {
+			o.a = nil
+			if err := s.publishOne(o); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// publishOne sends d's diagnostics; an empty list clears the client's.
+func (s *server) publishOne(d *document) error {
 	a := s.analysis(d)
 	v := d.version
 	return s.conn.notify("textDocument/publishDiagnostics", publishDiagnosticsParams{URI: d.uri, Version: &v, Diagnostics: a.lspDiagnostics()})

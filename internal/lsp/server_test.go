@@ -89,6 +89,17 @@ func TestDiagnosticsAcrossSpecs(t *testing.T) {
 	if len(ds) != 1 || !strings.Contains(ds[0].Message, `kernel "gelu" is already defined in specs/a.yaml:1:9`) || ds[0].Range != rng(0, 8, 0, 12) {
 		t.Errorf("duplicate kernel: %+v", ds)
 	}
+	// Renaming the other kernel in its unsaved buffer clears this error.
+	other := openSpec(tc, filepath.Join(dir, "specs", "a.yaml"), geluFixed)
+	if ds := tc.diagnostics(other); len(ds) != 0 {
+		t.Errorf("a.yaml: %+v", ds)
+	}
+	tc.diagnostics(uri) // republished with a.yaml's buffer: the same error
+	changeSpec(tc, other, 2, strings.Replace(geluFixed, "kernel: gelu", "kernel: gelu2", 1))
+	tc.diagnostics(other)
+	if ds := tc.diagnostics(uri); len(ds) != 0 {
+		t.Errorf("b.yaml after a.yaml's kernel was renamed: %+v", ds)
+	}
 	loose := t.TempDir()
 	uri = openSpec(tc, filepath.Join(loose, "g.yaml"), geluSpec)
 	ds = tc.diagnostics(uri)

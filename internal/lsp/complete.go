@@ -31,7 +31,7 @@ func (s *server) complete(a *analysis, pos Position) CompletionList {
 	if a.spec == nil {
 		// A key being typed is not YAML yet ("ma" without its colon): the
 		// names in scope come from the text without the word at the cursor.
-		a = a.without(line, len(before)-len(strings.TrimLeft(before[strings.LastIndexAny(before, " -{[,:")+1:], "")))
+		a = a.without(line, strings.LastIndexAny(before, " -{[,:")+1)
 	}
 	if fr, ok := a.formulaAt(line, col); ok {
 		return CompletionList{Items: a.formulaItems(fr.index)}
@@ -53,6 +53,9 @@ func (s *server) complete(a *analysis, pos Position) CompletionList {
 // without is the analysis of the text with line cut at byte cut, for
 // completion in a buffer that does not parse.
 func (a *analysis) without(line, cut int) *analysis {
+	if line < 1 || line > len(a.lines) {
+		return a
+	}
 	lines := append([]string(nil), a.lines...)
 	lines[line-1] = lines[line-1][:cut]
 	b := analyze(a.file, strings.Join(lines, "\n"), env{config: a.configPath()})

@@ -1,6 +1,6 @@
 -- Drives `kgen lsp` from Neovim (0.7 and later), headless: opens a spec with
--- a typo, waits for the diagnostic, asks for a hover, a completion and
--- formatting, fixes the typo in the buffer and waits for the diagnostics
+-- a typo, waits for the diagnostic, asks for hovers, a completion, a
+-- definition and formatting, fixes the typo in the buffer and waits for the diagnostics
 -- to clear. Everything seen goes to $KGEN_LSP_OUT as JSON; any error too.
 local out = {}
 local function main()
@@ -29,6 +29,9 @@ local function main()
   for _, item in ipairs((r and r.result and r.result.items) or {}) do
     table.insert(out.completion, item.label)
   end
+  r = client.request_sync('textDocument/definition', at(6, 28), 10000, buf)
+  local loc = r and r.result and (r.result[1] or r.result)
+  out.definition = loc and loc.range and { line = loc.range.start.line, col = loc.range.start.character } or vim.inspect(r)
   -- Fix the typo as a user would, in the buffer: the client sends didChange.
   local line = vim.api.nvim_buf_get_lines(buf, 6, 7, false)[1]
   vim.api.nvim_buf_set_lines(buf, 6, 7, false, { (line:gsub('tahn', 'tanh')) })

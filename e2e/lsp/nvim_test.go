@@ -44,13 +44,17 @@ type nvimResult struct {
 	Hover      string   `json:"hover"`
 	HoverInput string   `json:"hover_input"`
 	Completion []string `json:"completion"`
-	Cleared    bool     `json:"cleared"`
-	Formatted  []string `json:"formatted"`
+	Definition struct {
+		Line int `json:"line"`
+		Col  int `json:"col"`
+	} `json:"definition"`
+	Cleared   bool     `json:"cleared"`
+	Formatted []string `json:"formatted"`
 }
 
 // TestNeovim drives `kgen lsp` from headless Neovim: the diagnostic of a
 // typo with its range, hover over a let and an input, completion inside a
-// formula, the diagnostic clearing when the buffer is fixed, and
+// formula, go to definition of a let, the diagnostic clearing when the buffer is fixed, and
 // formatting in kgen fmt's layout.
 func TestNeovim(t *testing.T) {
 	nvim, err := exec.LookPath("nvim")
@@ -111,6 +115,9 @@ func TestNeovim(t *testing.T) {
 		if !slices.Contains(r.Completion, w) {
 			t.Errorf("completion %v lacks %q", r.Completion, w)
 		}
+	}
+	if r.Definition.Line != 8 || r.Definition.Col != 4 {
+		t.Errorf("definition of inner at %+v, want its let (line 8, column 4)", r.Definition)
 	}
 	if !r.Cleared {
 		t.Error("the diagnostic did not clear once the buffer was fixed")

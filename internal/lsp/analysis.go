@@ -20,6 +20,7 @@ import (
 // analysis is what the server knows about one version of one buffer: the
 // checks gen runs on it, and the spec and names they produced.
 type analysis struct {
+	uri   string         // the document's URI as the client spelled it
 	file  string         // absolute path; "" for a buffer that is not a file
 	rel   string         // the path diagnostics name it by: relative to the config folder, else its base name
 	cfg   *config.Config // nil outside any config

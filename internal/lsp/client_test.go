@@ -3,8 +3,10 @@ package lsp
 import (
 	"encoding/json"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -162,4 +164,13 @@ func project(t *testing.T, specs map[string]string) string {
 		}
 	}
 	return dir
+}
+
+// fileURI is the file: URI of an absolute path, as an editor sends it.
+func fileURI(file string) string {
+	p := filepath.ToSlash(file)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	return (&url.URL{Scheme: "file", Path: p}).String()
 }

@@ -149,7 +149,7 @@ func (a *analysis) symbolDetail(sym ir.Symbol) string {
 func (s *server) definition(a *analysis, pos Position) []Location {
 	line, col := a.filePos(pos)
 	fr, ok := a.formulaAt(line, col)
-	if !ok || a.file == "" {
+	if !ok {
 		return nil
 	}
 	start, end, ok := wordAt(fr.f.Text, fr.off)
@@ -160,7 +160,9 @@ func (s *server) definition(a *analysis, pos Position) []Location {
 	if !ok || sym.Pos.Line == 0 {
 		return nil
 	}
-	return []Location{{URI: fileURI(a.file), Range: a.tokenRange(sym.Pos)}}
+	// A spec declares every name it uses: the location is in the document
+	// itself, named by the client's own URI.
+	return []Location{{URI: a.uri, Range: a.tokenRange(sym.Pos)}}
 }
 
 // format answers textDocument/formatting with kgen fmt's formatter

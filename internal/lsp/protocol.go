@@ -107,7 +107,6 @@ type CompletionItem struct {
 // The CompletionItemKind values kgen uses.
 const (
 	completionFunction = 3
-	completionField    = 5
 	completionVariable = 6
 	completionProperty = 10
 	completionValue    = 12

@@ -269,6 +269,7 @@ func (s *server) publishOne(d *document) error {
 func (s *server) analysis(d *document) *analysis {
 	if d.a == nil {
 		d.a = analyze(d.file, d.text, env{open: s.openText, disk: s.disk, config: s.config})
+		d.a.uri = d.uri
 	}
 	return d.a
 }
@@ -295,13 +296,4 @@ func uriFile(uri string) string {
 		p = strings.TrimPrefix(p, "/")
 	}
 	return filepath.FromSlash(p)
-}
-
-// fileURI is the file: URI of an absolute path.
-func fileURI(file string) string {
-	p := filepath.ToSlash(file)
-	if !strings.HasPrefix(p, "/") {
-		p = "/" + p
-	}
-	return (&url.URL{Scheme: "file", Path: p}).String()
 }

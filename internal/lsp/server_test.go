@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,6 +76,11 @@ func TestDiagnosticsAsYouType(t *testing.T) {
 	if len(ds) != 1 || ds[0].Range != rng(14, 11, 14, 12) {
 		t.Errorf("integer operator on numbers: %+v, want one at %+v", ds, rng(14, 11, 14, 12))
 	}
+	// Saving republishes, from the text the client sends with it.
+	tc.notify("textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": uri}, "text": geluFixed})
+	if ds := tc.diagnostics(uri); len(ds) != 0 {
+		t.Errorf("after saving the fixed text: %+v", ds)
+	}
 	tc.shutdown()
 }
 
@@ -139,6 +145,25 @@ func TestConfigFlag(t *testing.T) {
 		}
 		tc.shutdown()
 	}
+}
+
+// TestProtocol: what a server owes any client, whatever the spec.
+func TestProtocol(t *testing.T) {
+	tc := startClient(t)
+	tc.nextID++
+	id := json.RawMessage(jsonInt(tc.nextID))
+	if err := tc.c.write(map[string]any{"jsonrpc": "2.0", "id": &id, "method": "textDocument/rename", "params": map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	if m := tc.next(); m.Error == nil || m.Error.Code != codeMethodNotFound || string(*m.ID) != string(id) {
+		t.Errorf("unknown method: %+v, want error %d", m, codeMethodNotFound)
+	}
+	var h *Hover // a document never opened: no answer, no error
+	tc.request("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": "file:///nowhere.yaml"}, "position": Position{}}, &h)
+	if h != nil {
+		t.Errorf("hover in an unknown document: %+v", h)
+	}
+	tc.shutdown()
 }
 
 func hoverText(tc *testClient, uri string, line, char int) string {

@@ -7,9 +7,15 @@ local function main()
   local kgen, spec, root = os.getenv('KGEN_BIN'), os.getenv('KGEN_SPEC'), os.getenv('KGEN_ROOT')
   vim.cmd('edit ' .. vim.fn.fnameescape(spec))
   local buf = vim.api.nvim_get_current_buf()
-  local id = vim.lsp.start_client({ name = 'kgen', cmd = { kgen, 'lsp' }, root_dir = root })
+  local config = { name = 'kgen', cmd = { kgen, 'lsp' }, root_dir = root }
+  local id
+  if vim.lsp.start then -- 0.8 and later, as the README's set-up
+    id = vim.lsp.start(config)
+  else
+    id = vim.lsp.start_client(config)
+    vim.lsp.buf_attach_client(buf, id)
+  end
   assert(id, 'the client did not start')
-  vim.lsp.buf_attach_client(buf, id)
   local client = vim.lsp.get_client_by_id(id)
   assert(vim.wait(20000, function() return #vim.diagnostic.get(buf) > 0 end, 50), 'no diagnostics within 20s')
   out.diagnostics = {}

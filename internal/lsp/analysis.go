@@ -24,8 +24,7 @@ type analysis struct {
 	file  string         // absolute path; "" for a buffer that is not a file
 	rel   string         // the path diagnostics name it by: relative to the config folder, else its base name
 	cfg   *config.Config // nil outside any config
-	text  string
-	lines []string // without line ends
+	lines []string       // the text's lines, without line ends
 	spec  *spec.Spec
 	// kernel is the kernel as far as ir lays it out (bindings, args
 	// struct), errors or not; symbols its names (ir.Scope). built is the
@@ -55,7 +54,7 @@ type env struct {
 // against the other specs' open buffers, else their files). Only this
 // file's diagnostics are kept.
 func analyze(file, text string, e env) *analysis {
-	a := &analysis{file: file, text: text, lines: strings.Split(text, "\n")}
+	a := &analysis{file: file, lines: strings.Split(text, "\n")}
 	for i, l := range a.lines {
 		a.lines[i] = strings.TrimSuffix(l, "\r")
 	}

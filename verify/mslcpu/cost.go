@@ -49,13 +49,13 @@ func (t *Traffic) add(o Traffic) {
 type SimdKind int
 
 const (
-	SimdSync     SimdKind = iota // simdgroup_barrier, simd_is_first
-	SimdReduce                   // simd_sum, simd_max, ...
-	SimdScan                     // simd_prefix_*
-	SimdShuffle                  // simd_shuffle*, simd_broadcast*
-	MatrixLoad                   // simdgroup_load
-	MatrixStore                  // simdgroup_store
-	MatrixMMA                    // simdgroup_multiply(_accumulate)
+	SimdSync    SimdKind = iota // simdgroup_barrier, simd_is_first
+	SimdReduce                  // simd_sum, simd_max, ...
+	SimdScan                    // simd_prefix_*
+	SimdShuffle                 // simd_shuffle*, simd_broadcast*
+	MatrixLoad                  // simdgroup_load
+	MatrixStore                 // simdgroup_store
+	MatrixMMA                   // simdgroup_multiply(_accumulate)
 	NumSimdKinds
 )
 

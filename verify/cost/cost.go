@@ -86,6 +86,12 @@ func ShapeOf(k *ir.Kernel) string {
 // shape in a cost build and returns one report per variant; the launches
 // of a kernel that runs as several (a split) are added up.
 func Measure(ctx context.Context, k *ir.Kernel, src []byte) ([]*Report, error) {
+	return MeasureAt(ctx, k, src, nil, ShapeOf(k))
+}
+
+// MeasureAt is Measure with the cost shape's options changed by at (nil:
+// none), named shape in the reports.
+func MeasureAt(ctx context.Context, k *ir.Kernel, src []byte, at func(*parity.Options), shape string) ([]*Report, error) {
 	var mu sync.Mutex
 	costs := map[string]*mslcpu.Cost{}
 	run := func(ctx context.Context, l mslcpu.Launch) ([][]byte, error) {
@@ -101,7 +107,11 @@ func Measure(ctx context.Context, k *ir.Kernel, src []byte) ([]*Report, error) {
 		costs[l.HostName].Add(c)
 		return bufs, nil
 	}
-	results, err := parity.Check(ctx, k, src, Options(run))
+	opts := Options(run)
+	if at != nil {
+		at(&opts)
+	}
+	results, err := parity.Check(ctx, k, src, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +122,7 @@ func Measure(ctx context.Context, k *ir.Kernel, src []byte) ([]*Report, error) {
 			return nil, fmt.Errorf("cost: %s: no launch was counted", res.HostName)
 		}
 		out = append(out, &Report{Kernel: k.Name, HostName: res.HostName, DType: res.DType.String(),
-			Shape: ShapeOf(k), Outputs: res.N, Cost: *c, Failed: res.Failed})
+			Shape: shape, Outputs: res.N, Cost: *c, Failed: res.Failed})
 	}
 	return out, nil
 }

@@ -129,9 +129,13 @@ var costFlags = []string{"-DKGEN_COST=1"}
 
 // costKernelFlags instrument the kernel's loads and stores. -O1 keeps
 // locals in registers (a GPU has no stack traffic to count) without the
-// vectoriser merging scalar accesses the source wrote into wider ones; the
-// inline-8bit-counters mode only switches the coverage pass on.
-var costKernelFlags = []string{"-O1", "-fno-vectorize", "-fno-slp-vectorize",
+// vectoriser merging scalar accesses the source wrote into wider ones;
+// -fno-builtin keeps a copy loop (MLX's norms read a row into a thread
+// array) from becoming a memcpy call, whose accesses no callback sees; the
+// inline-8bit-counters mode only switches the coverage pass on. An
+// aggregate copied whole that the optimiser keeps as memcpy is still not
+// counted (docs/metal-cost.md).
+var costKernelFlags = []string{"-O1", "-fno-vectorize", "-fno-slp-vectorize", "-fno-builtin",
 	"-fsanitize-coverage=inline-8bit-counters,trace-loads,trace-stores"}
 
 // costRecordValues is the number of fixed uint64 values in the runtime's

@@ -57,6 +57,9 @@ func TestCostCounts(t *testing.T) {
 				return []uint64{c.Simd[MatrixLoad].Ops, c.Simd[MatrixMMA].Ops, c.Simd[MatrixStore].Ops, c.Device.ReadBytes(), c.Device.WriteBytes(), c.Simd[MatrixLoad].IdleLanes}
 			},
 			[]uint64{2, 1, 1, 512, 256, 0}},
+		{"copy8_loop", Launch{Buffers: [][]byte{zeros(32 * 64), zeros(32 * 64)}, Grid: [3]uint32{64, 1, 1}, Threadgroup: [3]uint32{64, 1, 1}},
+			func(c *Cost) []uint64 { return []uint64{c.Device.Loads[2], c.Device.Stores[2], c.Device.ReadBytes()} },
+			[]uint64{8 * 64, 8 * 64, 32 * 64}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.host, func(t *testing.T) {

@@ -54,3 +54,13 @@ kernel void tile_mm(device const float* a [[buffer(0)]], device const float* b [
     simdgroup_multiply(mc, ma, mb);
     simdgroup_store(mc, c, 8);
 }
+
+// Eight floats per thread through a thread array, as MLX's norms read rows:
+// the copy loop is a memcpy idiom that the cost build must not turn into
+// an uncounted library call (-fno-builtin).
+kernel void copy8_loop(device const float* x [[buffer(0)]], device float* y [[buffer(1)]],
+                       uint i [[thread_position_in_grid]]) {
+    float v[8];
+    for (int j = 0; j < 8; j++) v[j] = x[8 * i + j];
+    for (int j = 0; j < 8; j++) y[8 * i + j] = v[j];
+}

@@ -120,7 +120,7 @@ func TestMLXSideBySide(t *testing.T) {
 			[3]uint32{nrows * cols / 4, 1, 1}, [3]uint32{cols / 4, 1, 1}, nil)
 		rows = append(rows, sideOf("softmax", "MLX", host, shape, n, c))
 	}
-	for _, m := range []int{16, 128} {
+	for _, m := range []int{1, 16, 128} {
 		const nn, kk = 128, 128
 		mshape := fmt.Sprintf("m=%d n=%d k=%d", m, nn, kk)
 		kgenRows("matmul", "matmul", mshape, func(o *parity.Options) {

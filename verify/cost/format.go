@@ -12,8 +12,8 @@ import (
 
 // ModelNote labels every roofline figure: it is a model, not a timing.
 const ModelNote = "roofline MODEL, not a measurement: max(device bytes / memory bandwidth, threadgroup bytes / " +
-	"threadgroup bandwidth, simdgroup-matrix FLOPs / peak) per GPU class; device bytes as issued (no cache), " +
-	"scalar arithmetic not counted, launch overhead and occupancy left out (docs/metal-cost.md)"
+	"threadgroup bandwidth, FLOPs / peak) per GPU class; device bytes as issued (no cache), " +
+	"FLOPs = float arithmetic + simdgroup-matrix multiplies (special functions not charged), launch overhead and occupancy left out (docs/metal-cost.md)"
 
 // WriteText prints one line per kernel × dtype: per-output-element device
 // bytes (and the widest access), threadgroup bytes and barriers, the simd

@@ -61,6 +61,9 @@ func WriteLaunchText(w io.Writer, l mslcpu.Launch, c *mslcpu.Cost) error {
 		ops = []string{"none"}
 	}
 	p("simdgroup operations: %s", strings.Join(ops, ", "))
+	a := c.Arith
+	p("arithmetic (lanes): f32 %d, f16 %d, bf16 %d, compares %d, conversions %d, special functions %d, integer %d",
+		a.F32, a.F16, a.BF16, a.Compare, a.Convert, a.Special, a.Int)
 	for i, b := range c.Buffers {
 		space := "device"
 		if b.Constant {

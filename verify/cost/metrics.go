@@ -38,7 +38,12 @@ func Metrics(c *mslcpu.Cost) []Metric {
 		m = append(m, Metric{mslcpu.SimdKindNames[i], s.Ops})
 		idle += s.IdleLanes
 	}
-	return append(m, Metric{"idle_simd_lanes", idle}, Metric{"threadgroups", c.Groups}, Metric{"threads", c.Threads})
+	a := c.Arith
+	return append(m, Metric{"idle_simd_lanes", idle},
+		Metric{"arith_f32", a.F32}, Metric{"arith_f16", a.F16}, Metric{"arith_bf16", a.BF16},
+		Metric{"arith_compare", a.Compare}, Metric{"arith_convert", a.Convert}, Metric{"arith_special", a.Special},
+		Metric{"arith_int", a.Int},
+		Metric{"threadgroups", c.Groups}, Metric{"threads", c.Threads})
 }
 
 // metricMap is Metrics as a map.

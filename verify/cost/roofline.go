@@ -41,9 +41,10 @@ var GPUs = []GPU{
 // largest of the device-memory, threadgroup-memory and arithmetic times,
 // as if each ran at its peak and the others hid behind it. It is a model,
 // a lower bound under its assumptions, never a measurement: device bytes
-// are as issued (cache hits are not modelled), arithmetic is only the
-// simdgroup-matrix multiplies' (scalar arithmetic is not counted), and
-// launch overhead, occupancy and latency are left out.
+// are as issued (cache hits are not modelled), FLOPs are the
+// simdgroup-matrix multiplies' and the kernel's float arithmetic (special
+// functions and integer work are not charged), and launch overhead,
+// occupancy and latency are left out.
 type Estimate struct {
 	GPU                  string
 	Seconds              float64
@@ -59,7 +60,7 @@ const mmaFLOPs = 2 * 8 * 8 * 8
 // Roofline estimates r on g.
 func Roofline(r *Report, g GPU) Estimate {
 	c := &r.Cost
-	e := Estimate{GPU: g.Name, FLOPs: c.Simd[mslcpu.MatrixMMA].Ops * mmaFLOPs,
+	e := Estimate{GPU: g.Name, FLOPs: c.Simd[mslcpu.MatrixMMA].Ops*mmaFLOPs + c.Arith.FLOPs(),
 		DeviceBytes: c.Device.ReadBytes() + c.Device.WriteBytes(),
 		TGBytes:     c.Threadgroup.ReadBytes() + c.Threadgroup.WriteBytes()}
 	peak := g.FP32

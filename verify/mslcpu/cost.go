@@ -3,8 +3,10 @@ package mslcpu
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 )
 
@@ -90,6 +92,8 @@ type Cost struct {
 	// Groups and Threads are the threadgroups and threads that ran.
 	Groups, Threads uint64
 	Simd            [NumSimdKinds]SimdCount
+	// Arith is the kernel's own arithmetic, by kind (cost_ops.go).
+	Arith Arith
 	// Buffers[i] is buffer(i)'s accesses (an alias's are the lowest
 	// index's bound to the same memory); Device and Constant are their sums.
 	Buffers []BufferTraffic
@@ -121,6 +125,7 @@ func (c *Cost) Add(o *Cost) {
 		}
 		c.Buffers[i].add(b.Traffic)
 	}
+	c.Arith.add(o.Arith, 1)
 	c.Launches += o.Launches
 }
 
@@ -169,7 +174,7 @@ func RunCost(ctx context.Context, l Launch) ([][]byte, *Cost, error) {
 	if err := checkBindings(l, in.kernel); err != nil {
 		return nil, nil, fmt.Errorf("mslcpu: %s: %w", l.HostName, err)
 	}
-	bin, err := tc.costBinary(ctx, p, l.Flags)
+	bin, table, err := tc.costBinary(ctx, p, l.Flags)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -181,7 +186,7 @@ func RunCost(ctx context.Context, l Launch) ([][]byte, *Cost, error) {
 		}
 		return copyBuffers(l.Buffers), c, nil
 	}
-	extra := 16 + 8*(costRecordValues+1+2*NumWidths*len(l.Buffers))
+	extra := 16 + 8*(costRecordValues+2+2*NumWidths*len(l.Buffers)+len(table))
 	out, err := executeRaw(ctx, tc, bin, l, extra)
 	if err != nil {
 		return nil, nil, err
@@ -190,7 +195,7 @@ func RunCost(ctx context.Context, l Launch) ([][]byte, *Cost, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := decodeCost(out[responseSize(l):], constant)
+	c, err := decodeCost(out[responseSize(l):], constant, table)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -209,29 +214,69 @@ func constantBuffers(k *kernelSig) map[int]bool {
 	return out
 }
 
+// costIRVersion is part of a cost build's cache key: the block table is
+// made by instrumentIR at build time, so a change to how it counts must
+// bump it, or cached builds keep the old table.
+const costIRVersion = "ir-1"
+
 // costBinary builds (or finds) the cost build of p: the runtime with
-// KGEN_COST, the kernel also instrumented. The runtime itself is not
-// instrumented: it defines the callbacks.
-func (tc *toolchain) costBinary(ctx context.Context, p *program, extra []string) (string, error) {
+// KGEN_COST, the kernel compiled to LLVM IR with its loads and stores
+// instrumented, rewritten to count basic blocks (instrumentIR), then
+// compiled and linked. It returns the binary and each counted block's
+// arithmetic. The runtime itself is not instrumented: it defines the
+// callbacks.
+func (tc *toolchain) costBinary(ctx context.Context, p *program, extra []string) (string, opTable, error) {
 	rtFlags := append(append([]string{}, costFlags...), extra...)
 	rt, err := tc.runtimeObject(ctx, NoSanitizer, rtFlags)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	flags := buildFlags(NoSanitizer, append(append(append([]string{}, costFlags...), costKernelFlags...), extra...)...)
 	tu := translationUnit(p)
-	base := filepath.Join(tc.cache, "c-"+tc.key("kernel-cost", flags, tu))
-	return cached(base, func(tmp string) error {
+	base := filepath.Join(tc.cache, "c-"+tc.key("kernel-cost-"+costIRVersion, flags, tu))
+	bin, err := cached(base, func(tmp string) error {
 		if err := writeAtomic(base+".cc", []byte(tu), 0o644); err != nil {
 			return err
 		}
-		args := append(append([]string{}, flags...), "-I", tc.shim, "-x", "c++", base+".cc", "-x", "none", rt, "-o", tmp, "-lm", "-lpthread")
-		return tc.compile(ctx, args, nil)
+		ll := tmp + ".ll"
+		defer os.Remove(ll)
+		args := append(append([]string{}, flags...), "-gline-tables-only", "-S", "-emit-llvm", "-I", tc.shim, "-x", "c++", base+".cc", "-o", ll)
+		if err := tc.compile(ctx, args, nil); err != nil {
+			return err
+		}
+		text, err := os.ReadFile(ll)
+		if err != nil {
+			return err
+		}
+		counted, table := instrumentIR(string(text), harnessFile(tc.shim))
+		js, err := json.Marshal(table)
+		if err != nil {
+			return err
+		}
+		if err := writeAtomic(base+".ops", js, 0o644); err != nil {
+			return err
+		}
+		if err := os.WriteFile(ll, []byte(counted), 0o644); err != nil {
+			return err
+		}
+		return tc.compile(ctx, []string{"-O1", "-Wno-override-module", "-x", "ir", ll, "-x", "none", rt, "-o", tmp, "-lm", "-lpthread"}, nil)
 	})
+	if err != nil {
+		return "", nil, err
+	}
+	js, err := os.ReadFile(base + ".ops")
+	if err != nil {
+		return "", nil, err
+	}
+	var table opTable
+	if err := json.Unmarshal(js, &table); err != nil {
+		return "", nil, fmt.Errorf("mslcpu: %s.ops: %v", base, err)
+	}
+	return bin, table, nil
 }
 
 // decodeCost reads the record cost_write appends after the buffers.
-func decodeCost(out []byte, constant map[int]bool) (*Cost, error) {
+func decodeCost(out []byte, constant map[int]bool, table opTable) (*Cost, error) {
 	le := binary.LittleEndian
 	bad := errors.New("mslcpu: malformed cost record from the kernel binary")
 	if len(out) < 16 || string(out[:8]) != "KGENCST1" {
@@ -239,7 +284,7 @@ func decodeCost(out []byte, constant map[int]bool) (*Cost, error) {
 	}
 	n := le.Uint64(out[8:])
 	out = out[16:]
-	if n < uint64(costRecordValues+1) || uint64(len(out)) != 8*n {
+	if n < uint64(costRecordValues+2) || uint64(len(out)) != 8*n {
 		return nil, bad
 	}
 	v := make([]uint64, n)
@@ -261,7 +306,7 @@ func decodeCost(out []byte, constant map[int]bool) (*Cost, error) {
 	}
 	nbuf := v[0]
 	v = v[1:]
-	if uint64(len(v)) != 2*NumWidths*nbuf {
+	if uint64(len(v)) < 2*NumWidths*nbuf+1 {
 		return nil, bad
 	}
 	c.Buffers = make([]BufferTraffic, nbuf)
@@ -275,6 +320,14 @@ func decodeCost(out []byte, constant map[int]bool) (*Cost, error) {
 		} else {
 			c.Device.add(b.Traffic)
 		}
+	}
+	nblocks := v[0]
+	v = v[1:]
+	if nblocks != uint64(len(table)) || uint64(len(v)) != nblocks {
+		return nil, bad
+	}
+	for i, times := range v {
+		c.Arith.add(table[i], times)
 	}
 	return c, nil
 }

@@ -31,9 +31,10 @@ func TestCostCounts(t *testing.T) {
 		{"copy4", Launch{Buffers: [][]byte{zeros(16 * n), zeros(16 * n), structBytes(n, 2)}, Grid: [3]uint32{n + 28, 1, 1}, Threadgroup: [3]uint32{32, 1, 1}},
 			// 16-byte loads and stores per live thread; n read by all 128 threads, s by the live ones
 			func(c *Cost) []uint64 {
-				return []uint64{c.Device.Loads[4], c.Device.Stores[4], c.Device.ReadBytes(), c.Constant.Loads[2], c.Groups, c.Threads, c.Barriers}
+				return []uint64{c.Device.Loads[4], c.Device.Stores[4], c.Device.ReadBytes(), c.Constant.Loads[2], c.Groups, c.Threads, c.Barriers, c.Arith.F32}
 			},
-			[]uint64{n, n, 16 * n, 128 + n, 4, 128, 0}},
+			// a float4 multiply per live thread: 4 f32 lanes
+			[]uint64{n, n, 16 * n, 128 + n, 4, 128, 0, 4 * n}},
 		{"copy_half", Launch{Buffers: [][]byte{zeros(2 * n), zeros(2 * n), structBytes(n, 2)}, Grid: [3]uint32{n, 1, 1}, Threadgroup: [3]uint32{64, 1, 1}},
 			func(c *Cost) []uint64 {
 				return []uint64{c.Device.Loads[1], c.Device.Stores[1], c.Device.WriteBytes(), c.Buffers[1].WriteBytes(), c.Buffers[0].ReadBytes()}
@@ -42,21 +43,28 @@ func TestCostCounts(t *testing.T) {
 		{"tree_sum", Launch{Buffers: [][]byte{zeros(4 * 128), zeros(4 * 2)}, Grid: [3]uint32{128, 1, 1}, Threadgroup: [3]uint32{64, 1, 1}},
 			// per group: 64 stores, then 32+16+...+1 = 63 lanes read two and write one, then one read
 			func(c *Cost) []uint64 {
-				return []uint64{c.Barriers, c.Threadgroup.Stores[2], c.Threadgroup.Loads[2], c.Device.Loads[2], c.Device.Stores[2]}
+				return []uint64{c.Barriers, c.Threadgroup.Stores[2], c.Threadgroup.Loads[2], c.Device.Loads[2], c.Device.Stores[2], c.Arith.F32}
 			},
-			[]uint64{2 * 6, 2 * (64 + 63), 2 * (2*63 + 1), 128, 2}},
+			[]uint64{2 * 6, 2 * (64 + 63), 2 * (2*63 + 1), 128, 2, 2 * 63}},
 		{"partial_sum", Launch{Buffers: [][]byte{zeros(4 * 40), zeros(4), structBytes(40, 1)}, Grid: [3]uint32{40, 1, 1}, Threadgroup: [3]uint32{64, 1, 1}},
 			// a group of 40 lanes: two simdgroups (32 and 8 lanes), so 24 idle lanes per call
 			func(c *Cost) []uint64 {
 				r, s := c.Simd[SimdReduce], c.Simd[SimdShuffle]
-				return []uint64{r.Ops, r.IdleLanes, s.Ops, s.IdleLanes, c.Simd[MatrixMMA].Ops}
+				return []uint64{r.Ops, r.IdleLanes, s.Ops, s.IdleLanes, c.Simd[MatrixMMA].Ops, c.Arith.F32}
 			},
-			[]uint64{2, 24, 2, 24, 0}},
+			// one add by lane 0: the shim's emulation of simd_sum adds nothing
+			[]uint64{2, 24, 2, 24, 0, 1}},
 		{"tile_mm", Launch{Buffers: [][]byte{zeros(256), zeros(256), zeros(256)}, Grid: [3]uint32{32, 1, 1}, Threadgroup: [3]uint32{32, 1, 1}},
 			func(c *Cost) []uint64 {
-				return []uint64{c.Simd[MatrixLoad].Ops, c.Simd[MatrixMMA].Ops, c.Simd[MatrixStore].Ops, c.Device.ReadBytes(), c.Device.WriteBytes(), c.Simd[MatrixLoad].IdleLanes}
+				return []uint64{c.Simd[MatrixLoad].Ops, c.Simd[MatrixMMA].Ops, c.Simd[MatrixStore].Ops, c.Device.ReadBytes(), c.Device.WriteBytes(), c.Simd[MatrixLoad].IdleLanes, c.Arith.F32}
 			},
-			[]uint64{2, 1, 1, 512, 256, 0}},
+			[]uint64{2, 1, 1, 512, 256, 0, 0}},
+		{"arith_mix", Launch{Buffers: [][]byte{zeros(2 * 64), zeros(4 * 64)}, Grid: [3]uint32{64, 1, 1}, Threadgroup: [3]uint32{64, 1, 1}},
+			func(c *Cost) []uint64 {
+				a := c.Arith
+				return []uint64{a.F16, a.Convert, a.Special, a.F32, a.BF16}
+			},
+			[]uint64{64, 64, 64, 64, 0}},
 		{"copy8_loop", Launch{Buffers: [][]byte{zeros(32 * 64), zeros(32 * 64)}, Grid: [3]uint32{64, 1, 1}, Threadgroup: [3]uint32{64, 1, 1}},
 			func(c *Cost) []uint64 { return []uint64{c.Device.Loads[2], c.Device.Stores[2], c.Device.ReadBytes()} },
 			[]uint64{8 * 64, 8 * 64, 32 * 64}},

@@ -64,3 +64,12 @@ kernel void copy8_loop(device const float* x [[buffer(0)]], device float* y [[bu
     for (int j = 0; j < 8; j++) v[j] = x[8 * i + j];
     for (int j = 0; j < 8; j++) y[8 * i + j] = v[j];
 }
+
+// Arithmetic by type: a half multiply, a conversion, exp (a special
+// function, called inside the shim's metal::exp) and a float add.
+kernel void arith_mix(device const half* x [[buffer(0)]], device float* y [[buffer(1)]],
+                      uint i [[thread_position_in_grid]]) {
+    half h = x[i] * x[i];
+    float f = float(h);
+    y[i] = exp(f) + 1.0f;
+}

@@ -30,6 +30,7 @@ func mlxRoot(t *testing.T) string {
 type side struct {
 	op, who, variant, shape string
 	dev, tg, barriers       float64
+	flops, special          float64
 	widest                  string
 }
 
@@ -38,7 +39,8 @@ func sideOf(op, who, variant, shape string, outputs int, c *mslcpu.Cost) side {
 	return side{op: op, who: who, variant: variant, shape: shape,
 		dev:      r.PerOutput(c.Device.ReadBytes() + c.Device.WriteBytes()),
 		tg:       r.PerOutput(c.Threadgroup.ReadBytes() + c.Threadgroup.WriteBytes()),
-		barriers: r.PerOutput(c.Barriers), widest: widest(c)}
+		barriers: r.PerOutput(c.Barriers), widest: widest(c),
+		flops: r.PerOutput(c.Arith.FLOPs()), special: r.PerOutput(c.Arith.Special)}
 }
 
 func u32(v ...uint32) []byte {
@@ -129,9 +131,9 @@ func TestMLXSideBySide(t *testing.T) {
 
 	}
 	var b strings.Builder
-	b.WriteString("\n| op | shape | who | variant | device B/out | widest | threadgroup B/out | barriers/out |\n|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n| op | shape | who | variant | device B/out | widest | threadgroup B/out | barriers/out | float ops/out | special/out |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f | %s | %.2f | %.4f |\n", r.op, r.shape, r.who, r.variant, r.dev, r.widest, r.tg, r.barriers)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f | %s | %.2f | %.4f | %.2f | %.2f |\n", r.op, r.shape, r.who, r.variant, r.dev, r.widest, r.tg, r.barriers, r.flops, r.special)
 	}
 	t.Log(b.String())
 }

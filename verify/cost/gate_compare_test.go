@@ -27,6 +27,11 @@ func TestCompare(t *testing.T) {
 		!strings.Contains(reg[0]+reg[1], "device_loads_16B rose from 1000 to 1021 (+2.1%)") {
 		t.Errorf("growth over the margin: %q", reg)
 	}
+	zero := *base
+	zero.Cost.Simd[mslcpu.SimdReduce].Ops = 1 // not recorded: zero
+	if reg, _ := Compare(rec, []*Report{&zero}); len(reg) != 1 || !strings.Contains(reg[0], "simd_reduce rose from 0 to 1 (from zero)") {
+		t.Errorf("growth from an unrecorded zero: %q", reg)
+	}
 	fell := *base
 	fell.Cost.Barriers = 50
 	if reg, imp := Compare(rec, []*Report{&fell}); len(reg) != 0 || len(imp) != 1 || !strings.Contains(imp[0], "barriers fell from 100 to 50") {

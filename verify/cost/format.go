@@ -16,15 +16,16 @@ const ModelNote = "roofline MODEL, not a measurement: max(device bytes / memory 
 	"FLOPs = float arithmetic + simdgroup-matrix multiplies (special functions not charged), launch overhead and occupancy left out (docs/metal-cost.md)"
 
 // WriteText prints one line per kernel × dtype: per-output-element device
-// bytes (and the widest access), threadgroup bytes and barriers, the simd
-// and matrix operations, and the roofline estimate on each GPU class.
+// bytes (and the widest access), threadgroup bytes, barriers, the simd and
+// matrix operations, FLOPs and special functions per output, and the
+// roofline estimate on each GPU class.
 func WriteText(w io.Writer, reports []*Report) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	var gpus []string
 	for _, g := range GPUs {
 		gpus = append(gpus, g.Name)
 	}
-	fmt.Fprintf(tw, "VARIANT\tSHAPE\tDEV B/OUT\tWIDEST\tTG B/OUT\tBARRIERS\tSIMD OPS\tMMA\tIDLE LANES\t%s (µs, bound)\n", strings.Join(gpus, " / "))
+	fmt.Fprintf(tw, "VARIANT\tSHAPE\tDEV B/OUT\tWIDEST\tTG B/OUT\tBARRIERS\tSIMD OPS\tMMA\tIDLE LANES\tFLOP/OUT\tSPECIAL/OUT\t%s (µs, bound)\n", strings.Join(gpus, " / "))
 	for _, r := range reports {
 		c := &r.Cost
 		dev := c.Device.ReadBytes() + c.Device.WriteBytes()
@@ -45,8 +46,9 @@ func WriteText(w io.Writer, reports []*Report) error {
 		if r.Failed > 0 {
 			name += " (PARITY FAILED)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%s\t%.2f\t%d\t%d\t%d\t%d\t%s\n", name, r.Shape, r.PerOutput(dev), widest(c),
-			r.PerOutput(tg), c.Barriers, simd, c.Simd[mslcpu.MatrixMMA].Ops, idle, strings.Join(est, " / "))
+		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%s\t%.2f\t%d\t%d\t%d\t%d\t%.2f\t%.2f\t%s\n", name, r.Shape, r.PerOutput(dev), widest(c),
+			r.PerOutput(tg), c.Barriers, simd, c.Simd[mslcpu.MatrixMMA].Ops, idle,
+			r.PerOutput(c.Arith.FLOPs()+c.Simd[mslcpu.MatrixMMA].Ops*mmaFLOPs), r.PerOutput(c.Arith.Special), strings.Join(est, " / "))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

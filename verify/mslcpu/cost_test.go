@@ -1,6 +1,9 @@
 package mslcpu
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 )
@@ -86,5 +89,46 @@ func TestCostCounts(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCostOffCostsNothing checks that counting lives only in the cost
+// build: the plain binary Run uses has no coverage callbacks, no block
+// counter and no cost record, and the two builds are cached apart.
+func TestCostOffCostsNothing(t *testing.T) {
+	needCompiler(t)
+	ctx := testContext(t)
+	tc, err := newToolchain()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := tc.load(ctx, readTestdata(t, "cost.metal"), SourceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := tc.binary(ctx, p, NoSanitizer, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted, _, err := tc.costBinary(ctx, p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain == counted {
+		t.Fatalf("the plain and the cost build share %s", plain)
+	}
+	for _, c := range []struct {
+		path string
+		want bool
+	}{{plain, false}, {counted, true}} {
+		bin, err := os.ReadFile(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sym := range []string{"__sanitizer_cov_load4", "kgen_cost_block", "KGENCST1"} {
+			if got := bytes.Contains(bin, []byte(sym)); got != c.want {
+				t.Errorf("%s: contains %s = %v, want %v", filepath.Base(c.path), sym, got, c.want)
+			}
+		}
 	}
 }

@@ -37,6 +37,10 @@ const (
 // it is built); what derivation cannot do is reported at `backward:`.
 func Derive(specs []*spec.Spec, diags *diag.List) []*spec.Spec {
 	var out []*spec.Spec
+	names := map[string]string{} // kernel name → the spec that has it
+	for _, s := range specs {
+		names[s.Kernel.Name] = s.Path
+	}
 	for _, s := range specs {
 		out = append(out, s)
 		if s.Backward == nil || len(s.Damaged) > 0 {
@@ -46,9 +50,16 @@ func Derive(specs []*spec.Spec, diags *diag.List) []*spec.Spec {
 		if ir.Build([]*spec.Spec{s}, &scratch); scratch.Len() > 0 {
 			continue
 		}
-		if b := derive(s, diags); b != nil {
-			out = append(out, b)
+		b := derive(s, diags)
+		if b == nil {
+			continue
 		}
+		if other, taken := names[b.Kernel.Name]; taken {
+			diags.Addf(s.Backward.Pos, "the backward kernel's name %s is taken by the kernel of %s; rename one of them", b.Kernel.Name, other)
+			continue
+		}
+		names[b.Kernel.Name] = s.Path
+		out = append(out, b)
 	}
 	return out
 }

@@ -13,10 +13,10 @@ import (
 type symKind int
 
 const (
-	symFloat    symKind = iota // a number that may carry a gradient (input, let)
-	symConst                   // a number without one (param, constant, pi, inf)
-	symInt                     // an integer (index, size, integer input or param)
-	symBool                    // a boolean let
+	symFloat symKind = iota // a number that may carry a gradient (input, let)
+	symConst                // a number without one (param, constant, pi, inf)
+	symInt                  // an integer (index, size, integer input or param)
+	symBool                 // a boolean let
 )
 
 // typeOf is the type of n: Num, Int or Bool (funcs.Type). An integer
@@ -125,22 +125,27 @@ func (g *graph) dCall(v *expr.Call, r string) expr.Node {
 		if da == nil {
 			continue
 		}
-		sum = add(sum, mul(da, partial(fn, i, v)))
+		sum = add(sum, mul(da, partial(fn, i, v, g.named[v])))
 	}
 	return sum
 }
 
 // partial is fn's derivative by argument i at the call c, from the table's
-// Grad formula with the arguments and the result substituted.
-func partial(fn *funcs.Func, i int, c *expr.Call) expr.Node {
+// Grad formula with the arguments and the result substituted: the result
+// by its let's name when c is a let's whole formula (inv in 1/sqrt's
+// derivative), so it is not computed twice.
+func partial(fn *funcs.Func, i int, c *expr.Call, name string) expr.Node {
 	t := gradTree(fn, i)
 	names := argNames(len(c.Args))
-	return zeroToNil(substitute(t, func(name string) expr.Node {
-		if name == "y" {
+	return zeroToNil(substitute(t, func(arg string) expr.Node {
+		if arg == "y" && name != "" {
+			return ident(name)
+		}
+		if arg == "y" {
 			return &expr.Paren{X: c}
 		}
 		for j, an := range names {
-			if name == an {
+			if arg == an {
 				return &expr.Paren{X: c.Args[j]}
 			}
 		}

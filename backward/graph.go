@@ -30,12 +30,14 @@ type graph struct {
 	syms    map[string]symKind
 	perElem map[string]bool // names whose value changes along a row
 	values  []*value
-	taken   map[string]bool // every name in use, for fresh ones
+	// named maps a call that is a let's whole formula to the let's name.
+	named map[*expr.Call]string
+	taken map[string]bool // every name in use, for fresh ones
 }
 
 func newGraph(s *spec.Spec) *graph {
 	g := &graph{s: s, rowwise: s.Kind == spec.Rowwise, syms: map[string]symKind{},
-		perElem: map[string]bool{}, taken: map[string]bool{}}
+		perElem: map[string]bool{}, taken: map[string]bool{}, named: map[*expr.Call]string{}}
 	for _, n := range []string{"row", "col", "rows", "cols", "i", "n"} {
 		g.syms[n] = symInt
 		g.taken[n] = true
@@ -90,6 +92,9 @@ func (g *graph) add(v *value) {
 	}
 	if !v.perRow {
 		g.perElem[v.name] = true
+	}
+	if c, ok := v.tree.(*expr.Call); ok && !v.output && v.reduce == "" {
+		g.named[c] = v.name
 	}
 	if !v.output {
 		g.syms[v.name] = symFloat

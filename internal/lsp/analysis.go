@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kgen-dev/kgen/backward"
 	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/diag"
 	"github.com/kgen-dev/kgen/internal/usertext"
@@ -71,7 +72,8 @@ func analyze(file, text string, e env) *analysis {
 		if a.inSpecs() && e.disk != nil {
 			spec.CheckUnique(a.withOthers(e), &diags)
 		}
-		if ks := ir.Build([]*spec.Spec{a.spec}, &diags); len(ks) == 1 {
+		// The derived backward kernel's problems belong to this file too.
+		if ks := ir.Build(backward.Derive([]*spec.Spec{a.spec}, &diags), &diags); len(ks) >= 1 {
 			a.built = ks[0]
 		}
 		a.kernel, a.symbols = ir.Scope(a.spec)

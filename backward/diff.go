@@ -109,7 +109,7 @@ func (g *graph) dBinary(v *expr.Binary, r string) expr.Node {
 
 func (g *graph) dCall(v *expr.Call, r string) expr.Node {
 	fn, ok := funcs.Lookup(v.Fn)
-	if !ok { // f32(i): an integer's image carries no gradient
+	if !ok { // detach(x); f32(i), an integer's image: no gradient
 		return nil
 	}
 	if fn.Bound.Rule == funcs.Select { // select routes the gradient

@@ -228,6 +228,14 @@ let:
   - e: exp(x - row_max(x))
 outputs:
   - y: e / row_sum(e)`, nil},
+	{"softmax_detached_shift", `kernel: softmax
+kind: rowwise
+dtypes: [f32]
+inputs: [x]
+let:
+  - e: exp(x - detach(row_max(x)))
+outputs:
+  - y: e / row_sum(e)`, nil},
 	{"log_softmax_two_outputs", `kernel: lsm
 kind: rowwise
 dtypes: [f32]

@@ -158,7 +158,7 @@ func targetInputs(s *spec.Spec, diags *diag.List) []spec.Input {
 		in, found := byName[n.Name]
 		switch {
 		case !found:
-			diags.Addf(n.Pos, "backward lists %q, which is not an input%s (params and constants get no gradient)", n.Name, diag.Suggest(n.Name, names))
+			diags.Addf(n.Pos, "backward lists %q, which is not an input (params and constants get no gradient)%s", n.Name, diag.Suggest(n.Name, names))
 			ok = false
 		case in.DType.Type.IsInt():
 			diags.Addf(n.Pos, "input %s is an integer (%s): it has no gradient", n.Name, in.DType.Type)

@@ -29,6 +29,10 @@ func (p *parser) backward(key diag.Pos, n ast.Node) *Backward {
 	if yamlnode.IsNull(n) {
 		return nil
 	}
+	if _, isSeq := n.(*ast.SequenceNode); !isSeq {
+		p.diags.Addf(p.doc.Pos(n), "backward must be true, false or a list of inputs, not %s", yamlnode.Describe(n))
+		return nil
+	}
 	items, ok := p.doc.Seq(n, "backward", p.diags)
 	if !ok {
 		return nil

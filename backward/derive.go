@@ -66,10 +66,15 @@ func Derive(specs []*spec.Spec, diags *diag.List) []*spec.Spec {
 
 // derive builds the backward spec of s, or reports why it cannot.
 func derive(s *spec.Spec, diags *diag.List) *spec.Spec {
-	bw := s.Backward
-	at := bw.Pos
+	at := s.Backward.Pos
 	if !supported(s, diags) {
 		return nil
+	}
+	name := s.Kernel.Name
+	if s.Kind == spec.Matmul {
+		if s = epilogue(s, diags); s == nil {
+			return nil
+		}
 	}
 	targets := targetInputs(s, diags)
 	if targets == nil {
@@ -88,7 +93,7 @@ func derive(s *spec.Spec, diags *diag.List) *spec.Spec {
 	}
 	d.adjoints()
 	b := d.spec(diags)
-	if b != nil && len(b.Kernel.Name) > 64 {
+	if b != nil && len(name+KernelSuffix) > 64 {
 		diags.Addf(at, "the backward kernel's name %s is longer than 64 characters; shorten the kernel's name", b.Kernel.Name)
 		return nil
 	}
@@ -108,9 +113,6 @@ func parse(f spec.Formula) expr.Node {
 func supported(s *spec.Spec, diags *diag.List) bool {
 	at := s.Backward.Pos
 	switch {
-	case s.Kind == spec.Matmul:
-		diags.Addf(at, "backward is offered for elementwise and rowwise kernels; a matmul epilogue's is not yet")
-		return false
 	case s.Segments != nil:
 		diags.Addf(at, "backward is not offered for a kernel with segments; write one spec per segment")
 		return false

@@ -11,12 +11,19 @@ import (
 	"github.com/kgen-dev/kgen/spec"
 )
 
-// build derives src's backward kernel and builds both.
+// build derives src's backward kernel and builds both; a matmul's forward
+// is its epilogue as a rowwise kernel over the accumulators (epilogue),
+// which the float64 evaluation can run row by row.
 func build(t testing.TB, src string) (fwd, bwd *ir.Kernel) {
 	t.Helper()
 	var diags diag.List
 	s := spec.Parse("specs/k.yaml", []byte(src), &diags)
 	specs := Derive([]*spec.Spec{s}, &diags)
+	if s.Kind == spec.Matmul && diags.Len() == 0 {
+		e := epilogue(s, &diags)
+		e.Backward = nil
+		specs[0] = e
+	}
 	ks := ir.Build(specs, &diags)
 	if diags.Len() > 0 {
 		t.Fatalf("%v", diags.Err())
@@ -268,6 +275,30 @@ dtypes: [f32]
 inputs: [gate, up]
 outputs:
   - y: gate * sigmoid(gate) * up`, nil},
+	{"matmul_bias_gelu", `kernel: mbg
+kind: matmul
+dtypes: [f32]
+matmul: {a: x, b: w}
+inputs: [{name: bias, shape: [n]}, {name: s, shape: [m]}]
+constants: {k0: 0.7978845608028654}
+let:
+  - h: acc * s + bias + f32(n - col) / f32(n)
+outputs:
+  - y: 0.5 * h * (1 + tanh(k0 * (h + 0.044715 * h * h * h)))`, nil},
+	{"matmul_gated_rms", `kernel: mgr
+kind: matmul
+dtypes: [f32]
+matmul:
+  a: x
+  b:
+    - {name: wg, acc: gate}
+    - {name: wu, acc: up}
+inputs: [{name: g, shape: [n]}]
+params: [{name: eps, type: f32}]
+let:
+  - z: gate * sigmoid(gate) * up
+outputs:
+  - y: z * rsqrt(row_mean(z * z) + eps) * g`, []float64{1e-5}},
 	{"every_function", `kernel: funcs_all
 dtypes: [f32]
 inputs: [a, b]

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -69,11 +70,17 @@ func analyze(file, text string, e env) *analysis {
 	}
 	a.spec = spec.Parse(a.rel, []byte(text), &diags)
 	if a.spec != nil {
+		// The derived backward kernel's problems belong to this file too,
+		// its name clashing with another spec's kernel included.
+		specs := []*spec.Spec{a.spec}
 		if a.inSpecs() && e.disk != nil {
-			spec.CheckUnique(a.withOthers(e), &diags)
+			all := a.withOthers(e)
+			spec.CheckUnique(all, &diags)
+			specs = slices.DeleteFunc(backward.Derive(all, &diags), func(s *spec.Spec) bool { return s.Path != a.rel })
+		} else {
+			specs = backward.Derive(specs, &diags)
 		}
-		// The derived backward kernel's problems belong to this file too.
-		if ks := ir.Build(backward.Derive([]*spec.Spec{a.spec}, &diags), &diags); len(ks) >= 1 {
+		if ks := ir.Build(specs, &diags); len(ks) >= 1 {
 			a.built = ks[0]
 		}
 		a.kernel, a.symbols = ir.Scope(a.spec)

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/kgen-dev/kgen/backward"
 	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/diag"
 	"github.com/kgen-dev/kgen/internal/usertext"
@@ -68,10 +70,17 @@ func analyze(file, text string, e env) *analysis {
 	}
 	a.spec = spec.Parse(a.rel, []byte(text), &diags)
 	if a.spec != nil {
+		// The derived backward kernel's problems belong to this file too,
+		// its name clashing with another spec's kernel included.
+		specs := []*spec.Spec{a.spec}
 		if a.inSpecs() && e.disk != nil {
-			spec.CheckUnique(a.withOthers(e), &diags)
+			all := a.withOthers(e)
+			spec.CheckUnique(all, &diags)
+			specs = slices.DeleteFunc(backward.Derive(all, &diags), func(s *spec.Spec) bool { return s.Path != a.rel })
+		} else {
+			specs = backward.Derive(specs, &diags)
 		}
-		if ks := ir.Build([]*spec.Spec{a.spec}, &diags); len(ks) == 1 {
+		if ks := ir.Build(specs, &diags); len(ks) >= 1 {
 			a.built = ks[0]
 		}
 		a.kernel, a.symbols = ir.Scope(a.spec)

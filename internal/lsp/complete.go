@@ -113,9 +113,9 @@ func (a *analysis) formulaItems(i int) []CompletionItem {
 }
 
 // specialForms are the calls of the formula language that are not rows of
-// funcs.Table: the conversions and the pair reads.
+// funcs.Table: the conversions, the pair reads and detach.
 func specialForms() []string {
-	names := []string{expr.ToFloat}
+	names := []string{expr.ToFloat, expr.Detach}
 	for n := range expr.IntConversions {
 		names = append(names, n)
 	}

@@ -148,6 +148,8 @@ func funcDoc(name string) string {
 	case expr.IntConversions[name] != [2]int64{}:
 		r := expr.IntConversions[name]
 		return fmt.Sprintf("```\n%s(number | integer) integer\n```\nConversion to an integer saturating to [%d, %d]: a number toward zero (round first with rint or round), NaN giving 0; an integer clamped.", name, r[0], r[1])
+	case name == expr.Detach:
+		return "```\ndetach(number) number\n```\nThe value itself, through which no gradient flows in the derived backward kernel (backward:): PyTorch's detach."
 	case expr.PairFuncs[name] != "":
 		return fmt.Sprintf("```\n%s(input) number\n```\nThe element paired with this one in a [rows, cols] input (rowwise), %s layout; cols must be even.", name, expr.PairFuncs[name])
 	}

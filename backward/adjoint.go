@@ -20,6 +20,12 @@ type derivation struct {
 	seeds []spec.Input
 	// lets are the adjoint lets, in the order they are computed.
 	lets []spec.Formula
+	// pairs are the pair reads' placeholders by name (pair.go); pcol and
+	// pwidth name the lets of the paired column and pair_half's half width.
+	pairs        map[string]pairRead
+	pcol, pwidth string
+	// err is the first thing derivation found it cannot do.
+	err error
 }
 
 // seedOutputs makes each floating-point output's gradient an input,
@@ -67,11 +73,16 @@ func (d *derivation) adjoints() {
 			d.throughReduction(v, a)
 			continue
 		}
-		for _, r := range expr.Refs(v.tree) {
+		tree := d.withPlaceholders(v.tree)
+		for _, r := range expr.Refs(tree) {
+			if p := d.pairs[r]; p.call != nil {
+				d.throughPair(p, mul(a, g.d(tree, r)))
+				continue
+			}
 			if !d.differentiable(r) {
 				continue
 			}
-			c := mul(a, g.d(v.tree, r))
+			c := mul(a, g.d(tree, r))
 			if c == nil {
 				continue
 			}
@@ -81,6 +92,22 @@ func (d *derivation) adjoints() {
 			d.adj[r] = append(d.adj[r], c)
 		}
 	}
+}
+
+// throughPair passes the term c of a pair read to its input, at the
+// paired column.
+func (d *derivation) throughPair(p pairRead, c expr.Node) {
+	if c == nil || !d.differentiable(p.input) {
+		return
+	}
+	moved, err := d.atPair(c, p.call)
+	if err != nil {
+		if d.err == nil {
+			d.err = err
+		}
+		return
+	}
+	d.adj[p.input] = append(d.adj[p.input], moved)
 }
 
 // adjointOf sums name's adjoint terms into a let (one bare name needs
@@ -97,8 +124,9 @@ func (d *derivation) adjointOf(name string) expr.Node {
 	d.g.syms[let] = symFloat
 	if d.g.varies(sum) {
 		d.g.perElem[let] = true
+		d.g.trees[let] = sum
 	}
-	d.lets = append(d.lets, d.formula(let, format(sum), spec.TypeRef{}))
+	d.lets = append(d.lets, d.formula(let, format(d.restore(sum)), spec.TypeRef{}))
 	return ident(let)
 }
 

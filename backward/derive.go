@@ -87,11 +87,14 @@ func derive(s *spec.Spec, diags *diag.List) *spec.Spec {
 	for _, f := range s.Outputs {
 		g.lift(f.Name.Name, parse(f), true, f.DType)
 	}
-	d := &derivation{g: g, s: s, targets: targets, adj: map[string][]expr.Node{}}
+	d := &derivation{g: g, s: s, targets: targets, adj: map[string][]expr.Node{}, pairs: map[string]pairRead{}}
 	if !d.seedOutputs(diags) {
 		return nil
 	}
-	d.adjoints()
+	if d.adjoints(); d.err != nil {
+		diags.Addf(at, "%v", d.err)
+		return nil
+	}
 	b := d.spec(diags)
 	if b != nil && len(name+KernelSuffix) > 64 {
 		diags.Addf(at, "the backward kernel's name %s is longer than 64 characters; shorten the kernel's name", b.Kernel.Name)
@@ -123,10 +126,6 @@ func supported(s *spec.Spec, diags *diag.List) bool {
 			c, isCall := n.(*expr.Call)
 			if !isCall {
 				return
-			}
-			if _, isPair := expr.PairFuncs[c.Fn]; isPair {
-				diags.Addf(f.Map.At(c.Off), "backward through %s is not offered yet (its gradient lands on the paired element)", c.Fn)
-				ok = false
 			}
 			if len(c.Fn) > 4 && c.Fn[:4] == "col_" {
 				diags.Addf(f.Map.At(c.Off), "backward through %s is not offered yet", c.Fn)

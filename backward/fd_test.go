@@ -207,6 +207,7 @@ const ports = "\nports: {metal: generated}\nbackward: true\n"
 var fdCases = []struct {
 	name, src string
 	params    []float64
+	even      bool // pair reads: even cols only
 }{
 	{"rms_norm", `kernel: rms_norm
 kind: rowwise
@@ -216,7 +217,7 @@ params: [{name: eps, type: f32}]
 let:
   - inv: rsqrt(row_mean(x * x) + eps)
 outputs:
-  - y: x * inv * w`, []float64{1e-5}},
+  - y: x * inv * w`, []float64{1e-5}, false},
 	{"layer_norm", `kernel: layer_norm
 kind: rowwise
 dtypes: [f32]
@@ -226,7 +227,7 @@ let:
   - d: x - row_mean(x)
   - inv: rsqrt(row_mean(d * d) + eps)
 outputs:
-  - y: d * inv * w + b`, []float64{1e-5}},
+  - y: d * inv * w + b`, []float64{1e-5}, false},
 	{"softmax", `kernel: softmax
 kind: rowwise
 dtypes: [f32]
@@ -234,7 +235,7 @@ inputs: [x]
 let:
   - e: exp(x - row_max(x))
 outputs:
-  - y: e / row_sum(e)`, nil},
+  - y: e / row_sum(e)`, nil, false},
 	{"softmax_detached_shift", `kernel: softmax
 kind: rowwise
 dtypes: [f32]
@@ -242,7 +243,7 @@ inputs: [x]
 let:
   - e: exp(x - detach(row_max(x)))
 outputs:
-  - y: e / row_sum(e)`, nil},
+  - y: e / row_sum(e)`, nil, false},
 	{"log_softmax_two_outputs", `kernel: lsm
 kind: rowwise
 dtypes: [f32]
@@ -252,7 +253,7 @@ let:
   - z: x * s - m
 outputs:
   - y: z - log(row_sum(exp(z)))
-  - top: row_max(x * x) + m`, nil},
+  - top: row_max(x * x) + m`, nil, false},
 	{"cross_entropy_style", `kernel: xent
 kind: rowwise
 dtypes: [f32]
@@ -261,7 +262,7 @@ let:
   - m: row_max(logits)
   - lse: m + log(row_sum(exp(logits - m)))
 outputs:
-  - loss: row_sum(select(col == target, lse - logits, 0)) / f32(cols)`, nil},
+  - loss: row_sum(select(col == target, lse - logits, 0)) / f32(cols)`, nil, false},
 	{"gelu_tanh", `kernel: gelu_tanh
 dtypes: [f32]
 constants: {k0: 0.7978845608028654}
@@ -269,12 +270,12 @@ inputs: [x]
 let:
   - inner: k0 * (x + 0.044715 * x * x * x)
 outputs:
-  - y: 0.5 * x * (1 + tanh(inner))`, nil},
+  - y: 0.5 * x * (1 + tanh(inner))`, nil, false},
 	{"swiglu", `kernel: swiglu
 dtypes: [f32]
 inputs: [gate, up]
 outputs:
-  - y: gate * sigmoid(gate) * up`, nil},
+  - y: gate * sigmoid(gate) * up`, nil, false},
 	{"matmul_bias_gelu", `kernel: mbg
 kind: matmul
 dtypes: [f32]
@@ -284,7 +285,7 @@ constants: {k0: 0.7978845608028654}
 let:
   - h: acc * s + bias + f32(n - col) / f32(n)
 outputs:
-  - y: 0.5 * h * (1 + tanh(k0 * (h + 0.044715 * h * h * h)))`, nil},
+  - y: 0.5 * h * (1 + tanh(k0 * (h + 0.044715 * h * h * h)))`, nil, false},
 	{"matmul_gated_rms", `kernel: mgr
 kind: matmul
 dtypes: [f32]
@@ -298,7 +299,38 @@ params: [{name: eps, type: f32}]
 let:
   - z: gate * sigmoid(gate) * up
 outputs:
-  - y: z * rsqrt(row_mean(z * z) + eps) * g`, []float64{1e-5}},
+  - y: z * rsqrt(row_mean(z * z) + eps) * g`, []float64{1e-5}, false},
+	{"rope", `kernel: rope
+kind: rowwise
+dtypes: [f32]
+inputs: [x, {name: pos, dtype: i32, shape: [rows]}]
+params: [{name: theta, type: f32}]
+let:
+  - h: cols / 2
+  - angle: f32(pos + row) * pow(theta, -2 * f32(col % h) / f32(cols))
+outputs:
+  - y: x * cos(angle) + select(col < h, -1, 1) * pair_half(x) * sin(angle)`, []float64{10000}, true},
+	{"rope_interleaved_scaled", `kernel: ropei
+kind: rowwise
+dtypes: [f32]
+inputs: [x, {name: s, shape: [rows]}]
+let:
+  - angle: f32(row + 1) * pow(10000, -f32(col / 2 * 2) / f32(cols))
+  - r: x * cos(angle) + select(col % 2 == 0, -1, 1) * pair_interleaved(x) * sin(angle)
+outputs:
+  - y: r * s * rsqrt(row_mean(r * r) + 1e-5) + pair_interleaved(x) * x`, nil, true},
+	{"rope_partial", `kernel: ropep
+kind: rowwise
+dtypes: [f32]
+inputs: [x, {name: pos, dtype: i32, shape: [rows]}]
+params: [{name: rotary_dim, type: i32}]
+let:
+  - h: select(rotary_dim < cols, rotary_dim, cols) / 2
+  - max_h: select(h > 0, h, 1)
+  - angle: f32(pos + 3) * pow(10000, -2 * f32(col % max_h) / f32(2 * max_h))
+  - rotated: x * cos(angle) + select(col < h, -1, 1) * pair_half(x, 2 * h) * sin(angle)
+outputs:
+  - y: select(col < 2 * h, rotated, x * x)`, []float64{6}, true},
 	{"every_function", `kernel: funcs_all
 dtypes: [f32]
 inputs: [a, b]
@@ -310,7 +342,7 @@ let:
   - w: min(a, b) * max(a, b) + clamp(a, -1, b) + abs(b) * floor(a)
 outputs:
   - y: u * v + w / (1 + b * b)
-  - z: select(a > b, a * b, -a)`, []float64{0.75}},
+  - z: select(a > b, a * b, -a)`, []float64{0.75}, false},
 }
 
 func TestBackwardMatchesFiniteDifferences(t *testing.T) {
@@ -321,7 +353,11 @@ func TestBackwardMatchesFiniteDifferences(t *testing.T) {
 			if fwd.Kind != ir.Rowwise {
 				rows = 1
 			}
-			for _, cols := range []int{1, 7, 33} {
+			widths := []int{1, 7, 33}
+			if c.even {
+				widths = []int{2, 8, 34}
+			}
+			for _, cols := range widths {
 				t.Run(fmt.Sprint(cols), func(t *testing.T) {
 					newProblem(fwd, bwd, rows, cols, c.params, uint64(cols)).check(t)
 				})

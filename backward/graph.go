@@ -30,6 +30,9 @@ type graph struct {
 	syms    map[string]symKind
 	perElem map[string]bool // names whose value changes along a row
 	values  []*value
+	// trees holds each per-element value's formula by name, forward and
+	// adjoint, for atPair to inline.
+	trees map[string]expr.Node
 	// named maps a call that is a let's whole formula to the let's name.
 	named map[*expr.Call]string
 	taken map[string]bool // every name in use, for fresh ones
@@ -37,7 +40,8 @@ type graph struct {
 
 func newGraph(s *spec.Spec) *graph {
 	g := &graph{s: s, rowwise: s.Kind == spec.Rowwise, syms: map[string]symKind{},
-		perElem: map[string]bool{}, taken: map[string]bool{}, named: map[*expr.Call]string{}}
+		perElem: map[string]bool{}, taken: map[string]bool{}, named: map[*expr.Call]string{},
+		trees: map[string]expr.Node{}}
 	for _, n := range []string{"row", "col", "rows", "cols", "i", "n"} {
 		g.syms[n] = symInt
 		g.taken[n] = true
@@ -92,6 +96,9 @@ func (g *graph) add(v *value) {
 	}
 	if !v.perRow {
 		g.perElem[v.name] = true
+		if !v.output {
+			g.trees[v.name] = v.tree
+		}
 	}
 	if c, ok := v.tree.(*expr.Call); ok && !v.output && v.reduce == "" {
 		g.named[c] = v.name

@@ -78,7 +78,7 @@ func (d *derivation) gradOutputs(diags *diag.List) []spec.Formula {
 			continue
 		}
 		sum := sumOf(terms)
-		text := format(sum)
+		text := format(d.restore(sum))
 		switch {
 		case slices.Equal(x.Dims, []string{"cols"}):
 			text = "col_sum(" + text + ")"

@@ -93,6 +93,54 @@ save('gx', gx)
 	}
 }
 
+// TestRopeBackwardMatchesMLX runs the derived rope backward kernels (the
+// gradient lands on the paired element: docs/backward.md) against the VJP
+// of mx.fast.rope, full and partial, both layouts, f32: kgen's
+// [tokens * heads, head_dim] rows at position offset + token, MLX's
+// [1, heads, tokens, head_dim] with one offset.
+func TestRopeBackwardMatchesMLX(t *testing.T) {
+	needMLX(t)
+	emulateMetal(t)
+	const tokens, heads, headDim, offset, theta = 6, 3, 128, 5, 10000.0
+	rows := tokens * heads
+	pos, _ := kgenrt.New(kgenrt.I32, rows)
+	for r := range rows {
+		pos.SetInt32(r, int32(offset+r/heads))
+	}
+	dy := f32s(t, seeded(rows*headDim, 6, 2), rows, headDim)
+	for _, c := range []struct {
+		kernel      string
+		dims        int
+		traditional bool
+		run         func(gx *kgenrt.Tensor) error
+	}{
+		{"rope", headDim, false, func(gx *kgenrt.Tensor) error { return kernels.RopeBackward.Run(kgenrt.Metal, pos, dy, gx, theta) }},
+		{"rope_interleaved", headDim, true, func(gx *kgenrt.Tensor) error {
+			return kernels.RopeInterleavedBackward.Run(kgenrt.Metal, pos, dy, gx, theta)
+		}},
+		{"rope_partial", 64, false, func(gx *kgenrt.Tensor) error {
+			return kernels.RopePartialBackward.Run(kgenrt.Metal, pos, dy, gx, theta, 64)
+		}},
+		{"rope_partial_interleaved", 32, true, func(gx *kgenrt.Tensor) error {
+			return kernels.RopePartialInterleavedBackward.Run(kgenrt.Metal, pos, dy, gx, theta, 32)
+		}},
+	} {
+		t.Run(c.kernel, func(t *testing.T) {
+			gx := newLike(dy)
+			run(t, c.run(gx))
+			want := runMLX(t, fmt.Sprintf(`
+T, H, D = %d, %d, %d
+dy = load('dy', T * H, D).reshape(1, T, H, D).transpose(0, 2, 1, 3)
+f = lambda x: mx.fast.rope(x, %d, traditional=%s, base=%g, scale=1.0, offset=%d)
+_, (gx,) = mx.vjp(f, [mx.zeros_like(dy)], [dy])
+save('gx', gx.transpose(0, 2, 1, 3).reshape(T * H, D))
+`, tokens, heads, headDim, c.dims, map[bool]string{true: "True", false: "False"}[c.traditional], theta, offset),
+				map[string]*kgenrt.Tensor{"dy": dy}, rows*headDim, "gx")
+			compareGrad(t, c.kernel+" x_grad", gx, want["gx"])
+		})
+	}
+}
+
 func f32s(t *testing.T, v []float32, shape ...int) *kgenrt.Tensor {
 	t.Helper()
 	tn, err := kgenrt.FromFloat32(kgenrt.F32, v, shape...)

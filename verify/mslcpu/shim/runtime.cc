@@ -718,6 +718,10 @@ void write_response() {
 } // namespace
 
 namespace kgen_rt {
+void unset_constant(const char* name, int index) {
+  die("the kernel read function constant %s (index %d), which has no value: give one with --constant %s=V or --constant %d=V",
+      name, index, name, index);
+}
 void barrier(int line) { yield(kBarrier, line, 0); }
 
 const void* exchange(const void* v, unsigned size, int line, unsigned* mask) {

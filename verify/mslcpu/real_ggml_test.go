@@ -121,8 +121,9 @@ func runGGML(t *testing.T, path string, b ggmlBuild, l ggmlLaunch) [][]byte {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	out, err := Run(ctx, Launch{Source: src,
-		SourceOptions: SourceOptions{Path: path, IncludeDirs: []string{filepath.Dir(filepath.Dir(path))}, FunctionConstants: b.constants()},
-		HostName:      l.host, Buffers: l.bufs, Grid: grid, Threadgroup: l.tg, ThreadgroupMemory: mem, Aliases: l.aliases, Order: Shuffled})
+		SourceOptions: SourceOptions{Path: path, IncludeDirs: []string{filepath.Dir(filepath.Dir(path))},
+			Defines: []string{"GGML_METAL_HAS_BF16"}, FunctionConstants: b.constants()},
+		HostName: l.host, Buffers: l.bufs, Grid: grid, Threadgroup: l.tg, ThreadgroupMemory: mem, Aliases: l.aliases, Order: Shuffled})
 	if err != nil {
 		t.Fatalf("%s: %v", l.host, err)
 	}
@@ -331,7 +332,9 @@ func TestRealGGML(t *testing.T) {
 	})
 }
 
-func typeName(s storage) string { return map[storage]string{stF32: "f32", stF16: "f16", stBF16: "bf16"}[s] }
+func typeName(s storage) string {
+	return map[storage]string{stF32: "f32", stF16: "f16", stBF16: "bf16"}[s]
+}
 
 // contiguous returns a 4-D tensor's byte strides nb0..nb3.
 func contiguous(elem int, ne ...int) []int {

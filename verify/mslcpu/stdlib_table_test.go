@@ -1,0 +1,281 @@
+package mslcpu
+
+import (
+	"context"
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+var updateShim = flag.Bool("update", false, "rewrite shim/metal_overloads from stdlib_table.go")
+
+// TestOverloadHeader keeps shim/metal_overloads what the table generates.
+func TestOverloadHeader(t *testing.T) {
+	want := overloadHeader()
+	if *updateShim {
+		if err := os.WriteFile("shim/metal_overloads", []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile("shim/metal_overloads")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want {
+		t.Fatal("shim/metal_overloads is stale: go test ./verify/mslcpu -run TestOverloadHeader -update")
+	}
+}
+
+// tableCheck is one value the table kernel writes and what it must be.
+type tableCheck struct {
+	what string
+	want float64
+	kind storage // the result's type: its ulp is the unit of tol
+	tol  float64 // ulps; 0: exactly
+}
+
+// point is argument a's k-th test value in [lo, hi).
+func point(lo, hi float64, a, k int) float64 {
+	fr := []float64{0.13, 0.37, 0.61, 0.89, 0.05}
+	return lo + (hi-lo)*fr[(k+2*a)%len(fr)]
+}
+
+// roundTo rounds v to the storage type, as the kernel's conversion does.
+func roundTo(s storage, v float64) float64 {
+	switch s {
+	case stF16:
+		return float64(F16ToF32(F32ToF16(float32(v))))
+	case stBF16:
+		return float64(BF16ToF32(F32ToBF16(float32(v))))
+	}
+	return float64(float32(v))
+}
+
+func cFloat(v float64) string { return strconv.FormatFloat(float64(float32(v)), 'x', -1, 32) + "f" }
+
+// realTableSource writes, for every real row, calls in float, half and
+// bfloat: scalars at four points, a 4-vector, and the scalar-vector mixes.
+func realTableSource(b *strings.Builder, checks *[]tableCheck) {
+	types := []struct {
+		name string
+		s    storage
+	}{{"float", stF32}, {"half", stF16}, {"bfloat", stBF16}}
+	for _, r := range realMathRows {
+		for _, ty := range types {
+			arg := func(a, k int) (string, float64) {
+				v := roundTo(ty.s, point(r.lo, r.hi, a, k))
+				return fmt.Sprintf("%s(%s)", ty.name, cFloat(v)), v
+			}
+			// A bfloat scalar takes the float function (float result).
+			res := ty.s
+			if ty.s == stBF16 {
+				res = stF32
+			}
+			check := func(what string, in []float64, res storage) {
+				want := r.ref(in...)
+				tol := r.ulps
+				if res != stF32 {
+					want = roundTo(res, want)
+					tol = 1
+				}
+				if r.exact {
+					tol = 0
+				}
+				*checks = append(*checks, tableCheck{what, want, res, tol})
+			}
+			for k := 0; k < 4; k++ {
+				var as []string
+				var in []float64
+				for a := 0; a < r.args; a++ {
+					s, v := arg(a, k)
+					as, in = append(as, s), append(in, v)
+				}
+				fmt.Fprintf(b, "  out[i++] = float(%s(%s));\n", r.name, strings.Join(as, ", "))
+				check(fmt.Sprintf("%s(%s)", r.name, strings.Join(as, ", ")), in, res)
+			}
+			// Vectors: component k at point k; mixes: scalar arguments at
+			// point 0 (first argument vector, then first argument scalar).
+			shapes := [][]bool{make([]bool, r.args)}
+			if r.args > 1 {
+				first, rest := make([]bool, r.args), make([]bool, r.args)
+				for a := 1; a < r.args; a++ {
+					first[a] = true
+				}
+				rest[0] = true
+				shapes = append(shapes, first, rest)
+			}
+			for _, scalar := range shapes {
+				var as []string
+				for a := 0; a < r.args; a++ {
+					if scalar[a] {
+						s, _ := arg(a, 0)
+						as = append(as, s)
+						continue
+					}
+					var c []string
+					for k := 0; k < 4; k++ {
+						s, _ := arg(a, k)
+						c = append(c, s)
+					}
+					as = append(as, fmt.Sprintf("%s4(%s)", ty.name, strings.Join(c, ", ")))
+				}
+				call := fmt.Sprintf("%s(%s)", r.name, strings.Join(as, ", "))
+				fmt.Fprintf(b, "  { auto v = %s; for (int c = 0; c < 4; ++c) out[i++] = float(v[c]); }\n", call)
+				for k := 0; k < 4; k++ {
+					var in []float64
+					for a := 0; a < r.args; a++ {
+						kk := k
+						if scalar[a] {
+							kk = 0
+						}
+						_, v := arg(a, kk)
+						in = append(in, v)
+					}
+					check(fmt.Sprintf("%s[%d]", call, k), in, ty.s)
+				}
+			}
+		}
+	}
+}
+
+// intTableSource writes every integer row for every integer type: scalars
+// at four points, a 4-vector, and the vector-scalar mix.
+func intTableSource(b *strings.Builder, checks *[]int64, whats *[]string) {
+	vals := []uint64{0, 1, 0xffffffffffffffff, 5, 100, 0xffffffffffffff9c, 0x7fffffffffffffff, 0x8000000000000000,
+		0x5a5a5a5a5a5a5a5a, 37, 0x7f, 0x80, 0xffff, 0x7fffffff, 3, 0xfffffffffffffff9}
+	for _, r := range intRows {
+		for ti, t := range intTypes {
+			cpp := cppIntTypes[ti+min(ti, 1)] // char, then the rest (schar is char's vector element)
+			if ti == 0 {
+				cpp = "char"
+			}
+			vec := t.name + "4"
+			arg := func(a, k int) (string, int64) {
+				v := wrap(t.bits, t.signed, int64(vals[(3*k+5*a+len(r.name))%len(vals)]))
+				return fmt.Sprintf("%s(0x%xull)", cpp, uint64(v)&mask(t.bits)), v
+			}
+			for k := 0; k < 4; k++ {
+				var as []string
+				var in []int64
+				for a := 0; a < r.args; a++ {
+					s, v := arg(a, k)
+					as, in = append(as, s), append(in, v)
+				}
+				fmt.Fprintf(b, "  iout[j++] = long(%s(%s));\n", r.name, strings.Join(as, ", "))
+				*checks = append(*checks, wrap(t.bits, t.signed, r.ref(t.bits, t.signed, in...)))
+				*whats = append(*whats, fmt.Sprintf("%s(%s)", r.name, strings.Join(as, ", ")))
+			}
+			for _, mixed := range []bool{false, true} {
+				if mixed && r.args == 1 {
+					continue
+				}
+				var as []string
+				for a := 0; a < r.args; a++ {
+					if mixed && a > 0 {
+						s, _ := arg(a, 0)
+						as = append(as, s)
+						continue
+					}
+					var c []string
+					for k := 0; k < 4; k++ {
+						s, _ := arg(a, k)
+						c = append(c, strings.Replace(s, cpp+"(", vecElem(t.name)+"(", 1))
+					}
+					as = append(as, fmt.Sprintf("%s(%s)", vec, strings.Join(c, ", ")))
+				}
+				call := fmt.Sprintf("%s(%s)", r.name, strings.Join(as, ", "))
+				fmt.Fprintf(b, "  { auto v = %s; for (int c = 0; c < 4; ++c) iout[j++] = long(v[c]); }\n", call)
+				for k := 0; k < 4; k++ {
+					var in []int64
+					for a := 0; a < r.args; a++ {
+						kk := k
+						if mixed && a > 0 {
+							kk = 0
+						}
+						_, v := arg(a, kk)
+						in = append(in, v)
+					}
+					*checks = append(*checks, wrap(t.bits, t.signed, r.ref(t.bits, t.signed, in...)))
+					*whats = append(*whats, fmt.Sprintf("%s[%d]", call, k))
+				}
+			}
+		}
+	}
+}
+
+// vecElem is the element type of an MSL integer vector (char4: signed char).
+func vecElem(scalar string) string {
+	if scalar == "char" {
+		return "schar"
+	}
+	return scalar
+}
+
+// TestOverloadTable walks the overload table: every real row in float,
+// half and bfloat (scalars, 4-vectors, scalar-vector mixes) and every
+// integer row in the eight integer types, against the rows' Go references,
+// in one kernel.
+func TestOverloadTable(t *testing.T) {
+	needCompiler(t)
+	var b strings.Builder
+	var checks []tableCheck
+	var ichecks []int64
+	var iwhats []string
+	b.WriteString("#include <metal_stdlib>\nusing namespace metal;\n")
+	b.WriteString("kernel void table(device float* out [[buffer(0)]], device long* iout [[buffer(1)]], uint tid [[thread_position_in_grid]]) {\n")
+	b.WriteString("  if (tid != 0) return;\n  int i = 0, j = 0;\n")
+	realTableSource(&b, &checks)
+	intTableSource(&b, &ichecks, &iwhats)
+	b.WriteString("}\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	out, err := Run(ctx, Launch{Source: []byte(b.String()), HostName: "table",
+		Buffers: [][]byte{make([]byte, 4*len(checks)), make([]byte, 8*len(ichecks))}, Grid: [3]uint32{1, 1, 1}, Threadgroup: [3]uint32{1, 1, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := bytesF32(out[0])
+	fails := 0
+	for i, c := range checks {
+		g := float64(got[i])
+		var bad bool
+		switch {
+		case math.IsNaN(c.want) || math.IsNaN(g):
+			bad = math.IsNaN(c.want) != math.IsNaN(g)
+		case c.tol == 0:
+			bad = g != roundTo(c.kind, c.want)
+		default:
+			bad = math.Abs(g-c.want) > c.tol*ulpOf(c.kind, c.want)
+		}
+		if bad {
+			fails++
+			if fails <= 20 {
+				t.Errorf("%s = %g, want %g (within %g ulp)", c.what, g, c.want, c.tol)
+			}
+		}
+	}
+	for i, want := range ichecks {
+		if g := int64(binary.LittleEndian.Uint64(out[1][8*i:])); g != want {
+			fails++
+			if fails <= 40 {
+				t.Errorf("%s = %d (%#x), want %d (%#x)", iwhats[i], g, uint64(g), want, uint64(want))
+			}
+		}
+	}
+	t.Logf("%d real and %d integer values checked, %d wrong", len(checks), len(ichecks), fails)
+}
+
+// ulpOf is the unit in the last place of v in the storage type.
+func ulpOf(s storage, v float64) float64 {
+	mant := map[storage]int{stF32: 23, stF16: 10, stBF16: 7}[s]
+	minExp := map[storage]int{stF32: -126, stF16: -14, stBF16: -126}[s]
+	_, e := math.Frexp(math.Abs(v))
+	e = max(e-1, minExp)
+	return math.Ldexp(1, e-mant)
+}

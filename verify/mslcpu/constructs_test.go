@@ -3,6 +3,7 @@ package mslcpu
 import (
 	"math"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -71,5 +72,44 @@ func TestTraits(t *testing.T) {
 		if g != want[i] {
 			t.Errorf("out[%d] = %v, want %v", i, g, want[i])
 		}
+	}
+}
+
+// TestFunctionConstantForms runs testdata/fconst.metal: constants given by index
+// (1301, computed as FC_BASE + 1) and by name (n_items, an array size), one
+// left to its initializer (width = 3, not defined), one never given and
+// only read under is_function_constant_defined; C-style and template
+// functional casts between vectors convert; scalar-vector mixes, packed
+// vectors, MAXHALF and the integer functions; reading the constant that was
+// never given stops the kernel with its name and index.
+func TestFunctionConstantForms(t *testing.T) {
+	needCompiler(t)
+	src, err := os.ReadFile("testdata/fconst.metal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc := map[string]string{"1301": "2", "n_items": "4"}
+	out, err := Run(testContext(t), Launch{Source: src, SourceOptions: SourceOptions{FunctionConstants: fc}, HostName: "fconst",
+		Buffers: [][]byte{make([]byte, 4*18), {1, 0xfe, 3, 4}}, Grid: [3]uint32{1, 1, 1}, Threadgroup: [3]uint32{1, 1, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// popcount(0xF0) 4 + clz(ushort 1) 15 + absdiff(-3, 4) 7 + addsat(200, 100) 255.
+	want := []float32{2, 4, 3, 3, 1, 0, 1, 0, 2.75, 2, 4.5, 4.75, 3, 3.75, 3, 6, 65504, 4 + 15 + 7 + 255}
+	for i, g := range bytesF32(out[0]) {
+		if g != want[i] {
+			t.Errorf("out[%d] = %v, want %v", i, g, want[i])
+		}
+	}
+	_, err = Run(testContext(t), Launch{Source: src, SourceOptions: SourceOptions{FunctionConstants: fc}, HostName: "reads_bias",
+		Buffers: [][]byte{make([]byte, 4)}, Grid: [3]uint32{1, 1, 1}, Threadgroup: [3]uint32{1, 1, 1}})
+	if err == nil || !strings.Contains(err.Error(), "function constant has_bias (index 1302), which has no value") {
+		t.Errorf("reading an unset constant: %v, want a stop naming has_bias and 1302", err)
+	}
+	bad := []byte("#include <metal_stdlib>\nusing namespace metal;\n\nconstant int k [[function_constant(3 + n)]];\n" +
+		"kernel void f(device int* o [[buffer(0)]]) { o[0] = k; }\n")
+	_, err = Run(testContext(t), Launch{Source: bad, HostName: "f", Buffers: [][]byte{make([]byte, 4)}, Grid: [3]uint32{1, 1, 1}, Threadgroup: [3]uint32{1, 1, 1}})
+	if err == nil || !strings.Contains(err.Error(), "kernel.metal:4: [[function_constant(3 + n)]] of k: the index must be an integer constant expression") {
+		t.Errorf("a non-constant index: %v", err)
 	}
 }

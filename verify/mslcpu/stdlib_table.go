@@ -32,9 +32,9 @@ import (
 type realRow struct {
 	name  string
 	args  int
-	expr  string                    // C++ over float x, y, z
+	expr  string                     // C++ over float x, y, z
 	ref   func(a ...float64) float64 // the Go reference
-	lo    float64                   // test points lie in [lo, hi)
+	lo    float64                    // test points lie in [lo, hi)
 	hi    float64
 	ulps  float64 // float tolerance (half: one half ulp more than rounding)
 	exact bool    // a float64 reference that float reproduces exactly

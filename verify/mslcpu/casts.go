@@ -42,7 +42,7 @@ func functionalCasts(masked []byte) []edit {
 		if !params[string(masked[m[2]:m[3]])] || m[0] > 0 && (masked[m[0]-1] == '~' || masked[m[0]-1] == ':') {
 			continue
 		}
-		if c := prevNonSpace(masked, m[0]); isIdent(c) || c == '.' || c == '>' && m[0] > 1 && prevNonSpace(masked, m[0]-1) == '-' {
+		if c := prevNonSpace(masked, m[0]); isIdent(c) && !exprKeywords[prevWord(masked, m[0])] || c == '.' || c == '>' && m[0] > 1 && prevNonSpace(masked, m[0]-1) == '-' {
 			continue // a declaration (`static T(x)` is not C++ either), operator T(), p->T(
 		}
 		edits = append(edits, edit{m[0], m[1], "::kgen::fcast<" + string(masked[m[2]:m[3]]) + ">("})
@@ -81,7 +81,7 @@ func cStyleCasts(masked []byte) []edit {
 		}
 		if m[0] > 0 {
 			// f(T), sizeof(T), decltype(T), a parameter list: not a cast.
-			if c := prevNonSpace(masked, m[0]); isIdent(c) || c == ')' || c == ']' || c == '>' {
+			if c := prevNonSpace(masked, m[0]); isIdent(c) && !exprKeywords[prevWord(masked, m[0])] || c == ')' || c == ']' || c == '>' {
 				continue
 			}
 		}
@@ -92,6 +92,22 @@ func cStyleCasts(masked []byte) []edit {
 		edits = append(edits, edit{m[0], m[1], "::kgen::ccast<" + name + ">("}, edit{end, end, ")"})
 	}
 	return edits
+}
+
+// exprKeywords are the keywords an expression may follow.
+var exprKeywords = map[string]bool{"return": true, "else": true, "case": true, "do": true, "co_return": true, "co_yield": true, "throw": true}
+
+// prevWord returns the identifier that ends before i (after spaces).
+func prevWord(b []byte, i int) string {
+	j := i
+	for j > 0 && (b[j-1] == ' ' || b[j-1] == '\t' || b[j-1] == '\n' || b[j-1] == '\r') {
+		j--
+	}
+	k := j
+	for k > 0 && isIdent(b[k-1]) {
+		k--
+	}
+	return string(b[k:j])
 }
 
 func prevNonSpace(b []byte, i int) byte {

@@ -82,17 +82,20 @@ func TestRealMLX16(t *testing.T) {
 		xb, xv := s.encode(x)
 		yb, yv := s.encode(realInputs(0.5))
 		n := uint32(len(x))
+		// MLX's Sigmoid computes 1/(1+exp(-x)) in the type itself: three
+		// roundings, so up to 1.5 eps; Exp and Tanh round once.
 		for _, u := range []struct {
-			op  string
-			ref func(float64) float64
-		}{{"Exp", math.Exp}, {"Tanh", math.Tanh}, {"Sigmoid", func(v float64) float64 { return 1 / (1 + math.Exp(-v)) }}} {
+			op    string
+			ref   func(float64) float64
+			limit float64
+		}{{"Exp", math.Exp, 1}, {"Tanh", math.Tanh, 1}, {"Sigmoid", func(v float64) float64 { return 1 / (1 + math.Exp(-v)) }, 2}} {
 			host := "v_" + u.op + name + name
 			out := runReal16(t, filepath.Join(dir, "unary.metal"), host, [][]byte{xb, make([]byte, len(xb)), u32sBytes(n)}, n, 64, root)
 			want := make([]float64, len(xv))
 			for i, v := range xv {
 				want[i] = u.ref(v)
 			}
-			relErrs(t, host, s, s.decode(out[1]), want, 1e-3, 1)
+			relErrs(t, host, s, s.decode(out[1]), want, 1e-3, u.limit)
 		}
 		for _, o := range []struct {
 			op  string

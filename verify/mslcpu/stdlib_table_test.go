@@ -150,11 +150,8 @@ func intTableSource(b *strings.Builder, checks *[]int64, whats *[]string) {
 	vals := []uint64{0, 1, 0xffffffffffffffff, 5, 100, 0xffffffffffffff9c, 0x7fffffffffffffff, 0x8000000000000000,
 		0x5a5a5a5a5a5a5a5a, 37, 0x7f, 0x80, 0xffff, 0x7fffffff, 3, 0xfffffffffffffff9}
 	for _, r := range intRows {
-		for ti, t := range intTypes {
-			cpp := cppIntTypes[ti+min(ti, 1)] // char, then the rest (schar is char's vector element)
-			if ti == 0 {
-				cpp = "char"
-			}
+		for _, t := range intTypes {
+			cpp := t.name // C++'s char for MSL's char; char4's elements are schar
 			vec := t.name + "4"
 			arg := func(a, k int) (string, int64) {
 				v := wrap(t.bits, t.signed, int64(vals[(3*k+5*a+len(r.name))%len(vals)]))

@@ -30,7 +30,7 @@ var fcDeclRe = regexp.MustCompile(`\bconstant\s+([A-Za-z_][\w:<>, ]*?)\s+([A-Za-
 // funcConst is one declared function constant.
 type funcConst struct {
 	typ, name, init string
-	index           int64 // -1 when the index expression could not be evaluated
+	index           int64 // the evaluated [[function_constant(...)]] index
 	line            int
 }
 
@@ -64,7 +64,6 @@ func (p *program) functionConstants(masked []byte, values map[string]string) ([]
 		}
 		text := c.declaration(v, ok)
 		edits = append(edits, edit{m[0], m[1], keepLines(masked[m[0]:m[1]], text)})
-		p.constants = append(p.constants, c)
 	}
 	var unknown []string
 	for k := range values {

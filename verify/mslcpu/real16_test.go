@@ -71,8 +71,28 @@ func rmsRef(v, w []float64, cols int, eps float64) []float64 {
 	return out
 }
 
-// TestRealMLX16 runs MLX's unary, binary, softmax and rms_norm kernels in
-// float16 and bfloat16.
+func layerNormRef(v, w, b []float64, cols int, eps float64) []float64 {
+	out := make([]float64, len(v))
+	for r := 0; r*cols < len(v); r++ {
+		row := v[r*cols : (r+1)*cols]
+		m, v2 := 0.0, 0.0
+		for _, x := range row {
+			m += x
+		}
+		m /= float64(cols)
+		for _, x := range row {
+			v2 += (x - m) * (x - m)
+		}
+		k := 1 / math.Sqrt(v2/float64(cols)+eps)
+		for i, x := range row {
+			out[r*cols+i] = w[i]*(x-m)*k + b[i]
+		}
+	}
+	return out
+}
+
+// TestRealMLX16 runs MLX's unary, binary, softmax, rms_norm and layer_norm
+// kernels in float16 and bfloat16.
 func TestRealMLX16(t *testing.T) {
 	root := filepath.Join(realDir(t), "mlx")
 	dir := filepath.Join(root, "mlx", "backend", "metal", "kernels")
@@ -120,11 +140,17 @@ func TestRealMLX16(t *testing.T) {
 		out = runReal16(t, filepath.Join(dir, "rms_norm.metal"), host, [][]byte{rb, wb, make([]byte, len(rb)),
 			f32Bytes([]float32{eps}), u32sBytes(uint32(cols)), u32sBytes(1)}, rows*128, 128, root)
 		relErrs(t, host, s, s.decode(out[2]), rmsRef(rv, wv, cols, float64(float32(eps))), 1e-3, 2)
+		// layer_norm: results cancel near 0, so errors are taken at 0.5 or more.
+		bb, bv := s.encode(realInputs(-4)[:cols])
+		host = "layer_norm" + name
+		out = runReal16(t, filepath.Join(dir, "layer_norm.metal"), host, [][]byte{rb, wb, bb, make([]byte, len(rb)),
+			f32Bytes([]float32{eps}), u32sBytes(uint32(cols)), u32sBytes(1), u32sBytes(1)}, rows*64, 64, root)
+		relErrs(t, host, s, s.decode(out[3]), layerNormRef(rv, wv, bv, cols, float64(float32(eps))), 0.5, 2)
 	}
 }
 
-// TestRealCandle16 runs candle's unary, binary, softmax and rmsnorm
-// kernels in f16 and bf16.
+// TestRealCandle16 runs candle's unary, binary, softmax, rmsnorm and
+// layernorm kernels in f16 and bf16.
 func TestRealCandle16(t *testing.T) {
 	dir := filepath.Join(realDir(t), "candle", "candle-metal-kernels", "src", "metal_src")
 	for _, s := range []storage{stF16, stBF16} {
@@ -169,5 +195,9 @@ func TestRealCandle16(t *testing.T) {
 		host = "rmsnorm_" + name
 		out = runReal16(t, path, host, [][]byte{u32sBytes(n), u32sBytes(uint32(cols)), rb, make([]byte, len(rb)), wb, f32Bytes([]float32{eps})}, rows*128, 128)
 		relErrs(t, host, s, s.decode(out[3]), rmsRef(rv, wv, cols, float64(float32(eps))), 1e-3, 2)
+		bb, bv := s.encode(realInputs(-4)[:cols])
+		host = "layernorm_" + name
+		out = runReal16(t, path, host, [][]byte{u32sBytes(n), u32sBytes(uint32(cols)), rb, make([]byte, len(rb)), wb, bb, f32Bytes([]float32{eps})}, rows*128, 128)
+		relErrs(t, host, s, s.decode(out[3]), layerNormRef(rv, wv, bv, cols, float64(float32(eps))), 0.5, 2)
 	}
 }

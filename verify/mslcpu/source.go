@@ -27,8 +27,6 @@ type program struct {
 	masked []byte
 	// newlines are the offsets of masked's line breaks (lineAt).
 	newlines []int
-	// constants are the declared function constants (fconst.go).
-	constants []funcConst
 }
 
 // kernelSig is one kernel function definition.

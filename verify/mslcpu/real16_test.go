@@ -71,8 +71,10 @@ func rmsRef(v, w []float64, cols int, eps float64) []float64 {
 	return out
 }
 
-func layerNormRef(v, w, b []float64, cols int, eps float64) []float64 {
-	out := make([]float64, len(v))
+// layerNormRef returns the layer norm and, per value, |w·(x−m)·r| + |b|: the
+// kernels compute in the type, so their error is relative to the terms.
+func layerNormRef(v, w, b []float64, cols int, eps float64) (out, scale []float64) {
+	out, scale = make([]float64, len(v)), make([]float64, len(v))
 	for r := 0; r*cols < len(v); r++ {
 		row := v[r*cols : (r+1)*cols]
 		m, v2 := 0.0, 0.0
@@ -86,9 +88,17 @@ func layerNormRef(v, w, b []float64, cols int, eps float64) []float64 {
 		k := 1 / math.Sqrt(v2/float64(cols)+eps)
 		for i, x := range row {
 			out[r*cols+i] = w[i]*(x-m)*k + b[i]
+			scale[r*cols+i] = math.Abs(w[i]*(x-m)*k) + math.Abs(b[i])
 		}
 	}
-	return out
+	return out, scale
+}
+
+// relErrsScaled is relErrs with each value's error taken relative to
+// max(|want|, scale[i]).
+func relErrsScaled(t *testing.T, host string, s storage, got []float32, want, scale []float64, limit float64) {
+	t.Helper()
+	relErrsAt(t, host, s, got, want, func(i int) float64 { return math.Max(scale[i], 1e-30) }, limit)
 }
 
 // TestRealMLX16 runs MLX's unary, binary, softmax, rms_norm and layer_norm
@@ -140,12 +150,12 @@ func TestRealMLX16(t *testing.T) {
 		out = runReal16(t, filepath.Join(dir, "rms_norm.metal"), host, [][]byte{rb, wb, make([]byte, len(rb)),
 			f32Bytes([]float32{eps}), u32sBytes(uint32(cols)), u32sBytes(1)}, rows*128, 128, root)
 		relErrs(t, host, s, s.decode(out[2]), rmsRef(rv, wv, cols, float64(float32(eps))), 1e-3, 2)
-		// layer_norm: results cancel near 0, so errors are taken at 0.5 or more.
 		bb, bv := s.encode(realInputs(-4)[:cols])
 		host = "layer_norm" + name
 		out = runReal16(t, filepath.Join(dir, "layer_norm.metal"), host, [][]byte{rb, wb, bb, make([]byte, len(rb)),
 			f32Bytes([]float32{eps}), u32sBytes(uint32(cols)), u32sBytes(1), u32sBytes(1)}, rows*64, 64, root)
-		relErrs(t, host, s, s.decode(out[3]), layerNormRef(rv, wv, bv, cols, float64(float32(eps))), 0.5, 2)
+		want, scale := layerNormRef(rv, wv, bv, cols, float64(float32(eps)))
+		relErrsScaled(t, host, s, s.decode(out[3]), want, scale, 2)
 	}
 }
 
@@ -198,6 +208,7 @@ func TestRealCandle16(t *testing.T) {
 		bb, bv := s.encode(realInputs(-4)[:cols])
 		host = "layernorm_" + name
 		out = runReal16(t, path, host, [][]byte{u32sBytes(n), u32sBytes(uint32(cols)), rb, make([]byte, len(rb)), wb, bb, f32Bytes([]float32{eps})}, rows*128, 128)
-		relErrs(t, host, s, s.decode(out[3]), layerNormRef(rv, wv, bv, cols, float64(float32(eps))), 0.5, 2)
+		want, scale := layerNormRef(rv, wv, bv, cols, float64(float32(eps)))
+		relErrsScaled(t, host, s, s.decode(out[3]), want, scale, 2)
 	}
 }

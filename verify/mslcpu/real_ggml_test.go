@@ -189,10 +189,16 @@ func (s storage) decode(b []byte) []float32 {
 // bfloat); it fails beyond limit.
 func relErrs(t *testing.T, host string, s storage, got []float32, want []float64, floor, limit float64) {
 	t.Helper()
+	relErrsAt(t, host, s, got, want, func(int) float64 { return floor }, limit)
+}
+
+// relErrsAt is relErrs with a floor per value.
+func relErrsAt(t *testing.T, host string, s storage, got []float32, want []float64, floor func(i int) float64, limit float64) {
+	t.Helper()
 	eps := map[storage]float64{stF32: 0x1p-23, stF16: 0x1p-10, stBF16: 0x1p-7}[s]
 	worst, fails := 0.0, 0
 	for i := range want {
-		d := math.Abs(float64(got[i])-want[i]) / math.Max(math.Abs(want[i]), floor) / eps
+		d := math.Abs(float64(got[i])-want[i]) / math.Max(math.Abs(want[i]), floor(i)) / eps
 		if math.IsNaN(d) {
 			d = math.Inf(1)
 		}

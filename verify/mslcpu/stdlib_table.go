@@ -28,7 +28,7 @@ import (
 // (non-template overloads, so that literals convert as in Metal), for
 // their vectors elementwise, and scalar-vector mixes where no real row has
 // the name. Relational and geometric functions (6.6, 6.7) are templates in
-// metal_stdlib; TestOverloadTable walks geometricRows too.
+// metal_stdlib, checked by TestGeometricRelational.
 type realRow struct {
 	name  string
 	args  int

@@ -276,3 +276,58 @@ func ulpOf(s storage, v float64) float64 {
 	e = max(e-1, minExp)
 	return math.Ldexp(1, e-mant)
 }
+
+// TestGeometricRelational checks the geometric functions on float and half
+// vectors and the relational ones (vector results are boolN, -1 for true
+// here) against values worked out by hand.
+func TestGeometricRelational(t *testing.T) {
+	needCompiler(t)
+	src := `#include <metal_stdlib>
+using namespace metal;
+template <typename T> void geo(device float* o, int b) {
+  typedef vec<T, 3> V;
+  V a = V{T(1), T(2), T(2)}, c = V{T(0), T(1), T(0)};
+  o[b + 0] = float(dot(a, c));                 // 2
+  o[b + 1] = float(length(a));                 // 3
+  o[b + 2] = float(length_squared(a));         // 9
+  o[b + 3] = float(distance(a, c));            // sqrt(1+1+4)
+  o[b + 4] = float(distance_squared(a, c));    // 6
+  o[b + 5] = float(normalize(a).z);            // 2/3
+  o[b + 6] = float(cross(a, c).x);             // 2*0 - 2*1 = -2
+  o[b + 7] = float(cross(a, c).z);             // 1*1 - 2*0 = 1
+  o[b + 8] = float(reflect(a, c).y);           // 2 - 2*2*1 = -2
+  o[b + 9] = float(faceforward(c, a, c).y);    // dot(c, a) = 2 > 0: -c.y = -1
+  o[b + 10] = float(refract(V{T(0), T(-1), T(0)}, c, T(1)).y);  // straight through: -1
+}
+kernel void gr(device float* o [[buffer(0)]], uint tid [[thread_position_in_grid]]) {
+  if (tid != 0) return;
+  geo<float>(o, 0);
+  geo<half>(o, 11);
+  float4 v = float4(NAN, INFINITY, -0.0f, 1.0f);
+  int4 n = isnan(v), f = isfinite(v), s = signbit(v), in = isinf(v);
+  o[22] = float(n.x + 2 * n.y + 4 * n.z + 8 * n.w);    // -1
+  o[23] = float(f.x + 2 * f.y + 4 * f.z + 8 * f.w);    // -12
+  o[24] = float(s.x + 2 * s.y + 4 * s.z + 8 * s.w);    // -4
+  o[25] = float(in.x + 2 * in.y + 4 * in.z + 8 * in.w); // -2
+  o[26] = isnormal(1.0f) + 2 * isnormal(0x1p-130f) + 4 * isordered(1.0f, NAN) + 8 * isunordered(1.0f, NAN); // 9
+  o[27] = float(all(v == v)) + 2 * float(any(v == v)); // 2
+  o[28] = select(1.0f, 5.0f, true) + select(float4(1), float4(2), int4(0, -1, 0, -1)).y; // 7
+}
+`
+	out, err := Run(testContext(t), Launch{Source: []byte(src), HostName: "gr", Buffers: [][]byte{make([]byte, 4*29)},
+		Grid: [3]uint32{1, 1, 1}, Threadgroup: [3]uint32{1, 1, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	geo := []float64{2, 3, 9, math.Sqrt(6), 6, 2.0 / 3, -2, 1, -2, -1, -1}
+	want := append(append(append([]float64{}, geo...), geo...), -1, -12, -4, -2, 9, 2, 7)
+	for i, g := range bytesF32(out[0]) {
+		tol := 1e-6
+		if i >= 11 && i < 22 {
+			tol = 2e-3 // half
+		}
+		if math.Abs(float64(g)-want[i]) > tol*math.Max(1, math.Abs(want[i])) {
+			t.Errorf("o[%d] = %v, want %v", i, g, want[i])
+		}
+	}
+}

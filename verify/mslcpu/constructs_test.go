@@ -3,6 +3,8 @@ package mslcpu
 import (
 	"math"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -71,5 +73,97 @@ func TestTraits(t *testing.T) {
 		if g != want[i] {
 			t.Errorf("out[%d] = %v, want %v", i, g, want[i])
 		}
+	}
+}
+
+// TestFunctionConstantForms runs testdata/fconst.metal: constants given by index
+// (1301, computed as FC_BASE + 1) and by name (n_items, an array size), one
+// left to its initializer (width = 3, not defined), one never given and
+// only read under is_function_constant_defined; C-style and template
+// functional casts between vectors convert; scalar-vector mixes, packed
+// vectors, MAXHALF and the integer functions; reading the constant that was
+// never given stops the kernel with its name and index.
+func TestFunctionConstantForms(t *testing.T) {
+	needCompiler(t)
+	src, err := os.ReadFile("testdata/fconst.metal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc := map[string]string{"1301": "2", "n_items": "4"}
+	out, err := Run(testContext(t), Launch{Source: src, SourceOptions: SourceOptions{FunctionConstants: fc}, HostName: "fconst",
+		Buffers: [][]byte{make([]byte, 4*18), {1, 0xfe, 3, 4}}, Grid: [3]uint32{1, 1, 1}, Threadgroup: [3]uint32{1, 1, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// popcount(0xF0) 4 + clz(ushort 1) 15 + absdiff(-3, 4) 7 + addsat(200, 100) 255.
+	want := []float32{2, 4, 3, 3, 1, 0, 1, 0, 2.75, 2, 4.5, 4.75, 3, 3.75, 3, 6, 65504, 4 + 15 + 7 + 255}
+	for i, g := range bytesF32(out[0]) {
+		if g != want[i] {
+			t.Errorf("out[%d] = %v, want %v", i, g, want[i])
+		}
+	}
+	_, err = Run(testContext(t), Launch{Source: src, SourceOptions: SourceOptions{FunctionConstants: fc}, HostName: "reads_bias",
+		Buffers: [][]byte{make([]byte, 4)}, Grid: [3]uint32{1, 1, 1}, Threadgroup: [3]uint32{1, 1, 1}})
+	if err == nil || !strings.Contains(err.Error(), "function constant has_bias (index 1302), which has no value") {
+		t.Errorf("reading an unset constant: %v, want a stop naming has_bias and 1302", err)
+	}
+	bad := []byte("#include <metal_stdlib>\nusing namespace metal;\n\nconstant int k [[function_constant(3 + n)]];\n" +
+		"kernel void f(device int* o [[buffer(0)]]) { o[0] = k; }\n")
+	_, err = Run(testContext(t), Launch{Source: bad, HostName: "f", Buffers: [][]byte{make([]byte, 4)}, Grid: [3]uint32{1, 1, 1}, Threadgroup: [3]uint32{1, 1, 1}})
+	if err == nil || !strings.Contains(err.Error(), "kernel.metal:4: [[function_constant(3 + n)]] of k: the index must be an integer constant expression") {
+		t.Errorf("a non-constant index: %v", err)
+	}
+}
+
+// TestSecondKernelFromCache: the build of a file holds every kernel of it,
+// so running a second kernel with the same options compiles nothing; a
+// different function-constant value is a different build.
+func TestSecondKernelFromCache(t *testing.T) {
+	needCompiler(t)
+	cache := t.TempDir()
+	t.Setenv("KGEN_MSLCPU_CACHE", cache)
+	src := []byte("#include <metal_stdlib>\nusing namespace metal;\nconstant float k [[function_constant(0)]];\n" +
+		"kernel void a(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = k; }\n" +
+		"kernel void b(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = 2 * k; }\n")
+	builds := func() []string { // the binaries, not their .cc files
+		m, err := filepath.Glob(filepath.Join(cache, "k-*"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var bins []string
+		for _, p := range m {
+			if filepath.Ext(p) == "" {
+				bins = append(bins, p)
+			}
+		}
+		return bins
+	}
+	run := func(host, k string) float32 {
+		out, err := Run(testContext(t), Launch{Source: src, SourceOptions: SourceOptions{FunctionConstants: map[string]string{"k": k}},
+			HostName: host, Buffers: [][]byte{make([]byte, 4)}, Grid: [3]uint32{1, 1, 1}, Threadgroup: [3]uint32{1, 1, 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bytesF32(out[0])[0]
+	}
+	if got := run("a", "1.5"); got != 1.5 {
+		t.Fatalf("a = %v, want 1.5", got)
+	}
+	first := builds()
+	if len(first) != 1 {
+		t.Fatalf("builds after the first kernel: %v", first)
+	}
+	info, _ := os.Stat(first[0])
+	if got := run("b", "1.5"); got != 3 {
+		t.Fatalf("b = %v, want 3", got)
+	}
+	if again := builds(); len(again) != 1 || again[0] != first[0] {
+		t.Errorf("the second kernel rebuilt: %v, then %v", first, again)
+	}
+	if now, _ := os.Stat(first[0]); !now.ModTime().Equal(info.ModTime()) {
+		t.Errorf("the build was rewritten")
+	}
+	if got := run("b", "2"); got != 4 || len(builds()) != 2 {
+		t.Errorf("k = 2: b = %v and %d builds, want 4 and 2", got, len(builds()))
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -149,42 +148,6 @@ func (m *lineMap) pos(n int) string {
 	}
 	p := m.at[n-1]
 	return fmt.Sprintf("%s:%d", p.file, p.line)
-}
-
-var fcRe = regexp.MustCompile(`\bconstant\s+([A-Za-z_][\w:<>, ]*?)\s+([A-Za-z_]\w*)\s*\[\[\s*function_constant\s*\(\s*(\w+)\s*\)\s*\]\]\s*;`)
-
-// functionConstants rewrites `constant T name [[function_constant(i)]];`
-// into a constexpr of the value from o (by name, else by index) and a
-// companion kgen_fc_defined_<name> that is_function_constant_defined reads.
-func functionConstants(masked []byte, values map[string]string) ([]edit, []string) {
-	var edits []edit
-	used := map[string]bool{}
-	for _, m := range fcRe.FindAllSubmatchIndex(masked, -1) {
-		typ, name, idx := string(masked[m[2]:m[3]]), string(masked[m[4]:m[5]]), string(masked[m[6]:m[7]])
-		if n, err := strconv.Atoi(idx); err == nil {
-			idx = strconv.Itoa(n) // [[function_constant(00)]] is index 0
-		}
-		v, ok := values[name]
-		key := name
-		if !ok {
-			v, ok = values[idx]
-			key = idx
-		}
-		used[key] = ok
-		text := fmt.Sprintf("constexpr bool kgen_fc_defined_%s = false; constexpr %s %s = %s{};", name, typ, name, typ)
-		if ok {
-			text = fmt.Sprintf("constexpr bool kgen_fc_defined_%s = true; constexpr %s %s = %s(%s);", name, typ, name, typ, v)
-		}
-		edits = append(edits, edit{m[0], m[1], keepLines(masked[m[0]:m[1]], text)})
-	}
-	var unknown []string
-	for k := range values {
-		if _, ok := used[k]; !ok {
-			unknown = append(unknown, k)
-		}
-	}
-	sort.Strings(unknown)
-	return edits, unknown
 }
 
 // metalStubs returns a directory of empty <metal_*> headers for preprocess.

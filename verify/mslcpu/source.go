@@ -135,13 +135,17 @@ func (p *program) edits(masked []byte, fc map[string]string) ([]edit, error) {
 	if err != nil {
 		return nil, err
 	}
-	fcEdits, unknown := functionConstants(masked, fc)
+	fcEdits, unknown, err := p.functionConstants(masked, fc)
+	if err != nil {
+		return nil, err
+	}
 	if len(unknown) > 0 {
 		return nil, fmt.Errorf("%s: no [[function_constant]] named or numbered %s", p.pos(1), strings.Join(unknown, ", "))
 	}
 	edits = append(append(edits, fcEdits...), rewrites(masked)...)
 	edits = append(append(edits, literalSuffixes(masked)...), defaultedCtors(masked)...)
-	edits = append(edits, addressSpaceOverloads(masked)...)
+	edits = append(append(edits, addressSpaceOverloads(masked)...), cStyleCasts(masked)...)
+	edits = append(append(edits, functionalCasts(masked)...), unrollPragmas(masked)...)
 	return append(edits, p.threadgroupVars(masked)...), nil
 }
 

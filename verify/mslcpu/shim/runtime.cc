@@ -212,11 +212,28 @@ unsigned char* alloc_buffer(uint64_t len) {
 #include "runtime_tg.inc"
 #include "runtime_cost.inc"
 
+// tg_none returns inaccessible pages standing for [[threadgroup(index)]]
+// memory of length 0, so that binding it is allowed and touching it is not.
+constexpr int kTgNoneSlots = 31, kTgNonePages = 16;
+char* g_tg_none;
+size_t tg_none_slot() { return size_t(kTgNonePages) * size_t(sysconf(_SC_PAGESIZE)); }
+void* tg_none(int index) {
+  if (!g_tg_none) {
+    void* p = mmap(nullptr, kTgNoneSlots * tg_none_slot(), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) die("cannot map the guard for threadgroup memory");
+    g_tg_none = static_cast<char*>(p);
+  }
+  return g_tg_none + index * tg_none_slot();
+}
+
 void on_signal(int sig, siginfo_t* info, void*) {
   const char* what = sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : sig == SIGFPE ? "SIGFPE" : "signal";
   char* addr = static_cast<char*>(info->si_addr);
   char slot[512];
   if (slot_fault(addr, slot, sizeof slot)) die("%s: %s", what, slot);
+  if (g_tg_none && addr >= g_tg_none && addr < g_tg_none + kTgNoneSlots * tg_none_slot())
+    die("%s: [[threadgroup(%d)]]: the launch gives it no memory (Launch.ThreadgroupMemory, kgen emu --threadgroup-memory), and the kernel accessed it",
+        what, int((addr - g_tg_none) / tg_none_slot()));
   for (uint32_t i = 0; i < g_nbuf && g_bufs; ++i) {
     char* end = reinterpret_cast<char*>(g_bufs[i].data) + (g_bufs[i].len + 15) / 16 * 16;
     if (addr >= end && addr < end + 65536)
@@ -723,6 +740,10 @@ void write_response() {
 } // namespace
 
 namespace kgen_rt {
+void unset_constant(const char* name, int index) {
+  die("the kernel read function constant %s (index %d), which has no value: give one with --constant %s=V or --constant %d=V",
+      name, index, name, index);
+}
 void barrier(int line) { yield(kBarrier, line, 0); }
 
 const void* exchange(const void* v, unsigned size, int line, unsigned* mask) {
@@ -737,8 +758,10 @@ const void* exchange(const void* v, unsigned size, int line, unsigned* mask) {
 }
 
 void* tg_mem(int index) {
-  if (index < 0 || uint32_t(index) >= g_ntg || g_tg_len[index] == 0)
-    die("[[threadgroup(%d)]]: the launch gives it no memory (Launch.ThreadgroupMemory, kgen emu --threadgroup-memory)", index);
+  if (index < 0 || index >= kTgNoneSlots) die("[[threadgroup(%d)]]: index out of range", index);
+  // No memory (Metal's default length, 0): a kernel may take the pointer and
+  // never use it (llama.cpp's mul_mv kernels); an access faults (on_signal).
+  if (uint32_t(index) >= g_ntg || g_tg_len[index] == 0) return tg_none(index);
   return g_tg[index];
 }
 

@@ -22,6 +22,7 @@ import (
 
 func cudaCmd(o *options) *cobra.Command {
 	var outDir, cutlassDir string
+	var skipCUTLASS bool
 	cmd := &cobra.Command{
 		Use:   "cuda",
 		Short: "Compile the generated CUDA kernels with nvcc into the fatbins the Go package embeds",
@@ -42,14 +43,15 @@ library. Their parts (storage dtype x problem class, f32_simt, entry) compile in
 parallel into objects cached by source hash in $KGEN_CUDA_CACHE (default: the
 user cache folder's kgen/cuda); a library already in the out folder is kept.`,
 		Args: noArgs,
-		RunE: func(*cobra.Command, []string) error { return o.cudaBuild(outDir, cutlassDir) },
+		RunE: func(*cobra.Command, []string) error { return o.cudaBuild(outDir, cutlassDir, skipCUTLASS) },
 	}
 	cmd.Flags().StringVar(&outDir, "out", "", "write the fatbins here instead of <out.go>/cudabin (e.g. for $KGEN_CUDA_FATBIN_DIR)")
 	cmd.Flags().StringVar(&cutlassDir, "cutlass", "", "CUTLASS folder (its include/ holds cutlass/ and cute/); default $KGEN_CUTLASS")
+	cmd.Flags().BoolVar(&skipCUTLASS, "skip-cutlass", false, "build only the kernels that need no CUTLASS (the matmuls are named and skipped)")
 	return cmd
 }
 
-func (o *options) cudaBuild(outDir, cutlassDir string) error {
+func (o *options) cudaBuild(outDir, cutlassDir string, skipCUTLASS bool) error {
 	start := time.Now()
 	cfg, res, err := o.generate()
 	if err != nil {
@@ -97,6 +99,10 @@ func (o *options) cudaBuild(outDir, cutlassDir string) error {
 	}
 	built, cached := 0, 0
 	var written []string
+	if len(libs) > 0 && skipCUTLASS {
+		fmt.Fprintf(o.stderr, "kgen cuda: skipped (--skip-cutlass): %s\n", kernelNames(libs))
+		libs = nil
+	}
 	if len(libs) > 0 {
 		if cutlassDir == "" {
 			cutlassDir = os.Getenv(cuda.CUTLASSEnv)

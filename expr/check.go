@@ -160,6 +160,9 @@ func (c *Checker) call(v *Call) Type {
 	if _, ok := PairFuncs[v.Fn]; ok {
 		return c.pair(v)
 	}
+	if TopKFuncs[v.Fn] {
+		return c.topk(v)
+	}
 	if v.Fn == "select" && len(v.Args) == 3 {
 		t, _ := c.intSelect(v)
 		return t

@@ -44,7 +44,7 @@ func cudaRowDecls(rw *rowWriter) {
 	rw.P("constexpr unsigned int kV = 16 / sizeof(T);")
 	var ors []string
 	for _, bd := range rw.k.Bindings {
-		if bd.Role != ir.Args && !bd.IsPerRow() && !bd.IsColOutput() { // [rows] tensors take no vector access; [cols] outputs none in the row passes
+		if bd.Role != ir.Args && !bd.IsPerRow() && !bd.IsColOutput() && !bd.IsTopKOutput() { // [rows] tensors take no vector access; [cols] and [rows, k] outputs none in the row passes
 			ors = append(ors, fmt.Sprintf("reinterpret_cast<unsigned long long>(%s)", bd.Name))
 		}
 	}

@@ -33,14 +33,14 @@ func (rw *rowWriter) topkShared() {
 	rw.P(rw.d.Shared, " ", rw.d.Uint, " kgen_tkc[kThreads / 32]; // and its column")
 }
 
-// topkRounds writes the k rounds and the stores of the selection outputs,
-// when the next stage is the topk stage.
+// topkRounds writes the k rounds and the stores of the selection outputs
+// when the kernel has the topk stage (the last; writePass leaves rw.si at
+// the write stage, so it is looked up by kind).
 func (rw *rowWriter) topkRounds() {
-	if rw.si >= len(rw.sts) || rw.sts[rw.si].Kind != ir.StageTopK {
+	if len(rw.sts) == 0 || rw.sts[len(rw.sts)-1].Kind != ir.StageTopK {
 		return
 	}
-	st := rw.sts[rw.si]
-	rw.si++
+	st := rw.sts[len(rw.sts)-1]
 	t, d, u := rw.r.TopK, rw.d, rw.d.Uint
 	norm := false
 	for _, o := range t.Outputs {

@@ -1,0 +1,140 @@
+package parity_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/verify/mslcpu"
+	"github.com/kgen-dev/kgen/verify/parity"
+)
+
+// topkCols are the widths the top-k kernels run at: fewer columns than k
+// (1, 7), k itself for topk_softmax (8), 64 (k of topk_wide), a row a
+// lane's 4 values do not hold (65), and wide rows, past the Metal row
+// cache at 8192 + 1 (a vocabulary-sized row is 32K to 256K columns: the
+// same loop, more iterations).
+var topkCols = []int{1, 7, 8, 64, 65, 4304, 8193}
+
+// topkKernels builds topk_softmax and the golden top-k kernels
+// (testdata/golden/topk: argmax, k = 1; topk_values, k = 4 beside a
+// per-element output; topk_wide, k = 64) with their MSL.
+func topkKernels(t *testing.T) ([]*ir.Kernel, map[string][]byte) {
+	t.Helper()
+	var out []*ir.Kernel
+	src := map[string][]byte{}
+	for _, cfg := range []string{filepath.Join(repoRoot(), "kgen.yaml"), filepath.Join(repoRoot(), "testdata", "golden", "topk", "kgen.yaml")} {
+		ks, s := rowKernels(t, cfg)
+		for _, k := range ks {
+			if k.TopKSelection() != nil {
+				out, src[k.Name] = append(out, k), s[k.Name]
+			}
+		}
+	}
+	if len(out) != 4 {
+		t.Fatalf("want topk_softmax and the 3 golden top-k kernels, got %d kernels", len(out))
+	}
+	return out, src
+}
+
+// TestTopKKernels runs the top-k kernels on the MSL harness against the
+// float64 selection (ir.TopKOrder) with adversarial rows (parity's
+// topkTies: a row of one value, a row of a few values, two NaNs, two
+// +Infs, a -Inf, ±0, subnormals), every dtype, rows {0, 1, 11}: the
+// columns exactly except where two keys are within their bounds.
+func TestTopKKernels(t *testing.T) {
+	needCompiler(t)
+	kernels, src := topkKernels(t)
+	for _, k := range kernels {
+		t.Run(k.Name, func(t *testing.T) {
+			t.Parallel()
+			results, err := parity.Check(context.Background(), k, src[k.Name], parity.Options{Seed: 5, Cols: topkCols})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range results {
+				checkConfined(t, r)
+			}
+			for _, r := range parity.Summarize(results) {
+				if !r.OK() {
+					t.Errorf("%s", r)
+					for _, f := range r.Failures {
+						t.Errorf("  %s", f)
+					}
+					continue
+				}
+				t.Logf("%s", r)
+			}
+		})
+	}
+}
+
+// TestTopKShuffled reruns them with each group's lanes in a shuffled
+// order: the rounds' team argmax must not depend on it.
+func TestTopKShuffled(t *testing.T) {
+	needCompiler(t)
+	kernels, src := topkKernels(t)
+	for _, k := range kernels {
+		t.Run(k.Name, func(t *testing.T) {
+			t.Parallel()
+			results, err := parity.Check(context.Background(), k, src[k.Name],
+				parity.Options{Seed: 6, Cols: []int{8, 300, 4304}, Rows: []int{11}, Orders: []mslcpu.LaneOrder{mslcpu.Shuffled}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range results {
+				if r.Failed > 0 {
+					t.Errorf("%s rows=%d cols=%d (shuffled lanes): %d of %d elements out of tolerance; first: %s", r.HostName, r.Rows, r.Cols, r.Failed, r.Checked, r.First)
+				}
+			}
+		})
+	}
+}
+
+// TestWrongTopKFails plants bugs in the selection's helpers and checks
+// that parity fails every variant of every top-k kernel: ties to the
+// higher column, a round that may pick the last winner again, NaN ranked
+// as an ordinary bit pattern (below -0), the cross-simdgroup combine
+// keeping the first simdgroup's best, topk_norm summing one slot short.
+func TestWrongTopKFails(t *testing.T) {
+	needCompiler(t)
+	kernels, src := topkKernels(t)
+	bugs := []struct {
+		name, from, to string
+		manyRounds     bool
+	}{
+		{"ties to the higher column", "(r == br && c < bc)", "(r == br && c > bc)", false},
+		{"the last winner again", "r < pr || (r == pr && c > pc)", "r <= pr", true},
+		{"NaN unranked", "b = 0x7fc00000u;", "b = 0xffc00000u;", false},
+		{"first simdgroup wins", "if (ri > r || (ri == r && ci < c)) {", "if (false) {", false},
+		{"norm one slot short", "kgen_tr < kgen_tn; ++kgen_tr", "kgen_tr + 1u < kgen_tn; ++kgen_tr", false},
+	}
+	for _, bug := range bugs {
+		for _, k := range kernels {
+			if !strings.Contains(string(src[k.Name]), bug.from) || bug.manyRounds && k.TopKSelection().K == 1 {
+				continue // topk_norm's sum: only kernels with a topk_norm output; one round has no last winner
+			}
+			t.Run(bug.name+"/"+k.Name, func(t *testing.T) {
+				t.Parallel()
+				bad := []byte(strings.Replace(string(src[k.Name]), bug.from, bug.to, 1))
+				results, err := parity.Check(context.Background(), k, bad, parity.Options{Seed: 5, Cols: []int{8, 300, 4304}, Rows: []int{11}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				failed := map[string]bool{}
+				for _, r := range results {
+					if r.Failed > 0 {
+						failed[r.HostName] = true
+					}
+				}
+				for _, v := range k.Variants {
+					if !failed[v.HostName] {
+						t.Errorf("%s: the planted bug %q passes parity", v.HostName, bug.name)
+					}
+				}
+			})
+		}
+	}
+}

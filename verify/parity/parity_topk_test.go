@@ -138,3 +138,21 @@ func TestWrongTopKFails(t *testing.T) {
 		}
 	}
 }
+
+// TestTopKGoReference runs the generated Go reference of the golden top-k
+// kernels (kgenrt.TopK's sort) on the inputs parity gave the MSL and
+// holds it to the MSL's bits: the columns and the values everywhere
+// (their keys are inputs and a product, exact arithmetic), topk_norm's
+// weights too (a float32 sum in slot order and a division on both sides).
+// (kgenrt.TopK tying to the higher column fails it: tried by hand, as the
+// Go reference builds against the module's kgenrt.)
+func TestTopKGoReference(t *testing.T) {
+	needCompiler(t)
+	res, src, g := goReferenceFor(t, "topk")
+	// The overlay has no cudabin folder to embed; the Go reference never
+	// reads the CUDA binaries.
+	g.Files["cudabin.go"] = []byte(strings.Replace(string(g.Files["cudabin.go"]), "//go:embed cudabin\n", "", 1))
+	if checked, bad, first := differ(t, res, src, g); checked == 0 || bad != 0 {
+		t.Fatalf("%d of %d lanes differ; first: %s", bad, checked, first)
+	}
+}

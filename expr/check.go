@@ -16,6 +16,7 @@ type Resolver func(name string) (Type, string)
 type Checker struct {
 	Resolve Resolver
 	Rowwise bool // allow row_* and col_* reductions
+	NoTopK  bool // refuse topk, topk_index and topk_norm where Rowwise holds (a matmul's epilogue)
 	Report  func(off int, msg string)
 }
 

@@ -23,7 +23,7 @@ func (c *Checker) topk(v *Call) Type {
 	if v.Fn == "topk_index" {
 		result = Int
 	}
-	if !c.Rowwise {
+	if !c.Rowwise || c.NoTopK {
 		c.Report(v.Off, fmt.Sprintf("%s selects the top k elements of a row: it is only available in rowwise kernels", v.Fn))
 	}
 	if len(v.Args) != 2 {

@@ -140,18 +140,14 @@ func (sc *scheduler) topkOutputs() {
 }
 
 // misplacedTopK refuses a selection call that is not an output's whole
-// formula (classify meets only those: topkOutputs took the others), and
-// one in a matmul's epilogue.
+// formula: classify meets only those, topkOutputs took the others. (A
+// matmul's epilogue never gets here: the formula checker refuses topk
+// there, expr.Checker.NoTopK.)
 func (sc *scheduler) misplacedTopK(e *Expr) bool {
 	if _, ok := topkFuncs[e.Func]; !ok {
 		return false
 	}
-	pos := sc.cur.Map.At(e.Off)
-	if sc.k.Kind == KindMatmul {
-		sc.diags.Addf(pos, "%s selects over a row: top-k selections are for rowwise kernels", e.Func)
-	} else {
-		sc.diags.Addf(pos, "%s is k values per row, known only after k rounds over the row: it must be an output's whole formula (ids: %s(p, 8)), not part of a let or of a larger expression", e.Func, e.Func)
-	}
+	sc.diags.Addf(sc.cur.Map.At(e.Off), "%s is k values per row, known only after k rounds over the row: it must be an output's whole formula (top: %s(p, 8)), not part of a let or of a larger expression", e.Func, e.Func)
 	return true
 }
 

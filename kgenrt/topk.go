@@ -3,7 +3,6 @@ package kgenrt
 import (
 	"math"
 	"sort"
-	"strconv"
 )
 
 // TopK is the CPU references' top-k selection of one row (kgen's topk,
@@ -104,8 +103,15 @@ func (t *TopK) Norm(s int) float64 {
 }
 
 // fixedDim reads a shape's dimension that is a number (a top-k output's
-// baked k), not a size field.
+// baked k), not a size field. By hand: Check allocates nothing, and
+// strconv's error for a size field's name would.
 func fixedDim(name string) (int, bool) {
-	n, err := strconv.Atoi(name)
-	return n, err == nil
+	n := 0
+	for _, c := range []byte(name) {
+		if c < '0' || c > '9' || n > 1<<20 {
+			return 0, false
+		}
+		n = 10*n + int(c-'0')
+	}
+	return n, name != ""
 }

@@ -18,7 +18,8 @@ import (
 // same loop, more iterations).
 var topkCols = []int{1, 7, 8, 64, 65, 4304, 8193}
 
-// topkKernels builds topk_softmax and the golden top-k kernels
+// topkKernels builds the built-ins topk_softmax and topk_logits (k = 50) and
+// the golden top-k kernels
 // (testdata/golden/topk: argmax, k = 1; topk_values, k = 4 beside a
 // per-element output; topk_wide, k = 64) with their MSL.
 func topkKernels(t *testing.T) ([]*ir.Kernel, map[string][]byte) {
@@ -33,8 +34,8 @@ func topkKernels(t *testing.T) ([]*ir.Kernel, map[string][]byte) {
 			}
 		}
 	}
-	if len(out) != 4 {
-		t.Fatalf("want topk_softmax and the 3 golden top-k kernels, got %d kernels", len(out))
+	if len(out) != 5 {
+		t.Fatalf("want topk_softmax, topk_logits and the 3 golden top-k kernels, got %d kernels", len(out))
 	}
 	return out, src
 }

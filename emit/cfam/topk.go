@@ -46,7 +46,7 @@ func (rw *rowWriter) topkRounds() {
 	for _, o := range t.Outputs {
 		norm = norm || o.What == ir.TopKNorm
 	}
-	rw.P(fmt.Sprintf("// The top-%d selection of %s: a round per slot, each the team's best element ranked below the last winner.", t.K, rw.k.FormatExpr(t.Key)))
+	rw.P(fmt.Sprintf("// Pass %d, %d rounds: the top-%d selection of %s, a round per slot, each the team's best element ranked below the last winner.", rw.r.Passes+1, t.K, t.K, rw.k.FormatExpr(t.Key)))
 	if norm {
 		rw.P("float kgen_tv[", t.K, "]; // the selected keys, for topk_norm's sum (the team's first lane)")
 	}

@@ -42,6 +42,7 @@ func TestTopKMatchesMLX(t *testing.T) {
 	needMLX(t)
 	emulateMetal(t)
 	type shape struct{ rows, cols int }
+	t.Run("nan", func(t *testing.T) { nanMatchesMLX(t) })
 	for _, dt := range []kgenrt.DType{kgenrt.F32, kgenrt.F16, kgenrt.BF16} {
 		shapes := []shape{{33, 64}, {5, 255}, {3, 9}}
 		if dt == kgenrt.F32 {
@@ -145,7 +146,45 @@ save('ids', mx.argpartition(-x, kth=%d, axis=-1)[:, :%[3]d])
 	t.Logf("topk_logits: %d rows of %d, the values of mx.topk exactly and the ids of mx.argpartition", rows, cols)
 }
 
+// nanMatchesMLX: mx.topk ranks NaN above +inf (mx.sort puts it last), as
+// kgen does: a row with a NaN and a +Inf gives both first, NaN first.
+func nanMatchesMLX(t *testing.T) {
+	const rows, cols, k = 2, 64, 50
+	v := distinctRows(rows, cols)
+	v[5], v[9], v[cols+3] = float32(math.NaN()), float32(math.Inf(1)), float32(math.NaN())
+	x, _ := kgenrt.FromFloat32(kgenrt.F32, v, rows, cols)
+	vals, _ := kgenrt.New(kgenrt.F32, rows, k)
+	ids, _ := kgenrt.New(kgenrt.I32, rows, k)
+	if err := kernels.TopkLogits.Run(kgenrt.Metal, x, vals, ids); err != nil {
+		t.Fatal(err)
+	}
+	want := runMLX(t, fmt.Sprintf("x = load('x', %d, %d)\nsave('vals', mx.topk(x, %d, axis=-1))\n", rows, cols, k),
+		map[string]*kgenrt.Tensor{"x": x}, rows*k, "vals")
+	for r := range rows {
+		mv := want["vals"][r*k : (r+1)*k]
+		slices.SortFunc(mv, func(a, b float64) int { return -cmpF(a, b) })
+		for s := range k {
+			g := float64(vals.Float32At(r*k + s))
+			if g != mv[s] && !(math.IsNaN(g) && math.IsNaN(mv[s])) {
+				t.Errorf("row %d slot %d: kgen %g, MLX's topk sorted %g", r, s, g, mv[s])
+			}
+		}
+	}
+	if ids.Int32At(0) != 5 || ids.Int32At(1) != 9 || ids.Int32At(k) != 3 {
+		t.Errorf("ids %d %d, %d: want the NaN (5), then +Inf (9); row 1's NaN (3)", ids.Int32At(0), ids.Int32At(1), ids.Int32At(k))
+	}
+}
+
+// cmpF orders NaN above everything, as mx.sort does.
 func cmpF(a, b float64) int {
+	switch an, bn := math.IsNaN(a), math.IsNaN(b); {
+	case an && bn:
+		return 0
+	case an:
+		return 1
+	case bn:
+		return -1
+	}
 	switch {
 	case a < b:
 		return -1

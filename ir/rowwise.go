@@ -681,7 +681,7 @@ func (r *Rows) Describe(k *Kernel) []string {
 				}
 			}
 			if r.TopK != nil {
-				what = append(what, r.describeTopK(k))
+				what = append(what, r.describeTopK(k, len(what) > 0))
 			}
 		}
 		var reads []string

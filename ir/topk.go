@@ -214,13 +214,18 @@ func (r *Rows) topkStage(k *Kernel) (Stage, bool) {
 	return k.finishStage(st), true
 }
 
-// describeTopK is the rounds in words, for Describe.
-func (r *Rows) describeTopK(k *Kernel) string {
+// describeTopK is the rounds in words, for Describe; after says whether
+// the pass stores outputs first.
+func (r *Rows) describeTopK(k *Kernel, after bool) string {
 	t := r.TopK
 	var outs []string
 	for _, o := range t.Outputs {
 		outs = append(outs, fmt.Sprintf("%s (%s)", k.Steps[o.Step].Name, o.What.Func()))
 	}
-	return fmt.Sprintf("then %d top-k rounds, each walking the row again for the best key %s ranked below the last round's winner (key descending, column ascending, NaN first) and a team argmax; store %s",
-		t.K, k.FormatExpr(t.Key), strings.Join(outs, ", "))
+	then := ""
+	if after {
+		then = "then "
+	}
+	return fmt.Sprintf("%s%d top-k rounds, each walking the row again for the best key %s ranked below the last round's winner (key descending, column ascending, NaN first) and a team argmax; store %s",
+		then, t.K, k.FormatExpr(t.Key), strings.Join(outs, ", "))
 }

@@ -21,7 +21,8 @@ var topkCols = []int{1, 7, 8, 64, 65, 4304, 8193}
 // topkKernels builds the built-ins topk_softmax and topk_logits (k = 50) and
 // the golden top-k kernels
 // (testdata/golden/topk: argmax, k = 1; topk_values, k = 4 beside a
-// per-element output; topk_wide, k = 64) with their MSL.
+// per-element output; topk_wide, k = 64; topk_centered, values only, the
+// key after a row reduction) with their MSL.
 func topkKernels(t *testing.T) ([]*ir.Kernel, map[string][]byte) {
 	t.Helper()
 	var out []*ir.Kernel
@@ -34,8 +35,8 @@ func topkKernels(t *testing.T) ([]*ir.Kernel, map[string][]byte) {
 			}
 		}
 	}
-	if len(out) != 5 {
-		t.Fatalf("want topk_softmax, topk_logits and the 3 golden top-k kernels, got %d kernels", len(out))
+	if len(out) != 6 {
+		t.Fatalf("want topk_softmax, topk_logits and the 4 golden top-k kernels, got %d kernels", len(out))
 	}
 	return out, src
 }
@@ -103,19 +104,22 @@ func TestWrongTopKFails(t *testing.T) {
 	needCompiler(t)
 	kernels, src := topkKernels(t)
 	bugs := []struct {
-		name, from, to string
-		manyRounds     bool
+		name, from, to        string
+		manyRounds, needsCols bool
 	}{
-		{"ties to the higher column", "(r == br && c < bc)", "(r == br && c > bc)", false},
-		{"the last winner again", "r < pr || (r == pr && c > pc)", "r <= pr", true},
-		{"NaN unranked", "b = 0x7fc00000u;", "b = 0xffc00000u;", false},
-		{"first simdgroup wins", "if (ri > r || (ri == r && ci < c)) {", "if (false) {", false},
-		{"norm one slot short", "kgen_tr < kgen_tn; ++kgen_tr", "kgen_tr + 1u < kgen_tn; ++kgen_tr", false},
+		{"ties to the higher column", "(r == br && c < bc)", "(r == br && c > bc)", false, true},
+		{"the last winner again", "r < pr || (r == pr && c > pc)", "r <= pr", true, false},
+		{"NaN unranked", "b = 0x7fc00000u;", "b = 0xffc00000u;", false, false},
+		{"first simdgroup wins", "if (ri > r || (ri == r && ci < c)) {", "if (false) {", false, false},
+		{"norm one slot short", "kgen_tr < kgen_tn; ++kgen_tr", "kgen_tr + 1u < kgen_tn; ++kgen_tr", false, false},
 	}
 	for _, bug := range bugs {
 		for _, k := range kernels {
-			if !strings.Contains(string(src[k.Name]), bug.from) || bug.manyRounds && k.TopKSelection().K == 1 {
-				continue // topk_norm's sum: only kernels with a topk_norm output; one round has no last winner
+			if !strings.Contains(string(src[k.Name]), bug.from) || bug.manyRounds && k.TopKSelection().K == 1 || bug.needsCols && !hasTopKIndex(k) {
+				// topk_norm's sum: only kernels with a topk_norm output; one
+				// round has no last winner; which of two equal keys is taken
+				// shows only in the columns.
+				continue
 			}
 			t.Run(bug.name+"/"+k.Name, func(t *testing.T) {
 				t.Parallel()
@@ -156,4 +160,14 @@ func TestTopKGoReference(t *testing.T) {
 	if checked, bad, first := differ(t, res, src, g); checked == 0 || bad != 0 {
 		t.Fatalf("%d of %d lanes differ; first: %s", bad, checked, first)
 	}
+}
+
+// hasTopKIndex reports whether k stores the selection's columns.
+func hasTopKIndex(k *ir.Kernel) bool {
+	for _, o := range k.TopKSelection().Outputs {
+		if o.What == ir.TopKIndex {
+			return true
+		}
+	}
+	return false
 }

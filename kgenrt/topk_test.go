@@ -18,7 +18,7 @@ func TestTopKOrder(t *testing.T) {
 		want []int32
 	}{
 		{[]float64{1, 3, 2}, 2, []int32{1, 2}},
-		{[]float64{2, 2, 2, 2}, 3, []int32{0, 1, 2}},                // all equal: the lowest columns
+		{[]float64{2, 2, 2, 2}, 3, []int32{0, 1, 2}},                   // all equal: the lowest columns
 		{[]float64{1, nan, inf, nan, -inf}, 5, []int32{1, 3, 2, 0, 4}}, // NaN first, then +inf
 		{[]float64{negZero, 0, negZero}, 3, []int32{0, 1, 2}},          // ±0 tie
 		{[]float64{5, 7}, 4, []int32{1, 0, -1, -1}},                    // k > cols

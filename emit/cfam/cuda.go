@@ -158,7 +158,7 @@ func vecElems(rw *rowWriter, p int, fromCache bool, body elemBody) {
 	if fromCache {
 		reads = rw.letCachedReads(p)
 	}
-	write := p == r.Passes+1
+	write := p == r.Passes+1 && !rw.rounds
 	for _, i := range reads {
 		n := rw.inputName(i)
 		switch in := k.SegmentBindings(0, ir.Input)[i]; {
@@ -226,7 +226,7 @@ func rowLoad(rw *rowWriter, i, p int, addr string) string {
 		return "*reinterpret_cast<const uint4*>(" + addr + ")"
 	case rw.r.FirstRead(i, p):
 		return "kgen_ld_keep(" + addr + ")"
-	case lastRead(rw.r, i, p):
+	case lastRead(rw.r, i, p) && rw.r.TopK == nil: // a top-k's rounds read pass P+1's rows k more times
 		return "__ldcs(reinterpret_cast<const uint4*>(" + addr + "))"
 	}
 	return "*reinterpret_cast<const uint4*>(" + addr + ")"

@@ -69,6 +69,9 @@ type rowWriter struct {
 	// when the dialect keeps a let cache.
 	lets map[int]ir.Stage
 	rows string // the row count of the team's segment
+	// rounds marks the top-k rounds' loops (topk.go): pass P+1's loops
+	// without the write's stores.
+	rounds bool
 }
 
 // elemBody writes one element's work inside a pass loop; vec says whether

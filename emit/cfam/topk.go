@@ -56,6 +56,8 @@ func (rw *rowWriter) topkRounds() {
 	}
 	rw.Block(fmt.Sprintf("for (%s kgen_tr = 0; kgen_tr < %du; ++kgen_tr)", u, t.K), func() {
 		rw.P(u, " kgen_br = 0u, kgen_bc = 0xffffffffu; // this lane's best below the last winner; rank 0: none")
+		rw.rounds = true // pass P+1's loops, without its stores
+		defer func() { rw.rounds = false }()
 		d.RowLoops(rw, rw.r.Passes+1, func(vec, _ bool) {
 			col := "kgen_j"
 			if vec {

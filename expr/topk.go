@@ -5,8 +5,9 @@ import (
 	"strconv"
 )
 
-// MaxTopK is the largest k of a top-k selection (docs/topk.md): k rounds
-// of a team argmax per row, and k values a lane keeps for topk_norm.
+// MaxTopK is the largest k of a top-k selection (docs/topk.md): every lane
+// keeps k candidates (8·k bytes) and k merge rounds of a team argmax run
+// per row.
 const MaxTopK = 64
 
 // TopKFuncs are the selections of a row's top k elements (docs/topk.md):

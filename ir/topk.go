@@ -18,12 +18,12 @@ import (
 // selection is unique and every backend and the Go reference find the
 // same columns whenever their keys agree bit for bit.
 //
-// The kernels run k rounds after the write pass: round s walks the row,
-// each lane keeping its best element ranked below round s−1's winner, and
-// a team argmax (kgen_team_topk) gives round s's winner to every lane. No
-// memory beyond a lane's k selected values, O(k·cols) per row. Slots past
-// a row of fewer than k columns hold −inf (topk), −1 (topk_index) and 0
-// (topk_norm).
+// The kernels select in pass P+1 (beside the write of any per-element
+// output): each lane keeps its own best k elements, sorted, in registers or
+// local memory (kgen_topk_insert), in one walk of the row; then k rounds of
+// a team argmax (kgen_team_topk) over the lanes' heads merge the lists, the
+// winning lane moving to its next candidate. Slots past a row of fewer
+// than k columns hold −inf (topk), −1 (topk_index) and 0 (topk_norm).
 type TopK struct {
 	K       int
 	Key     *Expr // per element: the first selection output's step Expr
@@ -147,7 +147,7 @@ func (sc *scheduler) misplacedTopK(e *Expr) bool {
 	if _, ok := topkFuncs[e.Func]; !ok {
 		return false
 	}
-	sc.diags.Addf(sc.cur.Map.At(e.Off), "%s is k values per row, known only after k rounds over the row: it must be an output's whole formula (top: %s(p, 8)), not part of a let or of a larger expression", e.Func, e.Func)
+	sc.diags.Addf(sc.cur.Map.At(e.Off), "%s is k values per row, known only once the whole row is ranked: it must be an output's whole formula (top: %s(p, 8)), not part of a let or of a larger expression", e.Func, e.Func)
 	return true
 }
 
@@ -181,8 +181,8 @@ func (sc *scheduler) checkTopK() {
 
 // layOutTopK makes the selection outputs [rows, k] tensors, gives the
 // kernel the threadgroup memory of the team argmax (a column and a rank
-// per simdgroup) and turns CUDA's let cache off: the rounds call their own
-// stage, which takes the inputs, not cached lets.
+// per simdgroup) and turns CUDA's let cache off: the selection calls its
+// own stage, which takes the inputs, not cached lets.
 func layOutTopK(k *Kernel, r *Rows) {
 	t := r.TopK
 	if t == nil {
@@ -200,8 +200,8 @@ func layOutTopK(k *Kernel, r *Rows) {
 // column (u32 each) per simdgroup.
 func TopKSharedBytes(tg int) int { return 8 * (tg / SimdWidth) }
 
-// topkStage is the selection's stage: the key of one element, called in
-// every round.
+// topkStage is the selection's stage: the key of one element, called once
+// per element in pass P+1.
 func (r *Rows) topkStage(k *Kernel) (Stage, bool) {
 	t := r.TopK
 	if t == nil {
@@ -226,6 +226,6 @@ func (r *Rows) describeTopK(k *Kernel, after bool) string {
 	if after {
 		then = "then "
 	}
-	return fmt.Sprintf("%s%d top-k rounds, each walking the row again for the best key %s ranked below the last round's winner (key descending, column ascending, NaN first) and a team argmax; store %s",
-		then, t.K, k.FormatExpr(t.Key), strings.Join(outs, ", "))
+	return fmt.Sprintf("%sthe top-%d selection of %s: each lane keeps its best %d in one walk of the row, then %d rounds of a team argmax merge the lanes' lists (key descending, column ascending, NaN first); store %s",
+		then, t.K, k.FormatExpr(t.Key), t.K, t.K, strings.Join(outs, ", "))
 }

@@ -55,8 +55,8 @@ func TestTopKSchedule(t *testing.T) {
 	if want := 4*256/32 + ir.TopKSharedBytes(256); r.ThreadgroupBytes != want || len(r.LetCache) != 0 {
 		t.Errorf("threadgroup bytes %d (want %d), let cache %v", r.ThreadgroupBytes, want, r.LetCache)
 	}
-	if d := strings.Join(r.Describe(k), "\n"); !strings.Contains(d, "8 top-k rounds") {
-		t.Errorf("Describe does not name the rounds:\n%s", d)
+	if d := strings.Join(r.Describe(k), "\n"); !strings.Contains(d, "8 rounds of a team argmax") {
+		t.Errorf("Describe does not name the merge rounds:\n%s", d)
 	}
 }
 

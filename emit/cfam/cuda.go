@@ -226,7 +226,7 @@ func rowLoad(rw *rowWriter, i, p int, addr string) string {
 		return "*reinterpret_cast<const uint4*>(" + addr + ")"
 	case rw.r.FirstRead(i, p):
 		return "kgen_ld_keep(" + addr + ")"
-	case lastRead(rw.r, i, p) && rw.r.TopK == nil: // a top-k's rounds read pass P+1's rows k more times
+	case lastRead(rw.r, i, p) && rw.r.TopK == nil: // a top-k selection walks pass P+1's rows once more
 		return "__ldcs(reinterpret_cast<const uint4*>(" + addr + "))"
 	}
 	return "*reinterpret_cast<const uint4*>(" + addr + ")"

@@ -69,8 +69,8 @@ type rowWriter struct {
 	// when the dialect keeps a let cache.
 	lets map[int]ir.Stage
 	rows string // the row count of the team's segment
-	// rounds marks the top-k rounds' loops (topk.go): pass P+1's loops
-	// without the write's stores.
+	// rounds marks the top-k selection's walk of the row (topk.go): pass
+	// P+1's loops without the write's stores.
 	rounds bool
 }
 

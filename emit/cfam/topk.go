@@ -6,13 +6,15 @@ import (
 	"github.com/kgen-dev/kgen/ir"
 )
 
-// The top-k selection of a rowwise kernel (ir.TopK, docs/topk.md): after
-// the write pass, k rounds over the row. Round s calls the topk stage for
-// each of the lane's elements, keeps the lane's best (rank, column) ranked
-// below round s−1's winner (kgen_topk_keep), and the team argmax
-// (kgen_team_topk) hands every lane round s's winner. The team's first
-// lane stores slot s; topk_norm's weights wait for the sum of the k keys,
-// which that lane keeps in kgen_tv.
+// The top-k selection of a rowwise kernel (ir.TopK, docs/topk.md), in pass
+// P+1 after the write's stores: each lane walks its elements once, calls
+// the topk stage for each key and keeps its own best k, sorted by (rank
+// descending, column ascending) (kgen_topk_insert: registers or local
+// memory, k ≤ 64). Then k rounds merge the lanes' lists: round s's team
+// argmax (kgen_team_topk) of the lanes' heads is slot s, and the lane that
+// held it moves to its next candidate. The team's first lane stores slot
+// s; topk_norm's weights wait for the sum of the k keys, which that lane
+// keeps in kgen_tv.
 
 // topkHelpers is the selection's block (templates/<dialect>/topk.tmpl)
 // when the kernel selects.
@@ -33,9 +35,9 @@ func (rw *rowWriter) topkShared() {
 	rw.P(rw.d.Shared, " ", rw.d.Uint, " kgen_tkc[kThreads / 32]; // and its column")
 }
 
-// topkRounds writes the k rounds and the stores of the selection outputs
-// when the kernel has the topk stage (the last; writePass leaves rw.si at
-// the write stage, so it is looked up by kind).
+// topkRounds writes the lanes' walk, the k merge rounds and the stores of
+// the selection outputs when the kernel has the topk stage (the last;
+// writePass leaves rw.si at the write stage, so it is looked up by kind).
 func (rw *rowWriter) topkRounds() {
 	if len(rw.sts) == 0 || rw.sts[len(rw.sts)-1].Kind != ir.StageTopK {
 		return
@@ -46,30 +48,32 @@ func (rw *rowWriter) topkRounds() {
 	for _, o := range t.Outputs {
 		norm = norm || o.What == ir.TopKNorm
 	}
-	rw.P(fmt.Sprintf("// Pass %d, %d rounds: the top-%d selection of %s, a round per slot, each the team's best element ranked below the last winner.", rw.r.Passes+1, t.K, t.K, rw.k.FormatExpr(t.Key)))
+	rw.P(fmt.Sprintf("// Pass %d: the top-%d selection of %s. Each lane keeps its own best %d (rank descending, column ascending), sorted, in one walk of the row.", rw.r.Passes+1, t.K, rw.k.FormatExpr(t.Key), t.K))
+	rw.P(u, " kgen_kr[", t.K, "], kgen_kc[", t.K, "]; // this lane's candidates' ranks and columns")
+	rw.P(u, " kgen_kn = 0u; // how many")
+	rw.rounds = true // pass P+1's loops, without its stores
+	d.RowLoops(rw, rw.r.Passes+1, func(vec, _ bool) {
+		col := "kgen_j"
+		if vec {
+			col = "(kgen_j0 + kgen_e)"
+		}
+		rw.P("C ", ir.TopKKeyName, ";")
+		rw.P(rw.stageCallAt(st, []string{ir.TopKKeyName}, vec))
+		rw.P("kgen_topk_insert(kgen_topk_rank(", d.ToFloat(ir.TopKKeyName), "), ", col, ", kgen_kr, kgen_kc, kgen_kn, ", t.K, "u);")
+	})
+	rw.rounds = false
 	if norm {
 		rw.P("float kgen_tv[", t.K, "]; // the selected keys, for topk_norm's sum (the team's first lane)")
-	}
-	rw.P(u, " kgen_pr = 0xffffffffu, kgen_pc = 0u; // the last winner's rank and column: above every element at first")
-	if norm {
 		rw.P(u, " kgen_tn = 0u; // the slots filled: min(k, cols)")
 	}
+	rw.P(fmt.Sprintf("// Then %d rounds merge the lanes' lists: the team argmax of their heads is slot s; its lane moves to its next candidate.", t.K))
+	rw.P(u, " kgen_kh = 0u; // this lane's head: its first candidate not yet taken")
 	rw.Block(fmt.Sprintf("for (%s kgen_tr = 0; kgen_tr < %du; ++kgen_tr)", u, t.K), func() {
-		rw.P(u, " kgen_br = 0u, kgen_bc = 0xffffffffu; // this lane's best below the last winner; rank 0: none")
-		rw.rounds = true // pass P+1's loops, without its stores
-		defer func() { rw.rounds = false }()
-		d.RowLoops(rw, rw.r.Passes+1, func(vec, _ bool) {
-			col := "kgen_j"
-			if vec {
-				col = "(kgen_j0 + kgen_e)"
-			}
-			rw.P("C ", ir.TopKKeyName, ";")
-			rw.P(rw.stageCallAt(st, []string{ir.TopKKeyName}, vec))
-			rw.P("kgen_topk_keep(kgen_topk_rank(", d.ToFloat(ir.TopKKeyName), "), ", col, ", kgen_pr, kgen_pc, kgen_br, kgen_bc);")
-		})
+		rw.P(u, " kgen_br = kgen_kh < kgen_kn ? kgen_kr[kgen_kh] : 0u; // rank 0: none")
+		rw.P(u, " kgen_bc = kgen_kh < kgen_kn ? kgen_kc[kgen_kh] : 0xffffffffu;")
+		rw.P("const ", u, " kgen_mine = kgen_bc;")
 		rw.P("kgen_team_topk(kgen_br, kgen_bc, kgen_tkr, kgen_tkc, kgen_width, kgen_team, kgen_simd, kgen_simd_lane);")
-		rw.P("kgen_pr = kgen_br;")
-		rw.P("kgen_pc = kgen_bc;")
+		rw.P("kgen_kh += kgen_br != 0u && kgen_bc == kgen_mine ? 1u : 0u; // a row's columns are distinct: one lane held the winner")
 		rw.Block("if (kgen_lane == 0 && kgen_row < "+rw.rows+")", func() {
 			rw.P("const float kgen_v = kgen_topk_value(kgen_br); // -inf past a short row")
 			if norm {

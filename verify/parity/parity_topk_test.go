@@ -127,29 +127,34 @@ func TestTopKSanitized(t *testing.T) {
 }
 
 // TestWrongTopKFails plants bugs in the selection's helpers and checks
-// that parity fails every variant of every top-k kernel: ties to the
-// higher column, a round that may pick the last winner again, NaN ranked
-// as an ordinary bit pattern (below -0), the cross-simdgroup combine
-// keeping the first simdgroup's best, topk_norm summing one slot short.
+// that parity fails every variant of every top-k kernel they can show in:
+// a lane's list ordering ties to the higher column, the merge's winning
+// lane keeping its head (the same element every slot), a full list taking
+// no better element, NaN ranked as an ordinary bit pattern (below -0), the
+// cross-simdgroup combine keeping the first simdgroup's best, topk_norm
+// summing one slot short.
 func TestWrongTopKFails(t *testing.T) {
 	needCompiler(t)
 	kernels, src := topkKernels(t)
 	bugs := []struct {
 		name, from, to        string
-		manyRounds, needsCols bool
+		manyRounds, needsCols bool // k > 1 (a list of one has no order); a topk_index output
+		kMax                  int // only kernels of k at most this (0: any): a lane must hold more than k elements
 	}{
-		{"ties to the higher column", "(r == br && c < bc)", "(r == br && c > bc)", false, true},
-		{"the last winner again", "r < pr || (r == pr && c > pc)", "r <= pr", true, false},
-		{"NaN unranked", "b = 0x7fc00000u;", "b = 0xffc00000u;", false, false},
-		{"first simdgroup wins", "if (ri > r || (ri == r && ci < c)) {", "if (false) {", false, false},
-		{"norm one slot short", "kgen_tr < kgen_tn; ++kgen_tr", "kgen_tr + 1u < kgen_tn; ++kgen_tr", false, false},
+		{"ties to the higher column", "(r == kr[i - 1] && c < kc[i - 1])", "(r == kr[i - 1] && c > kc[i - 1])", true, true, 0},
+		{"the winner's lane keeps its head", "kgen_kh += kgen_br != 0u && kgen_bc == kgen_mine ? 1u : 0u;", "kgen_kh += 0u;", true, false, 0},
+		{"a full list takes nothing", "if (n == k && !(r > kr[k - 1] || (r == kr[k - 1] && c < kc[k - 1]))) {", "if (n == k) {", false, false, 8},
+		{"NaN unranked", "b = 0x7fc00000u;", "b = 0xffc00000u;", false, false, 0},
+		{"first simdgroup wins", "if (ri > r || (ri == r && ci < c)) {", "if (false) {", false, false, 0},
+		{"norm one slot short", "kgen_tr < kgen_tn; ++kgen_tr", "kgen_tr + 1u < kgen_tn; ++kgen_tr", false, false, 0},
 	}
 	for _, bug := range bugs {
 		for _, k := range kernels {
-			if !strings.Contains(string(src[k.Name]), bug.from) || bug.manyRounds && k.TopKSelection().K == 1 || bug.needsCols && !hasTopKIndex(k) {
-				// topk_norm's sum: only kernels with a topk_norm output; one
-				// round has no last winner; which of two equal keys is taken
-				// shows only in the columns.
+			if !strings.Contains(string(src[k.Name]), bug.from) || bug.manyRounds && k.TopKSelection().K == 1 || bug.needsCols && !hasTopKIndex(k) ||
+				bug.kMax > 0 && k.TopKSelection().K > bug.kMax {
+				// topk_norm's sum: only kernels with a topk_norm output; a
+				// list of one neither orders nor moves; which of two equal
+				// keys is taken shows only in the columns.
 				continue
 			}
 			t.Run(bug.name+"/"+k.Name, func(t *testing.T) {

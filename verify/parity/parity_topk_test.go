@@ -139,7 +139,7 @@ func TestWrongTopKFails(t *testing.T) {
 	bugs := []struct {
 		name, from, to        string
 		manyRounds, needsCols bool // k > 1 (a list of one has no order); a topk_index output
-		kMax                  int // only kernels of k at most this (0: any): a lane must hold more than k elements
+		kMax                  int  // only kernels of k at most this (0: any): a lane must hold more than k elements
 	}{
 		{"ties to the higher column", "(r == kr[i - 1] && c < kc[i - 1])", "(r == kr[i - 1] && c > kc[i - 1])", true, true, 0},
 		{"the winner's lane keeps its head", "kgen_kh += kgen_br != 0u && kgen_bc == kgen_mine ? 1u : 0u;", "kgen_kh += 0u;", true, false, 0},

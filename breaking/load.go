@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/kgen-dev/kgen/backend"
+	"github.com/kgen-dev/kgen/backward"
 	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/diag"
 	"github.com/kgen-dev/kgen/ir"
@@ -22,7 +23,7 @@ type Specs struct {
 // back as a *diag.Error holding all of them.
 func Load(cfg *config.Config) (*Specs, error) {
 	var diags diag.List
-	specs := spec.LoadDir(cfg.Dir, cfg.Specs, &diags)
+	specs := backward.Derive(spec.LoadDir(cfg.Dir, cfg.Specs, &diags), &diags)
 	kernels := ir.Build(specs, &diags)
 	if err := diags.Err(); err != nil {
 		return nil, err

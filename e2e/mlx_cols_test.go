@@ -37,7 +37,7 @@ func TestColSumsMatchMLX(t *testing.T) {
 				dx, _ := kgenrt.New(d.dt, rows, cols)
 				dw, _ := kgenrt.New(d.dt, cols)
 				db, _ := kgenrt.New(d.dt, cols)
-				if err := kernels.RmsNormBackward.Run(kgenrt.Metal, dy, x, w, dx, dw, eps); err != nil {
+				if err := kernels.RmsNormBackward.Run(kgenrt.Metal, x, w, dy, dx, dw, eps); err != nil {
 					t.Fatal(err)
 				}
 				if err := kernels.BiasGrad.Run(kgenrt.Metal, dy, db); err != nil {

@@ -60,6 +60,14 @@ var IntOnly = map[string]bool{"%": true, "&": true, "|": true, "^": true, "<<": 
 // themselves (ir.PairColWidth).
 var PairFuncs = map[string]string{"pair_interleaved": "interleaved", "pair_half": "half"}
 
+// Detach is detach(x): x itself, through which no gradient flows (a
+// backward: kernel treats it as a constant; PyTorch's detach, JAX's
+// stop_gradient). Softmax's max shift is the use: exp(x -
+// detach(row_max(x))) has the same value, and its backward neither
+// spends two passes on a gradient that is zero in exact arithmetic nor
+// hands that zero's rounding to the row's largest element.
+const Detach = "detach"
+
 // Inf is the name of +∞ in formulas (-inf is its negation), for masks.
 const Inf = "inf"
 

@@ -164,6 +164,9 @@ func (c *Checker) call(v *Call) Type {
 	if TopKFuncs[v.Fn] {
 		return c.topk(v)
 	}
+	if v.Fn == Detach {
+		return c.detach(v)
+	}
 	if v.Fn == "select" && len(v.Args) == 3 {
 		t, _ := c.intSelect(v)
 		return t
@@ -199,6 +202,19 @@ func (c *Checker) call(v *Call) Type {
 		}
 	}
 	return f.Result
+}
+
+// detach checks detach(x): one number, which it is.
+func (c *Checker) detach(v *Call) Type {
+	for _, arg := range v.Args {
+		if t := c.Check(arg); t != Num && t != Unknown {
+			c.Report(arg.Offset(), fmt.Sprintf("detach takes a number, not %s", a(t)))
+		}
+	}
+	if len(v.Args) != 1 {
+		c.Report(v.Off, fmt.Sprintf("detach takes 1 argument, got %d", len(v.Args)))
+	}
+	return Num
 }
 
 // toFloat checks f32(x): one integer argument, a number result.

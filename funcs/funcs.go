@@ -61,6 +61,22 @@ type Func struct {
 
 	// Go is the CPU reference's evaluation (emit/golang).
 	Go GoRef
+
+	// Grad is the partial derivative by each argument, in the formula
+	// language, over the arguments (x for a one-argument function, else a,
+	// b, c) and the result y: what package backward multiplies an adjoint
+	// by. Where the derivative is undefined it follows PyTorch: abs at 0
+	// gives 0, a tie of min or max splits the gradient evenly, clamp at a
+	// bound passes it to x; a NaN operand of min or max (which yields the
+	// other operand) gets none. nil: not differentiable by formula (select
+	// routes gradients; reductions are the schedule's).
+	Grad []string
+}
+
+// grad sets a one-argument row's derivative.
+func (f Func) grad(d string) Func {
+	f.Grad = []string{d}
+	return f
 }
 
 // Arity is the number of arguments.

@@ -9,6 +9,7 @@ import (
 	"path"
 	"sort"
 
+	"github.com/kgen-dev/kgen/backward"
 	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/diag"
 	"github.com/kgen-dev/kgen/emit/cfam"
@@ -34,7 +35,7 @@ type Result struct {
 // come back as a *diag.Error holding all of them.
 func Load(cfg *config.Config) ([]*ir.Kernel, error) {
 	var diags diag.List
-	specs := spec.LoadDir(cfg.Dir, cfg.Specs, &diags)
+	specs := backward.Derive(spec.LoadDir(cfg.Dir, cfg.Specs, &diags), &diags)
 	kernels := ir.Build(specs, &diags)
 	if err := diags.Err(); err != nil {
 		return nil, err

@@ -35,6 +35,9 @@ func (c *formulaChecker) convert(n expr.Node) *Expr {
 		}
 		return e
 	case *expr.Call:
+		if v.Fn == expr.Detach { // the value itself: only package backward tells it apart
+			return c.convert(v.Args[0])
+		}
 		if layout, ok := expr.PairFuncs[v.Fn]; ok {
 			name := v.Args[0].(*expr.Ident).Name // checked: an input's name
 			e := &Expr{Op: OpRef, Ref: RefPair, Index: c.symbols[name].index, Name: "kgen_pair_" + name, Text: layout}

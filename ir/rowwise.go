@@ -383,7 +383,7 @@ func (sc *scheduler) classify(e *Expr) valueInfo {
 		switch {
 		case !in.elem:
 			sc.diags.Addf(pos, "%s of a per-row value: its argument uses no input element, so every term is the same; reduce an expression of the row's elements", e.Func)
-		case !in.tensor:
+		case !in.tensor && !in.byRow: // (row_sum(select(col == target, …)) differs by row)
 			sc.diags.Addf(pos, "%s of row-shaped inputs only: the result is the same for every row; compute it once outside the kernel, or reduce an expression of a [rows, cols] input", e.Func)
 		}
 		rows := sc.rows

@@ -26,7 +26,7 @@ const DefaultThreadgroup = 256
 
 // Fields lists the top-level keys of a spec, in the order the contract gives.
 var Fields = []string{"kernel", "doc", "kind", "dtypes", "compute", "inputs", "params",
-	"constants", "let", "outputs", "math", "threadgroup", "ports", "tolerance", "segments", "domain", "matmul", "tile", "cuda_tiles"}
+	"constants", "let", "outputs", "math", "threadgroup", "ports", "tolerance", "segments", "backward", "domain", "matmul", "tile", "cuda_tiles"}
 
 // parser holds the state of reading one spec file.
 type parser struct {
@@ -124,6 +124,8 @@ func (p *parser) field(f yamlnode.Field) {
 		s.Ports = p.ports(f.Value)
 	case "tolerance":
 		s.Tolerances = p.tolerances(f.Value)
+	case "backward":
+		s.Backward = p.backward(f.KeyPos, f.Value)
 	case "segments":
 		s.Segments = p.segments(f.Value)
 		s.SegmentsPos = f.KeyPos

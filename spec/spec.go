@@ -220,6 +220,8 @@ type Spec struct {
 	// rowwise kernel (segments: [q, k]); nil for a single segment.
 	Segments    []Name
 	SegmentsPos diag.Pos // zero when the field is absent
+	// Backward asks for a derived <kernel>_backward kernel (nil: none).
+	Backward *Backward
 	// Matmul is a matmul kernel's operands (nil for other kinds); Tile its
 	// tile override (nil: kgen's choice).
 	Matmul *MatmulSpec

@@ -74,7 +74,7 @@ func TestColBits(t *testing.T) {
 				dx, _ := kgenrt.NewCUDA(dt, rows, cols)
 				dw, _ := kgenrt.NewCUDA(dt, cols)
 				db, _ := kgenrt.NewCUDA(dt, cols)
-				if err := kernels.RmsNormBackward.Enqueue(0, dy, x, w, dx, dw, 1e-6); err != nil {
+				if err := kernels.RmsNormBackward.Enqueue(0, x, w, dy, dx, dw, 1e-6); err != nil {
 					t.Fatal(err)
 				}
 				if err := kernels.BiasGrad.Enqueue(0, dy, db); err != nil {
@@ -94,7 +94,7 @@ func TestColBits(t *testing.T) {
 			rdx, _ := kgenrt.New(dt, rows, cols)
 			rdw, _ := kgenrt.New(dt, cols)
 			rdb, _ := kgenrt.New(dt, cols)
-			if err := kernels.RmsNormBackward.Reference(in[0], in[1], in[2], rdx, rdw, 1e-6); err != nil {
+			if err := kernels.RmsNormBackward.Reference(in[1], in[2], in[0], rdx, rdw, 1e-6); err != nil {
 				t.Fatal(err)
 			}
 			if err := kernels.BiasGrad.Reference(in[0], rdb); err != nil {
@@ -144,7 +144,7 @@ func TestColTimes(t *testing.T) {
 			syncStream(t, 0)
 			return time.Since(start) / n
 		}
-		bwd := timeIt(func() error { return kernels.RmsNormBackward.Enqueue(0, dy, x, w, dx, dw, 1e-6) })
+		bwd := timeIt(func() error { return kernels.RmsNormBackward.Enqueue(0, x, w, dy, dx, dw, 1e-6) })
 		fwd := timeIt(func() error { return kernels.RmsNorm.Enqueue(0, x, w, dx, 1e-6) })
 		bias := timeIt(func() error { return kernels.BiasGrad.Enqueue(0, dy, db) })
 		elem := float64(rows) * float64(cols) * 2

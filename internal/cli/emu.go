@@ -21,9 +21,10 @@ import (
 // emuFlags are the flags of `kgen emu`.
 type emuFlags struct {
 	file, kernel, grid, tg, order, sanitize, lanes string
+	format                                         string // --format, of the --cost report (emu_cost.go)
 	buffers, zeros, values, outs, prints           []string
 	includes, defines, constants, tgmem, aliases   []string
-	strict                                         bool
+	strict, cost                                   bool
 	timeout                                        time.Duration
 }
 
@@ -110,12 +111,17 @@ Exit codes: 0 ran; 1 the kernel failed to compile or run, ran past
 	fl.StringArrayVar(&f.tgmem, "threadgroup-memory", nil, "I=N: N bytes of threadgroup memory for [[threadgroup(I)]] (repeatable)")
 	fl.StringArrayVar(&f.aliases, "alias", nil, "I=J: bind buffer J's memory at index I too (repeatable)")
 	fl.StringVar(&f.lanes, "matrix-lanes", "apple", "simdgroup_matrix element<->lane map: apple, scrambled, or both (both must agree)")
+	fl.BoolVar(&f.cost, "cost", false, "after the run, count what the launch does (device bytes by access width, threadgroup bytes, barriers, simd and simdgroup-matrix operations, idle lanes) and print it with a roofline estimate (docs/metal-cost.md)")
+	fl.StringVar(&f.format, "format", "text", "format of the --cost report: text, or json (then the only output)")
 	fl.DurationVar(&f.timeout, "timeout", defaultEmuTimeout, "wall-clock limit on the whole run, compiles included; every process emu started is killed when it passes")
 	return cmd
 }
 
 func runEmu(o *options, f *emuFlags) error {
 	l, orders, err := f.launch()
+	if err == nil {
+		err = f.checkCost()
+	}
 	if err != nil {
 		return usageError{err}
 	}
@@ -152,7 +158,16 @@ func emulate(ctx context.Context, o *options, f *emuFlags, l mslcpu.Launch, orde
 				l.HostName, msg)
 		}
 	}
-	return f.report(o, l, got)
+	if f.cost && f.format == "json" {
+		return writeCost(ctx, o, f, l)
+	}
+	if err := f.report(o, l, got); err != nil {
+		return err
+	}
+	if f.cost {
+		return writeCost(ctx, o, f, l)
+	}
+	return nil
 }
 
 // report prints (--print) and writes (--out) the buffers and says what ran.

@@ -13,7 +13,7 @@ import (
 )
 
 func verifyCmd(o *options) *cobra.Command {
-	format, parity, mutate, noDiff := "text", "", "", false
+	format, parity, mutate, noDiff, costView := "text", "", "", false, false
 	cmd := &cobra.Command{
 		Use:   "verify",
 		Short: "Check in CI that generated files match the specs and every check passes",
@@ -55,6 +55,9 @@ dispatch/direct-port, …), its severity and, in json and github, its end.`,
 			if err != nil {
 				return o.reportErr(err)
 			}
+			if costView {
+				return verifyCost(o, cfg, format)
+			}
 			if parity != "" && parity != "auto" && parity != "on" && parity != "off" {
 				return usageError{fmt.Errorf("--parity must be auto, on or off, not %q", parity)}
 			}
@@ -82,6 +85,7 @@ dispatch/direct-port, …), its severity and, in json and github, its end.`,
 	cmd.Flags().BoolVar(&noDiff, "no-diff", false, "leave out the unified diffs of stale, hand-edited and foreign files")
 	cmd.Flags().StringVar(&mutate, "mutate", "", "replace every kernel's stores with its first input (first-input) or 0 (zero) before parity: every kernel × dtype must then fail")
 	_ = cmd.Flags().MarkHidden("mutate")
+	cmd.Flags().BoolVar(&costView, "cost", false, "instead of the checks, print the cost view: every kernel × dtype counted on the CPU harness at a fixed shape, with a roofline estimate per Apple GPU class (text or json; docs/metal-cost.md)")
 	return cmd
 }
 

@@ -217,3 +217,8 @@ func escapeLen(s string) (valueBytes, srcBytes int) {
 	}
 	return 1, 2
 }
+
+// Fixed is a ScalarMap that puts every offset at p: the map of a formula
+// kgen wrote itself (a derived kernel's), whose every error belongs to the
+// field that asked for it.
+func Fixed(p diag.Pos) ScalarMap { return ScalarMap{segs: []segment{{pos: p}}} }

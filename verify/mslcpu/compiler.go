@@ -17,12 +17,12 @@ import (
 	"time"
 )
 
-//go:embed shim/metal_stdlib shim/metal_simdgroup_matrix shim/metal_type_traits shim/metal_builtins shim/metal_extras shim/runtime.cc shim/runtime_tg.inc
+//go:embed shim/metal_stdlib shim/metal_simdgroup_matrix shim/metal_type_traits shim/metal_builtins shim/metal_extras shim/runtime.cc shim/runtime_tg.inc shim/runtime_cost.inc shim/metal_cost
 var shimFS embed.FS
 
 // shimFiles are the embedded shim files, unpacked side by side so that
 // metal_stdlib's includes and the kernels' #include <metal_*> find them.
-var shimFiles = []string{"metal_stdlib", "metal_simdgroup_matrix", "metal_type_traits", "metal_builtins", "metal_extras", "runtime.cc", "runtime_tg.inc"}
+var shimFiles = []string{"metal_stdlib", "metal_simdgroup_matrix", "metal_type_traits", "metal_builtins", "metal_extras", "runtime.cc", "runtime_tg.inc", "runtime_cost.inc", "metal_cost"}
 
 // cacheVersion changes whenever the way binaries are built changes in a way
 // the hashed inputs do not capture.

@@ -125,8 +125,18 @@ func checkBindings(l Launch, k *kernelSig) error {
 // execute runs the built binary: the launch goes in on stdin, the buffers
 // come back on stdout (see read_request / write_response in runtime.cc).
 func execute(ctx context.Context, tc *toolchain, bin string, l Launch) ([][]byte, error) {
+	out, err := executeRaw(ctx, tc, bin, l, 0)
+	if err != nil {
+		return nil, err
+	}
+	return decodeResponse(out, len(l.Buffers))
+}
+
+// executeRaw runs the binary and returns its whole stdout, which may be
+// extra bytes longer than the buffers (a cost build's record).
+func executeRaw(ctx context.Context, tc *toolchain, bin string, l Launch, extra int) ([]byte, error) {
 	c := child{what: "running " + l.HostName, path: bin, stdin: encodeRequest(l), memory: KernelMemory,
-		stdoutN: responseSize(l), outErr: l.HostName + ": the kernel binary wrote more than its buffers to stdout"}
+		stdoutN: responseSize(l) + extra, outErr: l.HostName + ": the kernel binary wrote more than its buffers to stdout"}
 	if l.Sanitize != NoSanitizer {
 		c.env, c.memory = sanitizerEnv(tc.cxx), 0 // sanitizers bound resident memory instead
 	}
@@ -145,7 +155,7 @@ func execute(ctx context.Context, tc *toolchain, bin string, l Launch) ([][]byte
 		}
 		return nil, &RunError{HostName: l.HostName, Message: msg, Report: stderr}
 	}
-	return decodeResponse(res.stdout, len(l.Buffers))
+	return res.stdout, nil
 }
 
 // responseSize is the size of the binary's answer to l (write_response).

@@ -52,6 +52,7 @@ type param struct {
 	kind  paramKind
 	index int    // buffer index
 	attr  string // position attribute name
+	space string // "device", "constant", "threadgroup" or "" (cost.go tells constant buffers apart)
 }
 
 // instance is one host-visible entry point: a template instantiation with a
@@ -514,7 +515,7 @@ func readParam(text string) (param, error) {
 	if len(names) < 2 {
 		return param{}, fmt.Errorf("cannot read parameter %q", text)
 	}
-	prm := param{name: names[len(names)-1], index: -1}
+	prm := param{name: names[len(names)-1], index: -1, space: spaceKeywordRe.FindString(decl)}
 	if m == nil {
 		space := spaceKeywordRe.FindString(decl)
 		switch {

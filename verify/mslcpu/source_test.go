@@ -30,10 +30,10 @@ func TestParseProgram(t *testing.T) {
 		t.Fatalf("kernel clampmul parsed as %+v", k)
 	}
 	wantParams := []param{
-		{name: "x", kind: paramBuffer, index: 0, attr: "buffer"},
-		{name: "w", kind: paramBuffer, index: 1, attr: "buffer"},
-		{name: "y", kind: paramBuffer, index: 2, attr: "buffer"},
-		{name: "args", kind: paramBuffer, index: 3, attr: "buffer"},
+		{name: "x", kind: paramBuffer, index: 0, attr: "buffer", space: "device"},
+		{name: "w", kind: paramBuffer, index: 1, attr: "buffer", space: "device"},
+		{name: "y", kind: paramBuffer, index: 2, attr: "buffer", space: "device"},
+		{name: "args", kind: paramBuffer, index: 3, attr: "buffer", space: "constant"},
 		{name: "gid", kind: paramPosition, attr: "thread_position_in_grid"},
 	}
 	for i, w := range wantParams {

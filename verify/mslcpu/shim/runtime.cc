@@ -210,6 +210,7 @@ unsigned char* alloc_buffer(uint64_t len) {
 }
 
 #include "runtime_tg.inc"
+#include "runtime_cost.inc"
 
 void on_signal(int sig, siginfo_t* info, void*) {
   const char* what = sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : sig == SIGFPE ? "SIGFPE" : "signal";
@@ -389,6 +390,7 @@ bool complete_simd_range(uint32_t n, uint32_t s0, uint32_t s1) {
     if (other) die("simdgroup %u: some lanes wait at a simd call (line %d), others at a barrier", s, line);
     SimdGroup& sg = g_simd[s];
     sg.mask[sg.gen & 1] = mask;
+    cost_simd(lo, hi, mask);
     ++sg.gen;
     for (uint32_t i = lo; i < hi; ++i)
       if (g_fibers[i].state == kSimd) g_fibers[i].state = kReady;
@@ -414,6 +416,7 @@ void release_barrier(uint32_t n) {
       die("this lane returned while others wait at the threadgroup_barrier on line %d", line);
     }
   }
+  if (line >= 0) cost_barrier();
   for (uint32_t i = 0; i < n; ++i) g_fibers[i].state = kReady;
 }
 
@@ -593,6 +596,7 @@ void run_group(const Launch& L, const uint32_t g[3], uint32_t* perm) {
     size[a] = rest < L.tg[a] ? rest : L.tg[a];
   }
   uint32_t n = size[0] * size[1] * size[2];
+  cost_group(n);
   static kgen_rt::Lane lanes[kMaxLanes];
   const bool lanes_are_fibers = kgen_sync || KGEN_TSAN;
   for (uint32_t i = 0; i < n; ++i) {
@@ -712,6 +716,7 @@ void write_response() {
     fwrite(&g_bufs[i].len, 8, 1, stdout);
     fwrite(g_bufs[i].data, 1, g_bufs[i].len, stdout);
   }
+  cost_write();
   if (fflush(stdout) != 0) die("cannot write the result");
 }
 
@@ -759,6 +764,7 @@ const void* matrix_exchange(const void* v, unsigned size, unsigned uniform, int 
     die("%s on line %d: simdgroup %u has only %u lanes; simdgroup_matrix needs all 32 (threadgroup size %u is not a multiple of 32)",
         what, line, me.simd_id, group - me.simd_id * simd_width, group);
   unsigned mask;
+  cost_matrix(what);
   const unsigned char* all = static_cast<const unsigned char*>(exchange(v, size, line, &mask));
   if (mask != 0xffffffffu) {
     unsigned missing = __builtin_ctz(~mask);
@@ -827,6 +833,7 @@ int main() {
   Launch L;
   read_request(L);
   check_request(L);
+  cost_start();
   run(L);
   write_response();
   return 0;

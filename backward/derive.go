@@ -1,0 +1,189 @@
+// Package backward derives a kernel's gradient kernel from its spec
+// (`backward:`): reverse-mode differentiation over the formula trees,
+// written out as a second spec, <kernel>_backward, that the rest of the
+// pipeline (IR, emitters, parity) treats like any other. The derived
+// formulas are in the formula language, so `kgen list --json` and the
+// generated files' comments show exactly what the backward computes.
+//
+// Each let, output and row reduction is a named value; the adjoint of a
+// value is the sum, over the values that read it, of their adjoint times
+// their partial derivative by it (diff.go), a row_sum of that where a
+// per-element value reads a per-row one. Lets become shared
+// subexpressions, select routes gradients, a function's partial comes
+// from its funcs.Table row (Grad), and the conventions at
+// non-differentiable points are PyTorch's (funcs.Func.Grad; row_max and
+// row_min split the gradient evenly among tied elements, as amax does).
+package backward
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/kgen-dev/kgen/diag"
+	"github.com/kgen-dev/kgen/expr"
+	"github.com/kgen-dev/kgen/internal/yamlnode"
+	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/spec"
+)
+
+// Suffix names the derived kernel, and an output's or input's gradient.
+const (
+	KernelSuffix = "_backward"
+	GradSuffix   = "_grad"
+)
+
+// Derive returns specs with each spec's derived backward kernel after it.
+// A spec with errors of its own gets none (its errors are reported when
+// it is built); what derivation cannot do is reported at `backward:`.
+func Derive(specs []*spec.Spec, diags *diag.List) []*spec.Spec {
+	var out []*spec.Spec
+	names := map[string]string{} // kernel name → the spec that has it
+	for _, s := range specs {
+		names[s.Kernel.Name] = s.Path
+	}
+	for _, s := range specs {
+		out = append(out, s)
+		if s.Backward == nil || len(s.Damaged) > 0 {
+			continue
+		}
+		var scratch diag.List
+		if ir.Build([]*spec.Spec{s}, &scratch); scratch.Len() > 0 {
+			continue
+		}
+		b := derive(s, diags)
+		if b == nil {
+			continue
+		}
+		if other, taken := names[b.Kernel.Name]; taken {
+			diags.Addf(s.Backward.Pos, "the backward kernel's name %s is taken by the kernel of %s; rename one of them", b.Kernel.Name, other)
+			continue
+		}
+		names[b.Kernel.Name] = s.Path
+		out = append(out, b)
+	}
+	return out
+}
+
+// derive builds the backward spec of s, or reports why it cannot.
+func derive(s *spec.Spec, diags *diag.List) *spec.Spec {
+	at := s.Backward.Pos
+	if !supported(s, diags) {
+		return nil
+	}
+	name := s.Kernel.Name
+	if s.Kind == spec.Matmul {
+		if s = epilogue(s, diags); s == nil {
+			return nil
+		}
+	}
+	targets := targetInputs(s, diags)
+	if targets == nil {
+		return nil
+	}
+	g := newGraph(s)
+	for _, f := range s.Let {
+		g.lift(f.Name.Name, parse(f), false, f.DType)
+	}
+	for _, f := range s.Outputs {
+		g.lift(f.Name.Name, parse(f), true, f.DType)
+	}
+	d := &derivation{g: g, s: s, targets: targets, adj: map[string][]expr.Node{}}
+	if !d.seedOutputs(diags) {
+		return nil
+	}
+	d.adjoints()
+	b := d.spec(diags)
+	if b != nil && len(name+KernelSuffix) > 64 {
+		diags.Addf(at, "the backward kernel's name %s is longer than 64 characters; shorten the kernel's name", b.Kernel.Name)
+		return nil
+	}
+	return b
+}
+
+// parse reads a formula the forward build has already checked.
+func parse(f spec.Formula) expr.Node {
+	n, err := expr.Parse(f.Text)
+	if err != nil {
+		panic(fmt.Sprintf("backward: %s: a checked formula does not parse: %v", f.Name.Name, err))
+	}
+	return n
+}
+
+// supported reports, at its place, what derivation does not offer.
+func supported(s *spec.Spec, diags *diag.List) bool {
+	at := s.Backward.Pos
+	switch {
+	case s.Segments != nil:
+		diags.Addf(at, "backward is not offered for a kernel with segments; write one spec per segment")
+		return false
+	}
+	ok := true
+	for _, f := range append(slices.Clone(s.Let), s.Outputs...) {
+		expr.Walk(parse(f), func(n expr.Node) {
+			c, isCall := n.(*expr.Call)
+			if !isCall {
+				return
+			}
+			if _, isPair := expr.PairFuncs[c.Fn]; isPair {
+				diags.Addf(f.Map.At(c.Off), "backward through %s is not offered yet (its gradient lands on the paired element)", c.Fn)
+				ok = false
+			}
+			if len(c.Fn) > 4 && c.Fn[:4] == "col_" {
+				diags.Addf(f.Map.At(c.Off), "backward through %s is not offered yet", c.Fn)
+				ok = false
+			}
+			if expr.TopKFuncs[c.Fn] {
+				diags.Addf(f.Map.At(c.Off), "backward through %s is not offered yet (its gradient scatters to the selected columns)", c.Fn)
+				ok = false
+			}
+		})
+	}
+	return ok
+}
+
+// targetInputs are the inputs to differentiate, in the spec's order.
+func targetInputs(s *spec.Spec, diags *diag.List) []spec.Input {
+	byName := map[string]spec.Input{}
+	var names []string
+	for _, in := range s.Inputs {
+		byName[in.Name.Name] = in
+		names = append(names, in.Name.Name)
+	}
+	if s.Backward.Of == nil {
+		var out []spec.Input
+		for _, in := range s.Inputs {
+			if !in.DType.Type.IsInt() {
+				out = append(out, in)
+			}
+		}
+		return out
+	}
+	want := map[string]bool{}
+	ok := true
+	for _, n := range s.Backward.Of {
+		in, found := byName[n.Name]
+		switch {
+		case !found:
+			diags.Addf(n.Pos, "backward lists %q, which is not an input (params and constants get no gradient)%s", n.Name, diag.Suggest(n.Name, names))
+			ok = false
+		case in.DType.Type.IsInt():
+			diags.Addf(n.Pos, "input %s is an integer (%s): it has no gradient", n.Name, in.DType.Type)
+			ok = false
+		}
+		want[n.Name] = true
+	}
+	if !ok {
+		return nil
+	}
+	var out []spec.Input
+	for _, in := range s.Inputs {
+		if want[in.Name.Name] {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// fixed is the position map of a derived formula: its every character
+// at `backward:`.
+func fixed(s *spec.Spec) yamlnode.ScalarMap { return yamlnode.Fixed(s.Backward.Pos) }

@@ -1,0 +1,331 @@
+package backward
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kgen-dev/kgen/diag"
+	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/spec"
+)
+
+// build derives src's backward kernel and builds both; a matmul's forward
+// is its epilogue as a rowwise kernel over the accumulators (epilogue),
+// which the float64 evaluation can run row by row.
+func build(t testing.TB, src string) (fwd, bwd *ir.Kernel) {
+	t.Helper()
+	var diags diag.List
+	s := spec.Parse("specs/k.yaml", []byte(src), &diags)
+	specs := Derive([]*spec.Spec{s}, &diags)
+	if s.Kind == spec.Matmul && diags.Len() == 0 {
+		e := epilogue(s, &diags)
+		e.Backward = nil
+		specs[0] = e
+	}
+	ks := ir.Build(specs, &diags)
+	if diags.Len() > 0 {
+		t.Fatalf("%v", diags.Err())
+	}
+	if len(ks) != 2 {
+		t.Fatalf("built %d kernels, want the forward and its backward", len(ks))
+	}
+	return ks[0], ks[1]
+}
+
+// tensors holds one row-major value slice per binding name.
+type tensors map[string][]float64
+
+// problem is a forward kernel's inputs at rows × cols (n elements for an
+// elementwise kernel: rows 1), random in [-2, 2), and random gradients g
+// for its floating-point outputs.
+type problem struct {
+	fwd, bwd   *ir.Kernel
+	rows, cols int
+	params     []float64
+	in, g      tensors
+}
+
+func newProblem(fwd, bwd *ir.Kernel, rows, cols int, params []float64, seed uint64) *problem {
+	r := rand.New(rand.NewPCG(seed, 1))
+	p := &problem{fwd: fwd, bwd: bwd, rows: rows, cols: cols, params: params, in: tensors{}, g: tensors{}}
+	for _, b := range fwd.Bindings {
+		if b.Role == ir.Args {
+			continue
+		}
+		v := make([]float64, p.size(b))
+		for i := range v {
+			v[i] = r.Float64()*4 - 2
+		}
+		if b.Role == ir.Input {
+			p.in[b.Name] = v
+		} else {
+			p.g[b.Name+GradSuffix] = v
+		}
+	}
+	return p
+}
+
+func (p *problem) size(b ir.Binding) int {
+	switch {
+	case b.IsRowVector():
+		return p.cols
+	case b.IsPerRow():
+		return p.rows
+	}
+	return p.rows * p.cols
+}
+
+// rowOf is binding b's values for row r, as EvalRows takes them.
+func (p *problem) rowOf(b ir.Binding, v []float64, r int) []float64 {
+	switch {
+	case b.IsRowVector():
+		return v
+	case b.IsPerRow():
+		return v[r : r+1]
+	}
+	return v[r*p.cols : (r+1)*p.cols]
+}
+
+// run evaluates k over every row (every element) in float64 from the
+// named tensors and returns its outputs by name, [cols] outputs summed
+// over the rows.
+func (p *problem) run(k *ir.Kernel, vals tensors) tensors {
+	out := tensors{}
+	var outs []ir.Binding
+	for _, b := range k.Bindings {
+		if b.Role == ir.Output {
+			outs = append(outs, b)
+			out[b.Name] = make([]float64, p.size(b))
+		}
+	}
+	folds := k.NewColFolds(p.cols) // [cols] outputs fold as the kernel says
+	for r := 0; r < p.rows; r++ {
+		var in [][]float64
+		for _, b := range k.Bindings {
+			if b.Role == ir.Input {
+				in = append(in, p.rowOf(b, vals[b.Name], r))
+			}
+		}
+		var res, bounds [][]float64
+		if k.Kind == ir.Rowwise {
+			res, bounds = k.EvalRowsBoundAt(r, p.rows, in, p.params, ir.Rounding{})
+		} else {
+			res = p.elementwise(k, in)
+		}
+		f := 0
+		for i, b := range outs {
+			if b.IsColOutput() {
+				folds[f].Add(res[i], bounds[i])
+				f++
+				continue
+			}
+			copy(p.rowOf(b, out[b.Name], r), res[i])
+		}
+	}
+	f := 0
+	for _, b := range outs {
+		if b.IsColOutput() {
+			out[b.Name], _ = folds[f].Result(ir.Rounding{})
+			f++
+		}
+	}
+	return out
+}
+
+func (p *problem) elementwise(k *ir.Kernel, in [][]float64) [][]float64 {
+	res := make([][]float64, 0)
+	for j := 0; j < p.cols; j++ {
+		el := make([]float64, len(in))
+		for i := range in {
+			el[i] = in[i][j]
+		}
+		for o, y := range k.Eval64(el, p.params) {
+			if j == 0 {
+				res = append(res, make([]float64, p.cols))
+			}
+			res[o][j] = y
+		}
+	}
+	return res
+}
+
+// loss is Σ g·y over the forward's outputs at inputs vals.
+func (p *problem) loss(vals tensors) float64 {
+	sum := 0.0
+	for name, y := range p.run(p.fwd, vals) {
+		g := p.g[name+GradSuffix]
+		for i := range y {
+			sum += g[i] * y[i]
+		}
+	}
+	return sum
+}
+
+// check compares the backward kernel's gradients with central differences
+// of the float64 forward, element by element.
+func (p *problem) check(t *testing.T) {
+	t.Helper()
+	all := tensors{}
+	for n, v := range p.in {
+		all[n] = v
+	}
+	for n, v := range p.g {
+		all[n] = v
+	}
+	grads := p.run(p.bwd, all)
+	checked := 0
+	for name, x := range p.in {
+		got, ok := grads[name+GradSuffix]
+		if !ok {
+			continue
+		}
+		for i := range x {
+			keep := x[i]
+			h := 1e-5 * math.Max(1, math.Abs(keep))
+			x[i] = keep + h
+			up := p.loss(p.in)
+			x[i] = keep - h
+			down := p.loss(p.in)
+			x[i] = keep
+			fd := (up - down) / (2 * h)
+			if math.Abs(fd-got[i]) > 1e-6*(1+math.Abs(fd)) {
+				t.Errorf("%s_grad[%d] = %.12g, central difference %.12g", name, i, got[i], fd)
+				return
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no gradient checked")
+	}
+}
+
+const ports = "\nports: {metal: generated}\nbackward: true\n"
+
+var fdCases = []struct {
+	name, src string
+	params    []float64
+}{
+	{"rms_norm", `kernel: rms_norm
+kind: rowwise
+dtypes: [f32]
+inputs: [x, {name: w, shape: [cols]}]
+params: [{name: eps, type: f32}]
+let:
+  - inv: rsqrt(row_mean(x * x) + eps)
+outputs:
+  - y: x * inv * w`, []float64{1e-5}},
+	{"layer_norm", `kernel: layer_norm
+kind: rowwise
+dtypes: [f32]
+inputs: [x, {name: w, shape: [cols]}, {name: b, shape: [cols]}]
+params: [{name: eps, type: f32}]
+let:
+  - d: x - row_mean(x)
+  - inv: rsqrt(row_mean(d * d) + eps)
+outputs:
+  - y: d * inv * w + b`, []float64{1e-5}},
+	{"softmax", `kernel: softmax
+kind: rowwise
+dtypes: [f32]
+inputs: [x]
+let:
+  - e: exp(x - row_max(x))
+outputs:
+  - y: e / row_sum(e)`, nil},
+	{"softmax_detached_shift", `kernel: softmax
+kind: rowwise
+dtypes: [f32]
+inputs: [x]
+let:
+  - e: exp(x - detach(row_max(x)))
+outputs:
+  - y: e / row_sum(e)`, nil},
+	{"log_softmax_two_outputs", `kernel: lsm
+kind: rowwise
+dtypes: [f32]
+inputs: [x, {name: s, shape: [rows]}]
+let:
+  - m: row_max(x) * s
+  - z: x * s - m
+outputs:
+  - y: z - log(row_sum(exp(z)))
+  - top: row_max(x * x) + m`, nil},
+	{"cross_entropy_style", `kernel: xent
+kind: rowwise
+dtypes: [f32]
+inputs: [logits, {name: target, dtype: i32, shape: [rows]}]
+let:
+  - m: row_max(logits)
+  - lse: m + log(row_sum(exp(logits - m)))
+outputs:
+  - loss: row_sum(select(col == target, lse - logits, 0)) / f32(cols)`, nil},
+	{"gelu_tanh", `kernel: gelu_tanh
+dtypes: [f32]
+constants: {k0: 0.7978845608028654}
+inputs: [x]
+let:
+  - inner: k0 * (x + 0.044715 * x * x * x)
+outputs:
+  - y: 0.5 * x * (1 + tanh(inner))`, nil},
+	{"swiglu", `kernel: swiglu
+dtypes: [f32]
+inputs: [gate, up]
+outputs:
+  - y: gate * sigmoid(gate) * up`, nil},
+	{"matmul_bias_gelu", `kernel: mbg
+kind: matmul
+dtypes: [f32]
+matmul: {a: x, b: w}
+inputs: [{name: bias, shape: [n]}, {name: s, shape: [m]}]
+constants: {k0: 0.7978845608028654}
+let:
+  - h: acc * s + bias + f32(n - col) / f32(n)
+outputs:
+  - y: 0.5 * h * (1 + tanh(k0 * (h + 0.044715 * h * h * h)))`, nil},
+	{"matmul_gated_rms", `kernel: mgr
+kind: matmul
+dtypes: [f32]
+matmul:
+  a: x
+  b:
+    - {name: wg, acc: gate}
+    - {name: wu, acc: up}
+inputs: [{name: g, shape: [n]}]
+params: [{name: eps, type: f32}]
+let:
+  - z: gate * sigmoid(gate) * up
+outputs:
+  - y: z * rsqrt(row_mean(z * z) + eps) * g`, []float64{1e-5}},
+	{"every_function", `kernel: funcs_all
+dtypes: [f32]
+inputs: [a, b]
+params: [{name: p, type: f32}]
+let:
+  - pa: abs(a) + 0.5
+  - u: exp(a) + exp2(b) + expm1(a) + log(pa) + log2(pa) + log1p(pa) + sqrt(pa) + rsqrt(pa)
+  - v: tanh(a) + sigmoid(b) + erf(a) + sin(b) + cos(a) + pow(pa, b) + fma(a, b, p)
+  - w: min(a, b) * max(a, b) + clamp(a, -1, b) + abs(b) * floor(a)
+outputs:
+  - y: u * v + w / (1 + b * b)
+  - z: select(a > b, a * b, -a)`, []float64{0.75}},
+}
+
+func TestBackwardMatchesFiniteDifferences(t *testing.T) {
+	for _, c := range fdCases {
+		t.Run(c.name, func(t *testing.T) {
+			fwd, bwd := build(t, c.src+ports)
+			rows := 5
+			if fwd.Kind != ir.Rowwise {
+				rows = 1
+			}
+			for _, cols := range []int{1, 7, 33} {
+				t.Run(fmt.Sprint(cols), func(t *testing.T) {
+					newProblem(fwd, bwd, rows, cols, c.params, uint64(cols)).check(t)
+				})
+			}
+		})
+	}
+}

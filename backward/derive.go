@@ -131,6 +131,10 @@ func supported(s *spec.Spec, diags *diag.List) bool {
 				diags.Addf(f.Map.At(c.Off), "backward through %s is not offered yet", c.Fn)
 				ok = false
 			}
+			if expr.TopKFuncs[c.Fn] {
+				diags.Addf(f.Map.At(c.Off), "backward through %s is not offered yet (its gradient scatters to the selected columns)", c.Fn)
+				ok = false
+			}
 		})
 	}
 	return ok

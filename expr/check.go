@@ -16,6 +16,7 @@ type Resolver func(name string) (Type, string)
 type Checker struct {
 	Resolve Resolver
 	Rowwise bool // allow row_* and col_* reductions
+	NoTopK  bool // refuse topk, topk_index and topk_norm where Rowwise holds (a matmul's epilogue)
 	Report  func(off int, msg string)
 }
 
@@ -159,6 +160,9 @@ func (c *Checker) call(v *Call) Type {
 	}
 	if _, ok := PairFuncs[v.Fn]; ok {
 		return c.pair(v)
+	}
+	if TopKFuncs[v.Fn] {
+		return c.topk(v)
 	}
 	if v.Fn == Detach {
 		return c.detach(v)

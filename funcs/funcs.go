@@ -42,9 +42,10 @@ type Func struct {
 	Args   []Type // the argument types; len(Args) is the arity
 	Result Type
 
-	// Reduction marks the row reductions (row_sum, …) and the column
-	// reductions (col_sum, …): special forms of rowwise kernels that the
-	// rowwise schedule computes, not calls. Their combine rule belongs to
+	// Reduction marks the row reductions (row_sum, …), the column
+	// reductions (col_sum, …) and the top-k selections (topk, topk_index,
+	// topk_norm): special forms of rowwise kernels that the rowwise
+	// schedule computes, not calls. Their combine rule belongs to
 	// the IR; of the columns below they have none.
 	Reduction bool
 

@@ -127,6 +127,9 @@ var Table = []Func{
 	reduction("col_mean"),
 	reduction("col_max"),
 	reduction("col_min"),
+	selection("topk", Num),
+	selection("topk_index", Int),
+	selection("topk_norm", Num),
 }
 
 // The helpers below keep each row to its facts.
@@ -149,6 +152,13 @@ func unary(name string, f func(float64) float64, b Bound, msl, cu Modes, g GoRef
 
 func reduction(name string) Func {
 	return Func{Name: name, Args: nums(1), Result: Num, Reduction: true}
+}
+
+// selection is a top-k function (docs/topk.md): topk(key, k) over the
+// row, k an integer literal; like a reduction, the rowwise schedule
+// computes it (ir.TopK), so the row has no call columns.
+func selection(name string, result Type) Func {
+	return Func{Name: name, Args: []Type{Num, Int}, Result: result, Reduction: true}
 }
 
 var exact = Bound{Rule: Exact}

@@ -51,7 +51,7 @@ func (c *formulaChecker) convert(n expr.Node) *Expr {
 			e.Args = append(e.Args, c.convert(a))
 		}
 		_, conv := expr.IntConversions[v.Fn]
-		e.Int = conv || v.Fn == "select" && len(e.Args) == 3 && e.Args[1].Int
+		e.Int = conv || v.Fn == "topk_index" || v.Fn == "select" && len(e.Args) == 3 && e.Args[1].Int
 		return e
 	}
 	return nil

@@ -157,6 +157,7 @@ func (c *formulaChecker) step(i int, f spec.Formula) Step {
 	ck := &expr.Checker{
 		Resolve: func(name string) (expr.Type, string) { return c.resolve(name, i) },
 		Rowwise: c.k.Kind == Rowwise || c.k.Kind == KindMatmul,
+		NoTopK:  c.k.Kind == KindMatmul,
 		Report:  func(off int, msg string) { c.diags.Addf(f.Map.At(off), "%s", msg) },
 	}
 	t := ck.Check(c.trees[i])

@@ -67,6 +67,9 @@ type Rows struct {
 	// Cols is the kernel's column reductions, its [cols] outputs and two
 	// launches (colwise.go); nil without any.
 	Cols *Cols
+	// TopK is the kernel's top-k selection, its [rows, k] outputs (topk.go);
+	// nil without one.
+	TopK *TopK
 }
 
 // StepInfo classifies one let or output.
@@ -247,6 +250,7 @@ func schedule(s *spec.Spec, k *Kernel, r *Rows, diags *diag.List) {
 	sc := &scheduler{s: s, k: k, rows: r, diags: diags}
 	formulas := append(append([]spec.Formula(nil), s.Let...), s.Outputs...)
 	sc.colOutputs()
+	sc.topkOutputs()
 	for i, st := range k.Steps {
 		sc.cur = formulas[i]
 		in := sc.classify(st.Expr)
@@ -256,11 +260,16 @@ func schedule(s *spec.Spec, k *Kernel, r *Rows, diags *diag.List) {
 			sc.checkColTerm(o, in)
 			continue
 		}
+		if o, ok := r.TopK.OutputOf(i); ok {
+			sc.checkTopKKey(o, in)
+			continue
+		}
 		if st.Output && !in.elem {
 			perRowOutput(k, i)
 		}
 	}
 	sc.checkCols()
+	sc.checkTopK()
 	for _, red := range r.Reductions {
 		r.Passes = max(r.Passes, red.Level)
 	}
@@ -287,6 +296,7 @@ func schedule(s *spec.Spec, k *Kernel, r *Rows, diags *diag.List) {
 	if r.Cols != nil && diags.Len() == 0 {
 		layOutCols(k, r.Cols)
 	}
+	layOutTopK(k, r)
 }
 
 // perRowOutput makes the output of step i a [rows] tensor (one per
@@ -353,6 +363,9 @@ func (sc *scheduler) classify(e *Expr) valueInfo {
 		var in valueInfo
 		for _, a := range e.Args {
 			in = in.merge(sc.classify(a))
+		}
+		if sc.misplacedTopK(e) {
+			return in
 		}
 		pos := sc.cur.Map.At(e.Off)
 		if _, isCol := ColReduceOpOf(e.Func); isCol {
@@ -663,9 +676,12 @@ func (r *Rows) Describe(k *Kernel) []string {
 			for i, st := range k.Steps {
 				if o, ok := r.Cols.ColOf(i); ok {
 					what = append(what, fmt.Sprintf("fold %s's term %s into its chunk's partials (%s)", st.Name, k.FormatExpr(st.Expr), o.Op.ColFunc()))
-				} else if st.Output && !r.Info[i].PerRow {
+				} else if st.Output && !r.Info[i].PerRow && !r.TopK.Has(i) {
 					what = append(what, "store "+st.Name)
 				}
+			}
+			if r.TopK != nil {
+				what = append(what, r.describeTopK(k, len(what) > 0))
 			}
 		}
 		var reads []string

@@ -28,6 +28,12 @@ func (k *Kernel) EvalRowsBound(in [][]float64, params []float64, r Rounding) (va
 // EvalRowsBoundAt is EvalRowsBound for row `row` of `rows` (of its
 // segment): the values the formulas' integers row and rows take.
 func (k *Kernel) EvalRowsBoundAt(row, rows int, in [][]float64, params []float64, r Rounding) (vals, bounds [][]float64) {
+	e := k.rowEvalAt(row, rows, in, params, r)
+	return e.selectTopK(e.outputs())
+}
+
+// rowEvalAt runs a row's passes up to the write pass, for outputs.
+func (k *Kernel) rowEvalAt(row, rows int, in [][]float64, params []float64, r Rounding) *rowEval {
 	cols := rowCols(k, in)
 	sched := k.Schedule.(*Rows)
 	lanes := LanesPerRow(cols, k.Threadgroup)
@@ -50,7 +56,7 @@ func (k *Kernel) EvalRowsBoundAt(row, rows int, in [][]float64, params []float64
 		e.finishReductions(p, e.accumulate(p))
 	}
 	e.rowLets(sched.Passes)
-	return e.outputs()
+	return e
 }
 
 // EvalMatmulRowBound is EvalRowsBound for row at.Row of a row-reducing

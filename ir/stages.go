@@ -16,6 +16,7 @@ const (
 	StageRowLets                  // rowwise: the per-row lets of one level
 	StagePass                     // rowwise: the terms of one pass's reductions for one element
 	StageWrite                    // rowwise: the outputs of one element
+	StageTopK                     // rowwise: the top-k selection's key of one element (Rows.TopK), after the write
 )
 
 // Stage is one stage function's work: the targets it computes and what
@@ -167,17 +168,20 @@ func (r *Rows) Stages(k *Kernel) []Stage {
 		Comment: fmt.Sprintf("pass %d: the outputs of one element", r.Passes+1)}
 	var exprs []*Expr
 	for i, s := range k.Steps {
-		if s.Output && !r.Info[i].PerRow { // [rows] outputs come from the per-row stages
+		if s.Output && !r.Info[i].PerRow && !r.TopK.Has(i) { // [rows] outputs come from the per-row stages, [rows, k] ones from the topk stage
 			_, col := r.Cols.ColOf(i)
 			st.Targets = append(st.Targets, Target{Name: s.Name, Expr: s.Expr, Int: s.Expr.Int, Col: col, OutIndex: k.OutputIndex(i)})
 			exprs = append(exprs, s.Expr)
 		}
 	}
-	if len(exprs) == 0 { // every output is per row: no write pass
-		return out
+	if len(exprs) > 0 { // else every output is per row or a selection: no write pass
+		st.Deps = k.ElementDeps(exprs)
+		out = append(out, k.finishStage(st))
 	}
-	st.Deps = k.ElementDeps(exprs)
-	return append(out, k.finishStage(st))
+	if tk, ok := r.topkStage(k); ok {
+		out = append(out, tk)
+	}
+	return out
 }
 
 // OutputIndex is step i's index among the outputs (Steps in order).

@@ -226,6 +226,12 @@ func (k *Kernel) bind(i int, bs []int, tensors []*Tensor, entries []sizeEntry) (
 // bindSize binds size name to val, given by tensor i, or checks it against
 // the value an earlier tensor gave.
 func (k *Kernel) bindSize(i int, bs []int, tensors []*Tensor, name string, val int, entries []sizeEntry) ([]sizeEntry, error) {
+	if n, ok := fixedDim(name); ok { // a baked dimension (a top-k output's k)
+		if val != n {
+			return nil, k.tensorErr(k.Bindings[bs[i]], fmt.Sprintf("has %d in its last dimension (shape %v), want %d", val, tensors[i].shape, n))
+		}
+		return entries, nil
+	}
 	e := lookup(entries, name)
 	if e < 0 {
 		return append(entries, sizeEntry{name: name, val: val, from: i}), nil

@@ -44,7 +44,7 @@ func cudaRowDecls(rw *rowWriter) {
 	rw.P("constexpr unsigned int kV = 16 / sizeof(T);")
 	var ors []string
 	for _, bd := range rw.k.Bindings {
-		if bd.Role != ir.Args && !bd.IsPerRow() && !bd.IsColOutput() { // [rows] tensors take no vector access; [cols] outputs none in the row passes
+		if bd.Role != ir.Args && !bd.IsPerRow() && !bd.IsColOutput() && !bd.IsTopKOutput() { // [rows] tensors take no vector access; [cols] and [rows, k] outputs none in the row passes
 			ors = append(ors, fmt.Sprintf("reinterpret_cast<unsigned long long>(%s)", bd.Name))
 		}
 	}
@@ -158,7 +158,7 @@ func vecElems(rw *rowWriter, p int, fromCache bool, body elemBody) {
 	if fromCache {
 		reads = rw.letCachedReads(p)
 	}
-	write := p == r.Passes+1
+	write := p == r.Passes+1 && !rw.rounds
 	for _, i := range reads {
 		n := rw.inputName(i)
 		switch in := k.SegmentBindings(0, ir.Input)[i]; {
@@ -226,7 +226,7 @@ func rowLoad(rw *rowWriter, i, p int, addr string) string {
 		return "*reinterpret_cast<const uint4*>(" + addr + ")"
 	case rw.r.FirstRead(i, p):
 		return "kgen_ld_keep(" + addr + ")"
-	case lastRead(rw.r, i, p):
+	case lastRead(rw.r, i, p) && rw.r.TopK == nil: // a top-k selection walks pass P+1's rows once more
 		return "__ldcs(reinterpret_cast<const uint4*>(" + addr + "))"
 	}
 	return "*reinterpret_cast<const uint4*>(" + addr + ")"

@@ -36,7 +36,7 @@ func (rows) helpers(k *ir.Kernel, d *Dialect) []helper {
 	for _, h := range d.RowHelpers {
 		out = append(out, helper{name: h})
 	}
-	return append(out, teamHelpers(k.Rows())...)
+	return append(append(out, teamHelpers(k.Rows())...), topkHelpers(k.Rows())...)
 }
 
 // teamHelpers are the team reductions (kgen_team_<op>) r's reductions
@@ -69,6 +69,9 @@ type rowWriter struct {
 	// when the dialect keeps a let cache.
 	lets map[int]ir.Stage
 	rows string // the row count of the team's segment
+	// rounds marks the top-k selection's walk of the row (topk.go): pass
+	// P+1's loops without the write's stores.
+	rounds bool
 }
 
 // elemBody writes one element's work inside a pass loop; vec says whether
@@ -120,9 +123,10 @@ func (rw *rowWriter) rowPasses() {
 	for p := 1; p <= rw.r.Passes; p++ {
 		rw.reducePass(p)
 	}
-	if rw.si < len(rw.sts) { // absent when every output is [rows]
+	if rw.si < len(rw.sts) && rw.sts[rw.si].Kind == ir.StageWrite { // absent when every output is [rows] or a selection
 		rw.writePass()
 	}
+	rw.topkRounds()
 }
 
 // threadGeometry declares the compute type, the team scratch and where
@@ -134,6 +138,7 @@ func (rw *rowWriter) threadGeometry() {
 	if len(rw.r.Reductions) > 0 {
 		rw.P(d.Shared, " float kgen_part[kThreads / 32]; // one partial per ", d.SimdGroup)
 	}
+	rw.topkShared()
 	for _, ix := range []ThreadIndex{LocalID, SimdLane, SimdID} {
 		if l := d.Threads[ix].Local; l != "" {
 			rw.P(l)
@@ -406,7 +411,7 @@ func (rw *rowWriter) writePass() {
 func elemOutputs(k *ir.Kernel) []ir.Binding {
 	var out []ir.Binding
 	for _, o := range k.SegmentBindings(0, ir.Output) {
-		if !o.IsPerRow() && !o.IsColOutput() {
+		if !o.IsPerRow() && !o.IsColOutput() && !o.IsTopKOutput() {
 			out = append(out, o)
 		}
 	}

@@ -84,6 +84,8 @@ func kernelSection(b *strings.Builder, ik *ir.Kernel, k inventory.Kernel) {
 		dt := bd.DType
 		if bd.Shape == "row" || bd.Shape == "cols" { // a row vector, or a column reduction's output
 			dt += " [cols]"
+		} else if strings.HasPrefix(bd.Shape, "[") { // a top-k selection's [rows, k]
+			dt += " " + bd.Shape
 		}
 		fmt.Fprintf(b, "| %d | %s | %s | %s | %s |\n", bd.Index, bd.Name, bd.Role, dt, strings.Join(fields, ", "))
 	}

@@ -69,6 +69,7 @@ func rowLoops(g *evalGen) []jen.Code {
 				Comment(o.Op.ColFunc()+"("+g.k.FormatExpr(g.k.Steps[o.Step].Expr)+")"))
 		}
 	}
+	out = append(out, topkDecl(g)...)
 	for s := 0; s < g.k.NumSegments(); s++ {
 		rows := g.k.SegmentBindings(s, ir.Output)[0].Shape[0]
 		if c != nil {
@@ -134,6 +135,8 @@ func rowBody(g *evalGen, seg int) []jen.Code {
 			body = append(body, reducePass(g, st, seg)...)
 		case ir.StageWrite:
 			body = append(body, jen.Comment(fmt.Sprintf("Pass %d: write.", st.Level)), rowColLoop(g.store(st, seg, rowIndex)...))
+		case ir.StageTopK:
+			body = append(body, topkRow(g, st, seg)...)
 		}
 	}
 	return body

@@ -214,7 +214,7 @@ func (g *evalGen) indexValue(name string, seg int) jen.Code {
 func (g *evalGen) store(st ir.Stage, seg int, idx func(ir.Binding) jen.Code) []jen.Code {
 	var outs []ir.Binding // the per-element outputs: [rows] ones are stored by rowLetCall
 	for _, o := range g.k.SegmentBindings(seg, ir.Output) {
-		if !o.IsPerRow() {
+		if !o.IsPerRow() && !o.IsTopKOutput() { // nor [rows, k] ones, stored by topkRow
 			outs = append(outs, o)
 		}
 	}

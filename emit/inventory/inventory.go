@@ -87,7 +87,8 @@ type Binding struct {
 	Fields []Field `json:"fields,omitempty"`
 	// Shape is "row" for a rowwise kernel's [cols] row vector, "rows" for a
 	// [rows] per-row tensor, "cols" for a [cols] output (a column
-	// reduction); Segment names
+	// reduction), "[rows, 8]" for a top-k selection's output (k baked);
+	// Segment names
 	// the segment of a multi-segment rowwise kernel the tensor belongs to.
 	Shape   string `json:"shape,omitempty"`
 	Segment string `json:"segment,omitempty"`
@@ -138,6 +139,8 @@ func kernel(k *ir.Kernel, msl string) Kernel {
 	for _, b := range k.Bindings {
 		bd := binding(b)
 		switch {
+		case b.IsTopKOutput():
+			bd.Shape = b.Shape.String() // [rows, k]: a top-k selection, k baked
 		case b.IsColOutput():
 			bd.Shape = "cols" // one value per column, reduced over the rows
 		case b.IsRowVector():

@@ -145,6 +145,7 @@ func rowShapes(k *ir.Kernel, opts Options) []shape {
 					seg++
 				}
 			}
+			fixedDims(k, sizes)
 			out = append(out, shape{sizes: sizes, seed: uint64(r)<<32 | uint64(c), n: r * c, rows: r, cols: c})
 		}
 	}
@@ -188,8 +189,13 @@ func rowReference(c *check, visit visitor) {
 				}
 			}
 			want, bound := k.EvalRowsBoundAt(r, rows, row, c.params, c.rounding)
+			if k.TopKSelection() != nil {
+				keys, kb := k.EvalTopKKeysAt(r, rows, row, c.params, c.rounding)
+				c.topkVisit(outs, r, keys, kb, visit)
+			}
 			for o, b := range outs {
 				switch {
+				case b.IsTopKOutput(): // topkVisit
 				case b.IsColOutput():
 					folds[colOut[o]].Add(want[o], bound[o])
 				case b.IsPerRow():

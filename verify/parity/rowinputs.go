@@ -232,7 +232,7 @@ func rowInputs(r *rand.Rand, k *ir.Kernel, v ir.Variant, sizes map[string]int, o
 			}
 		}
 	}
-	return inDomain(r, k, v, vals, opts)
+	return inDomain(r, k, v, topkTies(r, k, v, sizes, vals), opts)
 }
 
 // carriers returns which [rows, cols] input carries a designated row's

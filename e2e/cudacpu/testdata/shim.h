@@ -83,6 +83,17 @@ inline float __int_as_float(int i) {
     std::memcpy(&f, &i, sizeof f);
     return f;
 }
+// The top-k selection's rank of a key (templates/cuda/topk.tmpl): its bits.
+inline unsigned int __float_as_uint(float f) {
+    unsigned int u;
+    std::memcpy(&u, &f, sizeof u);
+    return u;
+}
+inline float __uint_as_float(unsigned int u) {
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    return f;
+}
 
 // The running CUDA thread's coordinates: the scheduler sets threadIdx
 // before it switches to a thread's fiber.

@@ -26,6 +26,11 @@ type derivation struct {
 	pcol, pwidth string
 	// err is the first thing derivation found it cannot do.
 	err error
+	// masks are the adjoint lets that are zero where a select dropped
+	// their value (select(c, x, 0)): their terms keep the select outside
+	// the product, so a partial that is NaN where the forward's select
+	// dropped it (0 / 0 in an unused branch) gives 0, not 0 · NaN.
+	masks map[string]*mask
 }
 
 // seedOutputs makes each floating-point output's gradient an input,
@@ -69,6 +74,7 @@ func (d *derivation) adjoints() {
 			continue
 		}
 		a := d.adjointOf(v.name)
+		m := d.maskFor(a)
 		if v.reduce != "" {
 			d.throughReduction(v, a)
 			continue
@@ -76,13 +82,13 @@ func (d *derivation) adjoints() {
 		tree := d.withPlaceholders(v.tree)
 		for _, r := range expr.Refs(tree) {
 			if p := d.pairs[r]; p.call != nil {
-				d.throughPair(p, mul(a, g.d(tree, r)))
+				d.throughPair(p, masking(m, mul(a, g.d(tree, r))))
 				continue
 			}
 			if !d.differentiable(r) {
 				continue
 			}
-			c := mul(a, g.d(tree, r))
+			c := masking(m, mul(a, g.d(tree, r)))
 			if c == nil {
 				continue
 			}
@@ -92,6 +98,22 @@ func (d *derivation) adjoints() {
 			d.adj[r] = append(d.adj[r], c)
 		}
 	}
+}
+
+// maskFor is the mask of the adjoint a, if it is a masked let.
+func (d *derivation) maskFor(a expr.Node) *mask {
+	if id, ok := a.(*expr.Ident); ok {
+		return d.masks[id.Name]
+	}
+	return nil
+}
+
+// masking applies m (nil: none) to the term c.
+func masking(m *mask, c expr.Node) expr.Node {
+	if m == nil || c == nil {
+		return c
+	}
+	return maskWith(m, c)
 }
 
 // throughPair passes the term c of a pair read to its input, at the
@@ -125,6 +147,9 @@ func (d *derivation) adjointOf(name string) expr.Node {
 	if d.g.varies(sum) {
 		d.g.perElem[let] = true
 		d.g.trees[let] = sum
+	}
+	if m := maskOf(sum); m != nil {
+		d.masks[let] = m
 	}
 	d.lets = append(d.lets, d.formula(let, format(d.restore(sum)), spec.TypeRef{}))
 	return ident(let)

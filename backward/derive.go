@@ -87,7 +87,7 @@ func derive(s *spec.Spec, diags *diag.List) *spec.Spec {
 	for _, f := range s.Outputs {
 		g.lift(f.Name.Name, parse(f), true, f.DType)
 	}
-	d := &derivation{g: g, s: s, targets: targets, adj: map[string][]expr.Node{}, pairs: map[string]pairRead{}}
+	d := &derivation{g: g, s: s, targets: targets, adj: map[string][]expr.Node{}, pairs: map[string]pairRead{}, masks: map[string]*mask{}}
 	if !d.seedOutputs(diags) {
 		return nil
 	}

@@ -365,3 +365,22 @@ func TestBackwardMatchesFiniteDifferences(t *testing.T) {
 		})
 	}
 }
+
+// TestDroppedBranchGivesNoNaN: a let used only in a select's branch gets
+// the gradient where the branch is taken; where it is not, its partial may
+// be NaN (sqrt' at -1) and must not reach the input (0 · NaN): the gradient
+// of select(x > 0, sqrt(x), 3x) at x = -1 is 3.
+func TestDroppedBranchGivesNoNaN(t *testing.T) {
+	_, bwd := build(t, `kernel: k
+dtypes: [f32]
+inputs: [x]
+let:
+  - r: sqrt(x)
+outputs:
+  - y: select(x > 0, r, 3 * x)`+ports)
+	for _, c := range [][2]float64{{-1, 3}, {4, 0.25}} {
+		if got := bwd.Eval64([]float64{c[0], 1}, nil)[0]; got != c[1] {
+			t.Errorf("x_grad at x = %g: %g, want %g", c[0], got, c[1])
+		}
+	}
+}

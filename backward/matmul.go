@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/kgen-dev/kgen/diag"
+	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/expr"
 	"github.com/kgen-dev/kgen/internal/yamlnode"
 	"github.com/kgen-dev/kgen/spec"
@@ -30,6 +31,10 @@ func epilogue(s *spec.Spec, diags *diag.List) *spec.Spec {
 	}
 	e := *s
 	e.Kind, e.Matmul, e.Tile, e.CUDATiles = spec.Rowwise, nil, nil, nil
+	// A matmul's epilogue computes in f32 whatever the storage (ir), and so
+	// does its gradient: in f16, tanh saturates to -1 where GELU's
+	// derivative is still 1e-3.
+	e.Compute = spec.TypeRef{Type: dtype.F32, Pos: s.Backward.Pos}
 	e.Inputs = nil
 	for _, b := range mm.B {
 		e.Inputs = append(e.Inputs, spec.Input{Name: b.Acc})

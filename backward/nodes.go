@@ -85,6 +85,12 @@ func mul(a, b expr.Node) expr.Node {
 	case isNum(b, 1):
 		return a
 	}
+	if m := masked(b); m != nil { // a · select(c, 1, 0) = select(c, a, 0)
+		return maskWith(m, a)
+	}
+	if m := masked(a); m != nil {
+		return maskWith(m, b)
+	}
 	if u, ok := a.(*expr.Unary); ok && u.Op == "-" {
 		return neg(mul(u.X, b))
 	}
@@ -92,6 +98,54 @@ func mul(a, b expr.Node) expr.Node {
 		return neg(mul(a, u.X))
 	}
 	return &expr.Binary{X: a, Op: "*", Y: b}
+}
+
+// mask is select(cond, 1, 0) (keep the other factor where cond holds) or
+// select(cond, 0, 1) (where it does not): the derivative of a select by
+// one branch.
+type mask struct {
+	cond   expr.Node
+	onTrue bool
+}
+
+// masked reports n as a mask.
+func masked(n expr.Node) *mask {
+	c, ok := n.(*expr.Call)
+	if !ok || c.Fn != "select" || len(c.Args) != 3 {
+		return nil
+	}
+	switch {
+	case isNum(c.Args[1], 1) && isNum(c.Args[2], 0):
+		return &mask{c.Args[0], true}
+	case isNum(c.Args[1], 0) && isNum(c.Args[2], 1):
+		return &mask{c.Args[0], false}
+	}
+	return nil
+}
+
+// maskWith is x where the mask keeps it, else 0: a select, so that x's
+// NaN or infinity where the mask drops it never reaches the result (0 · NaN
+// would).
+func maskWith(m *mask, x expr.Node) expr.Node {
+	if m.onTrue {
+		return call("select", m.cond, x, number("0"))
+	}
+	return call("select", m.cond, number("0"), x)
+}
+
+// maskOf reports n as x masked, select(cond, x, 0) or select(cond, 0, x).
+func maskOf(n expr.Node) *mask {
+	c, ok := n.(*expr.Call)
+	if !ok || c.Fn != "select" || len(c.Args) != 3 {
+		return nil
+	}
+	switch {
+	case isNum(c.Args[2], 0):
+		return &mask{c.Args[0], true}
+	case isNum(c.Args[1], 0):
+		return &mask{c.Args[0], false}
+	}
+	return nil
 }
 
 func div(a, b expr.Node) expr.Node {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kgen-dev/kgen/backward"
 	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/diag"
 	"github.com/kgen-dev/kgen/emit/cfam"
@@ -201,13 +202,14 @@ type cFile struct {
 	names []string
 }
 
-// specsOf loads the specs under root/specs for their names.
+// specsOf loads the specs under root/specs for their names, a derived
+// backward kernel's (which share its forward's file) included.
 func specsOf(t *testing.T, root string) map[string][]string {
 	t.Helper()
 	var diags diag.List
 	names := map[string][]string{}
-	for _, s := range spec.LoadDir(root, "specs", &diags) {
-		names[s.Path] = specNames(s)
+	for _, s := range backward.Derive(spec.LoadDir(root, "specs", &diags), &diags) {
+		names[s.Path] = append(names[s.Path], specNames(s)...)
 	}
 	if diags.Len() > 0 {
 		t.Fatal(diags.Err())

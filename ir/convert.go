@@ -34,6 +34,8 @@ func (c *formulaChecker) convert(n expr.Node) *Expr {
 			e.Int = e.Args[0].Int
 		}
 		return e
+	case *expr.Index:
+		return c.convertIndex(v)
 	case *expr.Call:
 		if layout, ok := expr.PairFuncs[v.Fn]; ok {
 			name := v.Args[0].(*expr.Ident).Name // checked: an input's name

@@ -128,6 +128,9 @@ type Field struct {
 	Type   dtype.DType // u32, i32 or f32
 	Offset int
 	Size   bool // a size field (n; rows, cols) rather than a param
+	// Dim marks the size field of an indexable input's own dimension
+	// (gather.go): a size, not a row count the launch covers.
+	Dim bool
 	// Derived is set on size fields the launcher computes from the others
 	// (rowwise: rows_per_group): the Metal rule in words, for the inventory
 	// (Launch(b).Derived holds each backend's evaluable rule).

@@ -67,6 +67,8 @@ type Rows struct {
 	// Cols is the kernel's column reductions, its [cols] outputs and two
 	// launches (colwise.go); nil without any.
 	Cols *Cols
+	// Gathers is the kernel's indexed reads (gather.go), by RefGather Index.
+	Gathers []Gather
 }
 
 // StepInfo classifies one let or output.
@@ -141,6 +143,11 @@ func rowBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 		tensor := Shape{pre + "rows", "cols"}
 		for _, in := range s.Inputs {
 			shape := tensor
+			if isIndexable(in.Dims) { // gather.go: its own shape, read by subscript; the outputs give rows and cols
+				hasRowTensor = true
+				out = append(out, Binding{Index: len(out), Name: pre + in.Name.Name, Role: Input, DType: in.DType.Type, Shape: append(Shape(nil), in.Dims...), Segment: si})
+				continue
+			}
 			if checkDims(in, diags, "a rowwise input has shape [rows, cols], [cols] (one row shared by every row) or [rows] (one value per row)",
 				Shape{"rows", "cols"}, Shape{"cols"}, Shape{"rows"}) && in.Dims != nil {
 				shape = append(Shape(nil), in.Dims...) // segments rename rows: never alias the spec's
@@ -172,6 +179,7 @@ func rowBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 	fields = append(fields, Field{Name: "cols", Type: dtype.U32, Size: true},
 		Field{Name: "rows_per_group", Type: dtype.U32, Size: true,
 			Derived: rowsPerGroupDoc(s.Threadgroup, 32, "4 * lanes")})
+	fields = append(fields, indexDimFields(s, diags)...)
 	for _, p := range s.Params {
 		fields = append(fields, Field{Name: p.Name.Name, Type: p.Type.Type, Example: p.ExampleText})
 	}
@@ -198,7 +206,7 @@ func (r *Rows) Launch(k *Kernel, b Backend) launch.Launch {
 	rpg := launch.V("rows_per_group")
 	var groups []*launch.Expr
 	for _, f := range k.ArgsBinding().Fields {
-		if f.Size && f.Name != "cols" && f.Derived == "" {
+		if f.Size && f.Name != "cols" && f.Derived == "" && !f.Dim {
 			groups = append(groups, launch.Ceil(launch.V(f.Name), rpg))
 		}
 	}
@@ -245,6 +253,7 @@ type scheduler struct {
 
 func schedule(s *spec.Spec, k *Kernel, r *Rows, diags *diag.List) {
 	sc := &scheduler{s: s, k: k, rows: r, diags: diags}
+	collectGathers(k, r)
 	formulas := append(append([]spec.Formula(nil), s.Let...), s.Outputs...)
 	sc.colOutputs()
 	for i, st := range k.Steps {
@@ -325,7 +334,7 @@ func (sc *scheduler) classify(e *Expr) valueInfo {
 				return valueInfo{elem: true}
 			}
 			return valueInfo{elem: true, tensor: true, byRow: true}
-		case RefAcc:
+		case RefAcc, RefGather: // a gather: per element, its row may depend on the row
 			return valueInfo{elem: true, tensor: true, byRow: true}
 		case RefPair:
 			sc.rows.Pair = e.Text
@@ -436,6 +445,7 @@ type Deps struct {
 	ElemLets   []int // step indices, in order
 	Inputs     map[int]bool
 	Pairs      map[int]bool // inputs read at the paired element (RefPair)
+	Gathers    map[int]bool // indexed reads (RefGather), by index into Rows.Gathers
 	Params     map[int]bool
 	Constants  map[int]bool
 	Indices    map[string]bool // the index and size names used (IndexNames)
@@ -461,7 +471,7 @@ func (k *Kernel) elementDeps(targets []*Expr, perRow func(step int) bool) Deps {
 // elementDepsCached is elementDeps where the lets cached tells are taken
 // as arguments from the let cache (Deps.CachedLets), not computed.
 func (k *Kernel) elementDepsCached(targets []*Expr, perRow, cached func(step int) bool) Deps {
-	d := Deps{Inputs: map[int]bool{}, Pairs: map[int]bool{}, Params: map[int]bool{}, Constants: map[int]bool{}, Indices: map[string]bool{}}
+	d := Deps{Inputs: map[int]bool{}, Pairs: map[int]bool{}, Gathers: map[int]bool{}, Params: map[int]bool{}, Constants: map[int]bool{}, Indices: map[string]bool{}}
 	lets, rowLets, cachedLets, reds := map[int]bool{}, map[int]bool{}, map[int]bool{}, map[int]bool{}
 	var walk func(e *Expr)
 	walk = func(e *Expr) {
@@ -473,6 +483,8 @@ func (k *Kernel) elementDepsCached(targets []*Expr, perRow, cached func(step int
 				d.Inputs[e.Index] = true
 			case RefPair:
 				d.Pairs[e.Index] = true
+			case RefGather:
+				d.Gathers[e.Index] = true
 			case RefParam:
 				d.Params[e.Index] = true
 			case RefConstant:
@@ -601,6 +613,9 @@ func (k *Kernel) FormatExpr(e *Expr) string {
 		if r, ok := k.Schedule.(*Rows); ok && e.Ref == RefReduce {
 			red := r.Reductions[e.Index]
 			return red.Op.Func() + "(" + k.FormatExpr(red.Arg) + ")"
+		}
+		if e.Ref == RefGather {
+			return k.formatIndex(e)
 		}
 		return e.Name
 	case OpUnary:

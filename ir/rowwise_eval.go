@@ -28,7 +28,17 @@ func (k *Kernel) EvalRowsBound(in [][]float64, params []float64, r Rounding) (va
 // EvalRowsBoundAt is EvalRowsBound for row `row` of `rows` (of its
 // segment): the values the formulas' integers row and rows take.
 func (k *Kernel) EvalRowsBoundAt(row, rows int, in [][]float64, params []float64, r Rounding) (vals, bounds [][]float64) {
+	return k.EvalRowsBoundSized(row, rows, nil, in, params, r)
+}
+
+// EvalRowsBoundSized is EvalRowsBoundAt given the launch's size fields
+// (nil: cols from the inputs): an indexable input's in[i] is then the whole
+// tensor, read at its gathers' coordinates (gather.go).
+func (k *Kernel) EvalRowsBoundSized(row, rows int, sizes map[string]int, in [][]float64, params []float64, r Rounding) (vals, bounds [][]float64) {
 	cols := rowCols(k, in)
+	if c, ok := sizes["cols"]; ok {
+		cols = c
+	}
 	sched := k.Schedule.(*Rows)
 	lanes := LanesPerRow(cols, k.Threadgroup)
 	e := &rowEval{
@@ -37,6 +47,7 @@ func (k *Kernel) EvalRowsBoundAt(row, rows int, in [][]float64, params []float64
 			lets: make([]dual, len(k.Steps)), reds: make([]dual, len(sched.Reductions)),
 			ints: map[string]int32{"row": int32(row), "rows": int32(rows), "cols": int32(cols)}},
 		depth: float64((cols+lanes-1)/lanes + SimdWidth + lanes/SimdWidth),
+		sizes: sizes,
 	}
 	e.perRow = make([]bool, len(in))
 	for i, b := range k.SegmentBindings(0, Input) {
@@ -89,7 +100,8 @@ type rowEval struct {
 	elem          []float64 // the inputs at the current column
 	perRow        []bool    // by input: one value for the whole row (set once, not per column)
 	env           boundEnv
-	depth         float64 // summation depth D of the float accumulators
+	depth         float64        // summation depth D of the float accumulators
+	sizes         map[string]int // the launch's size fields (EvalRowsBoundSized), nil when not given
 }
 
 // rowAcc is one reduction's running value, error bound and Σ|terms|.
@@ -98,7 +110,7 @@ type rowAcc struct{ v, e, abs float64 }
 // rowCols is the row length: the length of the first [rows, cols] input.
 func rowCols(k *Kernel, in [][]float64) int {
 	for i, b := range k.SegmentBindings(0, Input) {
-		if len(b.Shape) == 2 {
+		if len(b.Shape) == 2 && !b.IsIndexable() {
 			return len(in[i])
 		}
 	}
@@ -108,7 +120,7 @@ func rowCols(k *Kernel, in [][]float64) int {
 // setElem points the environment's inputs at column j.
 func (e *rowEval) setElem(j int) {
 	for i := range e.in {
-		if !e.perRow[i] {
+		if !e.perRow[i] && j < len(e.in[i]) { // an indexable input is read by its gathers
 			e.elem[i] = e.in[i][j]
 		}
 	}
@@ -121,6 +133,7 @@ func (e *rowEval) setElem(j int) {
 	}
 	e.env.ints["col"] = int32(j)
 	e.env.inputs = e.elem
+	e.setGathers()
 	for b := range e.accIn {
 		e.env.accs[b] = dual{e.accIn[b][j], e.accErr[b][j]}
 	}

@@ -216,6 +216,7 @@ func (rw *rowWriter) rowGeometry(rows, row string) {
 			rw.P("const ", rw.valType(i), " kgen_v_", n, " = kgen_row < ", rows, " ? ", rw.loadCvt(i, d.ReadOnly(n+"[kgen_row]")), " : ", zero, ";")
 		}
 	}
+	rw.gatherRows()
 }
 
 // stageCall is the call of stage st with extra appended to its arguments;
@@ -239,6 +240,10 @@ func (rw *rowWriter) stageCallAt(st ir.Stage, extra []string, vec bool) string {
 		}
 		if a.Kind == ir.ArgInput {
 			names = append(names, "kgen_v_"+a.Name)
+			continue
+		}
+		if a.Kind == ir.ArgGather { // loaded by the loop (gatherLoads)
+			names = append(names, a.Name)
 			continue
 		}
 		if a.Kind == ir.ArgPair {

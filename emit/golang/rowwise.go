@@ -133,7 +133,7 @@ func rowBody(g *evalGen, seg int) []jen.Code {
 		case ir.StagePass:
 			body = append(body, reducePass(g, st, seg)...)
 		case ir.StageWrite:
-			body = append(body, jen.Comment(fmt.Sprintf("Pass %d: write.", st.Level)), rowColLoop(g.store(st, seg, rowIndex)...))
+			body = append(body, jen.Comment(fmt.Sprintf("Pass %d: write.", st.Level)), rowColLoop(append(g.gatherLoads(st, seg), g.store(st, seg, rowIndex)...)...))
 		}
 	}
 	return body
@@ -186,7 +186,7 @@ func reducePass(g *evalGen, st ir.Stage, seg int) []jen.Code {
 		}
 		results = append(results, jen.Id(ir.ReductionName(i)).Op(":=").Add(res))
 	}
-	loop := append([]jen.Code{jen.List(terms...).Op(":=").Add(g.call(st, seg, rowIndex))}, adds...)
+	loop := append(append(g.gatherLoads(st, seg), jen.List(terms...).Op(":=").Add(g.call(st, seg, rowIndex))), adds...)
 	body = append(body, rowColLoop(loop...))
 	return append(body, results...)
 }

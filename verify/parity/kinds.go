@@ -140,11 +140,12 @@ func rowShapes(k *ir.Kernel, opts Options) []shape {
 		for _, r := range rows {
 			sizes, seg := map[string]int{"cols": c}, 0
 			for _, f := range k.ArgsBinding().Fields {
-				if f.Size && f.Name != "cols" && f.Derived == "" { // rows, or <segment>_rows in segment order
+				if f.Size && f.Name != "cols" && f.Derived == "" && !f.Dim { // rows, or <segment>_rows in segment order
 					sizes[f.Name] = SegmentRows(r, seg)
 					seg++
 				}
 			}
+			indexSizes(k, sizes)
 			out = append(out, shape{sizes: sizes, seed: uint64(r)<<32 | uint64(c), n: r * c, rows: r, cols: c})
 		}
 	}
@@ -179,7 +180,7 @@ func rowReference(c *check, visit visitor) {
 		for r := range rows {
 			for i, b := range ins {
 				switch {
-				case b.IsRowVector():
+				case b.IsRowVector(), b.IsIndexable(): // an indexable input is read whole, by its gathers
 					row[i] = c.vals[b.Index]
 				case b.IsPerRow():
 					row[i] = c.vals[b.Index][r : r+1]
@@ -187,7 +188,7 @@ func rowReference(c *check, visit visitor) {
 					row[i] = c.vals[b.Index][r*cols : (r+1)*cols]
 				}
 			}
-			want, bound := k.EvalRowsBoundAt(r, rows, row, c.params, c.rounding)
+			want, bound := k.EvalRowsBoundSized(r, rows, c.sizes, row, c.params, c.rounding)
 			for o, b := range outs {
 				switch {
 				case b.IsColOutput():
@@ -217,7 +218,7 @@ func rowReference(c *check, visit visitor) {
 // its [rows, cols] inputs (every rowwise kernel has one).
 func segmentRows(k *ir.Kernel, s int) string {
 	for _, b := range k.SegmentBindings(s, ir.Input) {
-		if len(b.Shape) == 2 {
+		if len(b.Shape) == 2 && !b.IsIndexable() {
 			return b.Shape[0]
 		}
 	}

@@ -116,6 +116,7 @@ var nanHidden = map[string]string{
 	"quantize_int8_rows":   "the absmax ignores a NaN, which quantizes to 0 (i8 of NaN)",
 	"dequantize_int8_rows": "its [rows, cols] input is an i8 tensor, which holds no NaN",
 	"causal_softmax":       "the NaN row's NaN sits in a masked column (col > row)",
+	"embedding":            "it has no [rows, cols] input: its NaNs are the table's, in whichever rows gather them",
 }
 
 // nanColumns are the built-ins whose NaN references rightly reach every
@@ -126,6 +127,7 @@ var nanColumns = map[string]string{
 	"qmatmul_mlx4_silu_mul": "as qmatmul_mlx4",
 	"qmatmul_q4_0":          "its weights' NaN and +Inf block scales make NaN columns",
 	"qmatmul_q8_0":          "as qmatmul_q4_0",
+	"embedding":             "its table's NaNs (parity's adversarial values) are copied into whichever rows gather their row",
 }
 
 func checkConfined(t *testing.T, r parity.Result) {

@@ -1,0 +1,72 @@
+package parity
+
+import (
+	"math/rand/v2"
+
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// Indexed reads (ir/gather.go, docs/indexing.md) in parity: every
+// indexable input's own dimension is IndexDim long, and the integer [rows]
+// inputs a subscript reads are drawn by IndexInputs, so every launch meets
+// in-range rows, negative ones, ones at and past the end, and i32's
+// extremes, and the kernels must agree with the Go reference bit for bit.
+
+// IndexDim is the size parity gives each indexable input's own dimension:
+// odd, and not a multiple of a vector width.
+const IndexDim = 37
+
+// IndexInputs draws n coordinates for a dimension of dim: mostly in [0,
+// dim), with -1, dim, dim + 1, i32's minimum and maximum placed first when
+// n holds them twice over, and one in eight drawn past either end.
+func IndexInputs(r *rand.Rand, n, dim int) []float64 {
+	edges := []float64{-1 << 31, 1<<31 - 1, -1, float64(dim), float64(dim + 1)}
+	out := make([]float64, n)
+	for i := range out {
+		switch {
+		case i < len(edges) && n >= 2*len(edges):
+			out[i] = edges[i]
+		case r.IntN(8) == 0:
+			out[i] = float64(r.IntN(4*dim+1) - 2*dim)
+		default:
+			out[i] = float64(r.IntN(dim))
+		}
+	}
+	r.Shuffle(n, func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
+}
+
+// indexInput reports whether input b (an integer [rows] input) is read by
+// a gather's coordinates.
+func indexInput(k *ir.Kernel, b ir.Binding) bool {
+	if k.Kind != ir.Rowwise || !b.IsPerRow() {
+		return false
+	}
+	found := false
+	for _, ga := range k.Rows().Gathers {
+		for _, c := range ga.At {
+			ir.Walk(c, func(e *ir.Expr) {
+				found = found || e.Op == ir.OpRef && e.Ref == ir.RefInput && k.SegmentBindings(0, ir.Input)[e.Index].Index == b.Index
+			})
+		}
+	}
+	return found
+}
+
+// indexSizes gives every indexable dimension of k its parity size.
+func indexSizes(k *ir.Kernel, sizes map[string]int) {
+	for _, f := range k.ArgsBinding().Fields {
+		if f.Dim {
+			sizes[f.Name] = IndexDim
+		}
+	}
+}
+
+// tensorLen is the number of values of binding b at sizes.
+func tensorLen(b ir.Binding, sizes map[string]int) int {
+	n := 1
+	for _, s := range b.Shape {
+		n *= sizes[s]
+	}
+	return n
+}

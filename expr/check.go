@@ -71,7 +71,7 @@ func (c *Checker) index(v *Index) Type {
 		if kind == "" {
 			kind = "this"
 		}
-		c.Report(v.Off, fmt.Sprintf("%s[…] reads a tensor at computed coordinates: indexing needs kind: rowwise (not %s kind)", v.Name, kind))
+		c.Report(v.Off, IndexKindMessage(v.Name, kind))
 		return Unknown
 	}
 	t, why := c.Indexed(v.Name)
@@ -340,6 +340,11 @@ func (c *Checker) intSelect(v *Call) (Type, bool) {
 		return Unknown, true
 	}
 	return Num, true
+}
+
+// IndexKindMessage refuses a subscript of name in a kernel of another kind.
+func IndexKindMessage(name, kind string) string {
+	return fmt.Sprintf("%s[…] reads a tensor at computed coordinates: indexing needs kind: rowwise (this kernel is %s)", name, kind)
 }
 
 // a is a type with its article ("an integer").

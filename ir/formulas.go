@@ -160,9 +160,7 @@ func (c *formulaChecker) step(i int, f spec.Formula) Step {
 		IndexKind: c.k.Kind.String(),
 		Report:    func(off int, msg string) { c.diags.Addf(f.Map.At(off), "%s", msg) },
 	}
-	if c.k.Kind == Rowwise {
-		ck.Indexed = c.indexed
-	}
+	ck.Indexed = c.indexed
 	t := ck.Check(c.trees[i])
 	if isOutput {
 		c.checkOutputType(f, t)

@@ -44,7 +44,7 @@ func GatherName(g int) string { return fmt.Sprintf("kgen_take%d", g) }
 // of the launch's and formulas read it only by subscript.
 func isIndexable(dims []string) bool {
 	for _, d := range dims {
-		if d != "rows" && d != "cols" {
+		if !slices.Contains(spec.Dims, d) { // n and m are other kinds' sizes: refused as such
 			return true
 		}
 	}
@@ -88,6 +88,10 @@ func indexDimFields(s *spec.Spec, diags *diag.List) []Field {
 // indexed resolves the tensor a subscript names: an input (any shape).
 func (c *formulaChecker) indexed(name string) (expr.Type, string) {
 	sym, ok := c.symbols[name]
+	if c.k.Kind != Rowwise {
+		c.used[name] = true
+		return expr.Unknown, expr.IndexKindMessage(name, c.k.Kind.String())
+	}
 	if !ok || sym.kind != RefInput {
 		if ok {
 			c.used[name] = true
@@ -377,6 +381,10 @@ func (e *rowEval) setGathers() {
 	}
 	ins := e.k.SegmentBindings(0, Input)
 	for g, ga := range e.rows.Gathers {
+		t := e.in[ga.Input]
+		if ga.Input < len(e.whole) && e.whole[ga.Input] != nil {
+			t = e.whole[ga.Input]
+		}
 		dims := make([]int, len(ins[ga.Input].Shape))
 		known := 1
 		for i, d := range ins[ga.Input].Shape {
@@ -385,7 +393,7 @@ func (e *rowEval) setGathers() {
 		}
 		for i := range dims { // one dimension the sizes do not give: from the length
 			if dims[i] < 0 {
-				dims[i] = len(e.in[ga.Input]) / known
+				dims[i] = len(t) / known
 			}
 		}
 		flat := 0
@@ -399,8 +407,8 @@ func (e *rowEval) setGathers() {
 			flat = flat*dims[i] + int(v)
 		}
 		e.env.gathers[g] = 0
-		if inside && flat < len(e.in[ga.Input]) {
-			e.env.gathers[g] = e.in[ga.Input][flat]
+		if inside && flat < len(t) {
+			e.env.gathers[g] = t[flat]
 		}
 	}
 }
@@ -417,4 +425,18 @@ func (e *rowEval) dimSize(d string) int {
 		return int(e.env.ints["rows"])
 	}
 	return -1
+}
+
+// describeGathers lists, for the schedule in words, the gathers pass p
+// reads and how.
+func (r *Rows) describeGathers(k *Kernel, p int) []string {
+	var out []string
+	for _, g := range r.GatherReads(k, p) {
+		how := "device memory, per element; 0 outside the tensor"
+		if r.Gathers[g].Row {
+			how = "device memory, the row found once per row; zeros outside the tensor"
+		}
+		out = append(out, fmt.Sprintf("%s (%s)", k.FormatExpr(&Expr{Op: OpRef, Ref: RefGather, Index: g, At: r.Gathers[g].At}), how))
+	}
+	return out
 }

@@ -148,7 +148,7 @@ func rowBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 				out = append(out, Binding{Index: len(out), Name: pre + in.Name.Name, Role: Input, DType: in.DType.Type, Shape: append(Shape(nil), in.Dims...), Segment: si})
 				continue
 			}
-			if checkDims(in, diags, "a rowwise input has shape [rows, cols], [cols] (one row shared by every row) or [rows] (one value per row)",
+			if checkDims(in, diags, "a rowwise input has shape [rows, cols], [cols] (one row shared by every row) or [rows] (one value per row), or names dimensions of its own to be read by subscript ([vocab, cols])",
 				Shape{"rows", "cols"}, Shape{"cols"}, Shape{"rows"}) && in.Dims != nil {
 				shape = append(Shape(nil), in.Dims...) // segments rename rows: never alias the spec's
 				if shape[0] == "rows" {
@@ -691,6 +691,7 @@ func (r *Rows) Describe(k *Kernel) []string {
 			}
 			reads = append(reads, fmt.Sprintf("%s (%s)", k.inputName(i), src))
 		}
+		reads = append(reads, r.describeGathers(k, p)...)
 		line := fmt.Sprintf("pass %d: %s; reads %s", p, strings.Join(what, ", "), strings.Join(reads, ", "))
 		for _, c := range r.LetCache {
 			switch {

@@ -28,13 +28,14 @@ func (k *Kernel) EvalRowsBound(in [][]float64, params []float64, r Rounding) (va
 // EvalRowsBoundAt is EvalRowsBound for row `row` of `rows` (of its
 // segment): the values the formulas' integers row and rows take.
 func (k *Kernel) EvalRowsBoundAt(row, rows int, in [][]float64, params []float64, r Rounding) (vals, bounds [][]float64) {
-	return k.EvalRowsBoundSized(row, rows, nil, in, params, r)
+	return k.EvalRowsBoundSized(row, rows, nil, nil, in, params, r)
 }
 
 // EvalRowsBoundSized is EvalRowsBoundAt given the launch's size fields
-// (nil: cols from the inputs): an indexable input's in[i] is then the whole
-// tensor, read at its gathers' coordinates (gather.go).
-func (k *Kernel) EvalRowsBoundSized(row, rows int, sizes map[string]int, in [][]float64, params []float64, r Rounding) (vals, bounds [][]float64) {
+// (nil: cols from the inputs) and each input's whole tensor (whole[i], nil
+// for none), which its gathers read at their coordinates (gather.go); an
+// indexable input's in[i] may be its whole tensor too.
+func (k *Kernel) EvalRowsBoundSized(row, rows int, sizes map[string]int, whole, in [][]float64, params []float64, r Rounding) (vals, bounds [][]float64) {
 	cols := rowCols(k, in)
 	if c, ok := sizes["cols"]; ok {
 		cols = c
@@ -47,7 +48,7 @@ func (k *Kernel) EvalRowsBoundSized(row, rows int, sizes map[string]int, in [][]
 			lets: make([]dual, len(k.Steps)), reds: make([]dual, len(sched.Reductions)),
 			ints: map[string]int32{"row": int32(row), "rows": int32(rows), "cols": int32(cols)}},
 		depth: float64((cols+lanes-1)/lanes + SimdWidth + lanes/SimdWidth),
-		sizes: sizes,
+		sizes: sizes, whole: whole,
 	}
 	e.perRow = make([]bool, len(in))
 	for i, b := range k.SegmentBindings(0, Input) {
@@ -102,6 +103,7 @@ type rowEval struct {
 	env           boundEnv
 	depth         float64        // summation depth D of the float accumulators
 	sizes         map[string]int // the launch's size fields (EvalRowsBoundSized), nil when not given
+	whole         [][]float64    // each input's whole tensor, for its gathers (EvalRowsBoundSized)
 }
 
 // rowAcc is one reduction's running value, error bound and Σ|terms|.

@@ -353,6 +353,13 @@ func preludeBlocks(k *ir.Kernel, d *Dialect) []string {
 	for _, s := range k.Steps {
 		walk(s.Expr)
 	}
+	if r, ok := k.Schedule.(*ir.Rows); ok { // the loops' gather coordinates (gather.go)
+		for _, g := range r.Gathers {
+			for _, c := range g.At {
+				walk(c)
+			}
+		}
+	}
 	for _, st := range k.Stages() { // what the steps refer to, reduction terms included
 		for _, t := range st.Targets {
 			walk(t.Expr)

@@ -87,7 +87,8 @@ type Binding struct {
 	Fields []Field `json:"fields,omitempty"`
 	// Shape is "row" for a rowwise kernel's [cols] row vector, "rows" for a
 	// [rows] per-row tensor, "cols" for a [cols] output (a column
-	// reduction); Segment names
+	// reduction), the dimensions in brackets for an indexable input read
+	// by subscript ("[vocab, cols]", docs/indexing.md); Segment names
 	// the segment of a multi-segment rowwise kernel the tensor belongs to.
 	Shape   string `json:"shape,omitempty"`
 	Segment string `json:"segment,omitempty"`
@@ -144,6 +145,8 @@ func kernel(k *ir.Kernel, msl string) Kernel {
 			bd.Shape = "row"
 		case b.IsPerRow():
 			bd.Shape = "rows" // one value per row
+		case b.IsIndexable():
+			bd.Shape = b.Shape.String() // its own dimensions, read by subscript: "[vocab, cols]"
 		}
 		if len(k.Segments) > 0 && b.Role != ir.Args {
 			bd.Segment = k.Segments[b.Segment]

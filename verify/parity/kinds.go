@@ -175,7 +175,10 @@ func rowReference(c *check, visit visitor) {
 	}
 	for s := range k.NumSegments() {
 		ins, outs := k.SegmentBindings(s, ir.Input), k.SegmentBindings(s, ir.Output)
-		row := make([][]float64, len(ins))
+		row, whole := make([][]float64, len(ins)), make([][]float64, len(ins))
+		for i, b := range ins {
+			whole[i] = c.vals[b.Index]
+		}
 		rows := c.sizes[segmentRows(k, s)]
 		for r := range rows {
 			for i, b := range ins {
@@ -188,7 +191,7 @@ func rowReference(c *check, visit visitor) {
 					row[i] = c.vals[b.Index][r*cols : (r+1)*cols]
 				}
 			}
-			want, bound := k.EvalRowsBoundSized(r, rows, c.sizes, row, c.params, c.rounding)
+			want, bound := k.EvalRowsBoundSized(r, rows, c.sizes, whole, row, c.params, c.rounding)
 			for o, b := range outs {
 				switch {
 				case b.IsColOutput():

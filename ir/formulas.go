@@ -174,7 +174,7 @@ func (c *formulaChecker) step(i int, f spec.Formula) Step {
 	if !c.checkPairs(f, c.trees[i]) || !c.checkSubscripts(f, c.trees[i]) {
 		return Step{Name: f.Name.Name, Output: isOutput, Source: oneLine(f.Text), Expr: &Expr{Op: OpLiteral, Text: "0"}}
 	}
-	return Step{Name: f.Name.Name, Output: isOutput, Source: oneLine(f.Text), Expr: c.convert(c.trees[i])}
+	return Step{Name: f.Name.Name, Output: isOutput, Source: oneLine(f.Text), Expr: c.convert(c.trees[i]), At: c.coordinates(i, f)}
 }
 
 // checkOutputType matches an output's formula to its storage: a number for

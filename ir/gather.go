@@ -61,7 +61,11 @@ func (b Binding) IsIndexable() bool { return b.Role == Input && isIndexable(b.Sh
 func indexDimFields(s *spec.Spec, diags *diag.List) []Field {
 	var out []Field
 	seen := map[string]bool{"rows": true, "cols": true}
-	for _, in := range s.Inputs {
+	tensors := append([]spec.Input(nil), s.Inputs...)
+	for _, o := range s.Outputs { // positioned writes' shapes (scatter.go)
+		tensors = append(tensors, spec.Input{Name: o.Name, Dims: o.Dims, DimsPos: o.DimsPos})
+	}
+	for _, in := range tensors {
 		if !isIndexable(in.Dims) {
 			continue
 		}
@@ -261,6 +265,7 @@ func collectGathers(k *Kernel, r *Rows) {
 				g = len(r.Gathers)
 				keys[key] = g
 				r.Gathers = append(r.Gathers, Gather{Input: in, At: at, Row: rowGather(k.Bindings[in].Shape, at)})
+				k.Bindings[in].Indexed = true
 			}
 			e.Index, e.At, e.Name = g, at, GatherName(g)
 		})

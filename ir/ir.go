@@ -91,6 +91,11 @@ type Binding struct {
 	// reads): its cols must be even, and no output may alias it, since
 	// another thread reads each element's partner.
 	Paired bool
+	// Indexed marks a tensor read or written at computed coordinates
+	// (docs/indexing.md): an input a gather reads, or an output written by
+	// a positioned write (IsScatter). It shares memory with no other
+	// tensor, in place included: other threads touch its elements.
+	Indexed bool
 	// Batch is a batched matmul's tensor's leading dimensions, before
 	// Shape (see BatchDim); nil otherwise.
 	Batch []BatchDim
@@ -157,6 +162,9 @@ type Step struct {
 	Output bool   // an output (stored), else a let binding
 	Source string // the formula as written in the spec
 	Expr   *Expr
+	// At is a positioned write's coordinates as checked (scatter.go), nil
+	// for an ordinary output or a let; Rows.Scatters holds them inlined.
+	At []*Expr
 }
 
 // BindingsOf returns the kernel's bindings of one role.

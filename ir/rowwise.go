@@ -69,6 +69,8 @@ type Rows struct {
 	Cols *Cols
 	// Gathers is the kernel's indexed reads (gather.go), by RefGather Index.
 	Gathers []Gather
+	// Scatters is the kernel's positioned writes (scatter.go).
+	Scatters []Scatter
 }
 
 // StepInfo classifies one let or output.
@@ -163,7 +165,11 @@ func rowBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 	}
 	for si, pre := range prefixes {
 		for _, o := range s.Outputs {
-			out = append(out, Binding{Index: len(out), Name: pre + o.Name.Name, Role: Output, DType: o.DType.Type, Shape: Shape{pre + "rows", "cols"}, Segment: si})
+			shape := Shape{pre + "rows", "cols"}
+			if o.Dims != nil { // a positioned write (scatter.go): its own shape
+				shape = append(Shape(nil), o.Dims...)
+			}
+			out = append(out, Binding{Index: len(out), Name: pre + o.Name.Name, Role: Output, DType: o.DType.Type, Shape: shape, Segment: si, Indexed: o.Dims != nil})
 		}
 	}
 	if !hasRowTensor && len(s.Inputs) > 0 {
@@ -254,6 +260,7 @@ type scheduler struct {
 func schedule(s *spec.Spec, k *Kernel, r *Rows, diags *diag.List) {
 	sc := &scheduler{s: s, k: k, rows: r, diags: diags}
 	collectGathers(k, r)
+	collectScatters(s, k, r, diags)
 	formulas := append(append([]spec.Formula(nil), s.Let...), s.Outputs...)
 	sc.colOutputs()
 	for i, st := range k.Steps {
@@ -265,7 +272,7 @@ func schedule(s *spec.Spec, k *Kernel, r *Rows, diags *diag.List) {
 			sc.checkColTerm(o, in)
 			continue
 		}
-		if st.Output && !in.elem {
+		if st.Output && !in.elem && st.At == nil { // a positioned write is refused instead (collectScatters)
 			perRowOutput(k, i)
 		}
 	}

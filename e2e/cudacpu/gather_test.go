@@ -46,7 +46,7 @@ func TestGatherCUDAOnCPU(t *testing.T) {
 }
 
 // gatherBuiltins are the built-ins TestGatherCUDAOnCPU runs.
-var gatherBuiltins = []string{"embedding"}
+var gatherBuiltins = []string{"embedding", "kv_cache_append"}
 
 // sameBitsEverywhere runs k on the MSL harness and through the CUDA build
 // on the same inputs and requires every output's bits to agree.

@@ -353,11 +353,9 @@ func preludeBlocks(k *ir.Kernel, d *Dialect) []string {
 	for _, s := range k.Steps {
 		walk(s.Expr)
 	}
-	if r, ok := k.Schedule.(*ir.Rows); ok { // the loops' gather coordinates (gather.go)
-		for _, g := range r.Gathers {
-			for _, c := range g.At {
-				walk(c)
-			}
+	if r, ok := k.Schedule.(*ir.Rows); ok { // the loops' coordinates (gather.go, scatter.go)
+		for _, c := range r.Coordinates() {
+			walk(c)
 		}
 	}
 	for _, st := range k.Stages() { // what the steps refer to, reduction terms included

@@ -134,3 +134,21 @@ func vecGatherElems(rw *rowWriter, vec map[int]bool) {
 		}
 	}
 }
+
+// scatterStore writes v, output o's value at column col, at o's
+// coordinates (ir.Scatter): only when each lies inside its dimension and
+// the proof's divisors are nonzero, so no write leaves the tensor and no
+// two threads write one element.
+func (rw *rowWriter) scatterStore(out int, o ir.Binding, v, col string) {
+	sc := rw.r.ScatterOf(out)
+	n := "kgen_at_" + rw.k.FormulaName(o)
+	at := rw.coords(n, sc.At, col)
+	cond := inside(at, o.Shape)
+	r := renderer{d: rw.d, compute: dtype.F32, math: rw.k.Math}
+	for _, d := range sc.NonZero {
+		cond += " && " + r.intExpr(ir.SpellRefs(d, rw.spellRef(col))) + " != 0"
+	}
+	rw.Block("if ("+cond+")", func() {
+		rw.P(rw.k.FormulaName(o), "[", rw.flat(at, o.Shape), "] = ", storeCvt(rw.d, o, v), ";")
+	})
+}

@@ -395,6 +395,8 @@ func (rw *rowWriter) writePass() {
 		for i, t := range st.Targets {
 			o := rw.k.SegmentBindings(0, ir.Output)[t.OutIndex]
 			switch {
+			case o.IsScatter():
+				rw.scatterStore(t.OutIndex, o, outs[i], col)
 			case t.Col:
 				rw.colFold(t, outs[i], col)
 			case vec:
@@ -411,7 +413,7 @@ func (rw *rowWriter) writePass() {
 func elemOutputs(k *ir.Kernel) []ir.Binding {
 	var out []ir.Binding
 	for _, o := range k.SegmentBindings(0, ir.Output) {
-		if !o.IsPerRow() && !o.IsColOutput() {
+		if !o.IsPerRow() && !o.IsColOutput() && !o.IsScatter() { // a positioned write stores element by element
 			out = append(out, o)
 		}
 	}

@@ -79,3 +79,27 @@ func given64(k *ir.Kernel) []string {
 	}
 	return out
 }
+
+// scatterPut stores val at output o's coordinates (ir.Scatter) for the
+// element at kgenRow, kgenJ: only when each lies inside its dimension and
+// the proof's divisors are nonzero; every other element keeps its value.
+func (g *evalGen) scatterPut(o ir.Binding, val jen.Code) jen.Code {
+	seg := o.Segment
+	var sc *ir.Scatter
+	for i, b := range g.k.SegmentBindings(seg, ir.Output) {
+		if b.Index == o.Index {
+			sc = g.k.Rows().ScatterOf(i)
+		}
+	}
+	w := &exprWriter{mode: g.io.mode, names: g.n}
+	args := []jen.Code{jen.Index().Int().Values(sizeIDs(o.Shape)...)}
+	for _, c := range sc.At {
+		args = append(args, w.intExpr(ir.SpellRefs(c, g.spellRef(seg))).code)
+	}
+	cond := []jen.Code{jen.Id("kgenIn")}
+	for _, d := range sc.NonZero {
+		cond = append(cond, jen.Op("&&").Add(w.intExpr(ir.SpellRefs(d, g.spellRef(seg))).code).Op("!=").Lit(0))
+	}
+	return jen.If(jen.List(jen.Id("kgenAt"), jen.Id("kgenIn")).Op(":=").Add(rt("GatherAt").Call(args...)), jen.Add(cond...)).Block(
+		g.io.store(o, jen.Id("kgenAt"), val))
+}

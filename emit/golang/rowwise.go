@@ -70,7 +70,7 @@ func rowLoops(g *evalGen) []jen.Code {
 		}
 	}
 	for s := 0; s < g.k.NumSegments(); s++ {
-		rows := g.k.SegmentBindings(s, ir.Output)[0].Shape[0]
+		rows := g.k.SegmentRows(s)
 		if c != nil {
 			rows = "rows" // no segments (ir refuses them with column reductions)
 		}

@@ -1,6 +1,7 @@
 package parity
 
 import (
+	"math"
 	"math/rand/v2"
 
 	"github.com/kgen-dev/kgen/ir"
@@ -14,7 +15,7 @@ import (
 
 // IndexDim is the size parity gives each indexable input's own dimension:
 // odd, and not a multiple of a vector width.
-const IndexDim = 37
+const IndexDim = 13
 
 // IndexInputs draws n coordinates for a dimension of dim: mostly in [0,
 // dim), with -1, dim, dim + 1, i32's minimum and maximum placed first when
@@ -69,4 +70,41 @@ func tensorLen(b ir.Binding, sizes map[string]int) int {
 		n *= sizes[s]
 	}
 	return n
+}
+
+// scatterVisit visits row r of positioned write o (binding b): each
+// element the kernel writes, at its place, recorded in written.
+func scatterVisit(c *check, o int, b ir.Binding, r, rows int, row [][]float64, want, bound []float64, written map[int]map[int]bool, visit visitor) {
+	k := c.k
+	in := make([]float64, len(row))
+	for i, ib := range k.SegmentBindings(0, ir.Input) {
+		if ib.IsPerRow() {
+			in[i] = row[i][0]
+		}
+	}
+	if written[b.Index] == nil {
+		written[b.Index] = map[int]bool{}
+	}
+	for j := range want {
+		if at, ok := k.ScatterAt(k.Rows().ScatterOf(o), b.Shape, r, rows, j, c.sizes, in, c.params); ok {
+			written[b.Index][at] = true
+			visit(b, at, r, want[j], bound[j])
+		}
+	}
+}
+
+// scatterUnwritten visits every element of the positioned writes the
+// kernel does not write: parity fills outputs with NaN, which they must
+// keep (the write is in place).
+func scatterUnwritten(c *check, written map[int]map[int]bool, visit visitor) {
+	for _, b := range c.k.BindingsOf(ir.Output) {
+		if !b.IsScatter() {
+			continue
+		}
+		for j := range tensorLen(b, c.sizes) {
+			if !written[b.Index][j] {
+				visit(b, j, -1, math.NaN(), 0)
+			}
+		}
+	}
 }

@@ -173,6 +173,7 @@ func rowReference(c *check, visit visitor) {
 			colOut[o.Out] = i
 		}
 	}
+	written := map[int]map[int]bool{} // a positioned write's elements written, by binding
 	for s := range k.NumSegments() {
 		ins, outs := k.SegmentBindings(s, ir.Input), k.SegmentBindings(s, ir.Output)
 		row, whole := make([][]float64, len(ins)), make([][]float64, len(ins))
@@ -194,6 +195,8 @@ func rowReference(c *check, visit visitor) {
 			want, bound := k.EvalRowsBoundSized(r, rows, c.sizes, whole, row, c.params, c.rounding)
 			for o, b := range outs {
 				switch {
+				case b.IsScatter():
+					scatterVisit(c, o, b, r, rows, row, want[o], bound[o], written, visit)
 				case b.IsColOutput():
 					folds[colOut[o]].Add(want[o], bound[o])
 				case b.IsPerRow():
@@ -206,6 +209,7 @@ func rowReference(c *check, visit visitor) {
 			}
 		}
 	}
+	scatterUnwritten(c, written, visit)
 	for o, b := range k.SegmentBindings(0, ir.Output) {
 		if !b.IsColOutput() {
 			continue

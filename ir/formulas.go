@@ -155,7 +155,7 @@ func (c *formulaChecker) add(n spec.Name, kind RefKind, index int, what string) 
 func (c *formulaChecker) step(i int, f spec.Formula) Step {
 	isOutput := i >= len(c.s.Let)
 	ck := &expr.Checker{
-		Resolve: func(name string) (expr.Type, string) { return c.resolve(name, i) },
+		Resolve:   func(name string) (expr.Type, string) { return c.resolve(name, i) },
 		Rowwise:   c.k.Kind == Rowwise || c.k.Kind == KindMatmul,
 		IndexKind: c.k.Kind.String(),
 		Report:    func(off int, msg string) { c.diags.Addf(f.Map.At(off), "%s", msg) },

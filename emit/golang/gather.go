@@ -35,7 +35,7 @@ func (g *evalGen) gatherLoads(st ir.Stage, seg int) []jen.Code {
 		}
 		name := g.n.local(a.Name)
 		out = append(out,
-			jen.Var().Id(name).Add(t).Comment(g.k.FormatExpr(&ir.Expr{Op: ir.OpRef, Ref: ir.RefGather, Index: a.Index, At: ga.At}) + ", 0 outside the tensor"),
+			jen.Var().Id(name).Add(t).Comment(g.k.FormatExpr(&ir.Expr{Op: ir.OpRef, Ref: ir.RefGather, Index: a.Index, At: ga.At})+", 0 outside the tensor"),
 			jen.If(jen.List(jen.Id("kgenAt"), jen.Id("kgenIn")).Op(":=").Add(rt("GatherAt").Call(args...)), jen.Id("kgenIn")).Block(
 				jen.Id(name).Op("=").Add(g.io.load(b, jen.Id("kgenAt")))))
 	}

@@ -92,6 +92,9 @@ type Binding struct {
 	// the segment of a multi-segment rowwise kernel the tensor belongs to.
 	Shape   string `json:"shape,omitempty"`
 	Segment string `json:"segment,omitempty"`
+	// At is a positioned write's coordinates, one formula per dimension of
+	// Shape (docs/indexing.md): where element (row, col) is written.
+	At []string `json:"at,omitempty"`
 }
 
 // Field is one member of the args struct.
@@ -147,6 +150,8 @@ func kernel(k *ir.Kernel, msl string) Kernel {
 			bd.Shape = "rows" // one value per row
 		case b.IsIndexable():
 			bd.Shape = b.Shape.String() // its own dimensions, read by subscript: "[vocab, cols]"
+		case b.IsScatter():
+			bd.Shape, bd.At = b.Shape.String(), scatterAt(k, b) // a positioned write
 		}
 		if len(k.Segments) > 0 && b.Role != ir.Args {
 			bd.Segment = k.Segments[b.Segment]
@@ -204,4 +209,20 @@ func binding(b ir.Binding) Binding {
 		out.DType = b.DType.String()
 	}
 	return out
+}
+
+// scatterAt is positioned write b's coordinates in formula syntax, lets
+// inlined.
+func scatterAt(k *ir.Kernel, b ir.Binding) []string {
+	for o, ob := range k.SegmentBindings(b.Segment, ir.Output) {
+		if ob.Index != b.Index {
+			continue
+		}
+		var out []string
+		for _, c := range k.Rows().ScatterOf(o).At {
+			out = append(out, k.FormatExpr(c))
+		}
+		return out
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/ir"
 )
 
@@ -107,4 +108,19 @@ func scatterUnwritten(c *check, written map[int]map[int]bool, visit visitor) {
 			}
 		}
 	}
+}
+
+// nanFilled is the bytes of a tensor of shape and type t holding NaN
+// everywhere: how parity's buffers start a positioned write's output, so
+// the Go reference, which writes it in place too, starts the same.
+func nanFilled(shape []int, t dtype.DType) []byte {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = math.NaN()
+	}
+	return encode(v, t)
 }

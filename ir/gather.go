@@ -78,15 +78,43 @@ func indexDimFields(s *spec.Spec, diags *diag.List) []Field {
 				continue
 			}
 			seen[d] = true
-			clash := d == "rows_per_group" || slices.ContainsFunc(s.Params, func(p spec.Param) bool { return p.Name.Name == d })
-			if clash {
-				diags.Addf(in.DimsPos, "input %s: dimension %s is already the name of a param or size field; give the dimension its own name", in.Name.Name, d)
+			if what := nameTaken(s, d); what != "" {
+				diags.Addf(in.DimsPos, "%s: dimension %s is already the name of %s; a dimension is a size field of its own (the Go launcher's local too): give it another name", in.Name.Name, d, what)
 				continue
 			}
 			out = append(out, Field{Name: d, Type: dtype.U32, Size: true, Dim: true})
 		}
 	}
 	return out
+}
+
+// nameTaken says what in spec s is already named n (a param, tensor,
+// constant, let or the derived size field), or "".
+func nameTaken(s *spec.Spec, n string) string {
+	if n == "rows_per_group" {
+		return "the derived size field"
+	}
+	for _, p := range s.Params {
+		if p.Name.Name == n {
+			return "a param"
+		}
+	}
+	for _, in := range s.Inputs {
+		if in.Name.Name == n {
+			return "an input"
+		}
+	}
+	for _, c := range s.Constants {
+		if c.Name.Name == n {
+			return "a constant"
+		}
+	}
+	for _, f := range append(append([]spec.Formula(nil), s.Let...), s.Outputs...) {
+		if f.Name.Name == n {
+			return "a let or output"
+		}
+	}
+	return ""
 }
 
 // indexed resolves the tensor a subscript names: an input (any shape).

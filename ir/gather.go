@@ -178,7 +178,7 @@ func (c *formulaChecker) checkSubscripts(f spec.Formula, tree expr.Node) bool {
 		}
 		if len(ix.Args) != len(dims) {
 			c.diags.Addf(f.Map.At(ix.Off), "%s has %d dimension%s [%s]: its subscript takes %d coordinate%s, got %d",
-				ix.Name, len(dims), plural(len(dims)), strings.Join(dims, ", "), len(dims), plural(len(dims)), len(ix.Args))
+				ix.Name, len(dims), pluralS(len(dims)), strings.Join(dims, ", "), len(dims), pluralS(len(dims)), len(ix.Args))
 			ok = false
 			return
 		}
@@ -379,7 +379,8 @@ func (k *Kernel) formatIndex(e *Expr) string {
 	return name + "[" + strings.Join(at, ", ") + "]"
 }
 
-func plural(n int) string {
+// pluralS is "s" unless n is 1.
+func pluralS(n int) string {
 	if n == 1 {
 		return ""
 	}

@@ -2,6 +2,7 @@ package ir
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kgen-dev/kgen/diag"
@@ -129,7 +130,7 @@ func collectScatters(s *spec.Spec, k *Kernel, r *Rows, diags *diag.List) {
 	for _, size := range []string{"rows", "cols"} {
 		given := false
 		for _, b := range k.Bindings {
-			given = given || b.Role != Args && !b.IsScatter() && contains2(b.Shape, size)
+			given = given || b.Role != Args && !b.IsScatter() && slices.Contains(b.Shape, size)
 		}
 		if !given {
 			f := s.Outputs[r.Scatters[0].Out]
@@ -219,15 +220,6 @@ func rowInvariant(e *Expr) bool {
 		}
 	})
 	return ok
-}
-
-func contains2(s Shape, name string) bool {
-	for _, d := range s {
-		if d == name {
-			return true
-		}
-	}
-	return false
 }
 
 // SegmentRows is the size field of segment s's rows: the first dimension

@@ -197,6 +197,10 @@ func TestWrongRowKernelFails(t *testing.T) {
 			"(kgen_j < kgen_ph ? kgen_j + kgen_ph : kgen_j < 2u * kgen_ph ? kgen_j - kgen_ph : kgen_j)",
 			"(kgen_j < args.cols / 2u ? kgen_j + args.cols / 2u : kgen_j - args.cols / 2u)", []int{4304}},
 		{"rope_partial", "the half width one column too wide", "/ 2u; // pair_half", "/ 2u + 1u; // pair_half", []int{4304}},
+		// Indexed reads and positioned writes (docs/indexing.md).
+		{"embedding", "an out-of-range id reads ones, not zeros", "kgen_tk0 ? C(table[kgen_tb0 + kgen_j]) : C(0.0f)", "kgen_tk0 ? C(table[kgen_tb0 + kgen_j]) : C(1.0f)", nil},
+		{"kv_cache_append", "writes one position later", "(int)((uint)(pos) + (uint)(kgen_irem((int)kgen_row, n_new)))",
+			"(int)((uint)(pos) + 1u + (uint)(kgen_irem((int)kgen_row, n_new)))", nil},
 	}
 	for _, m := range mutations {
 		t.Run(m.kernel+"/"+m.name, func(t *testing.T) {

@@ -30,6 +30,11 @@ type Scatter struct {
 	// are both 0 for every row at n = 0): the write is skipped unless
 	// each is nonzero.
 	NonZero []*Expr
+	// Row marks the contiguous form (as Gather.Row): the last coordinate
+	// is col over a last dimension cols, the others do not use col. The
+	// row's place is computed once per row, and CUDA's vector path keeps
+	// its 16-byte stores there.
+	Row bool
 }
 
 // IsScatter reports whether b is an output written at computed
@@ -122,6 +127,7 @@ func collectScatters(s *spec.Spec, k *Kernel, r *Rows, diags *diag.List) {
 			continue
 		}
 		sc.NonZero = nonZero
+		sc.Row = rowGather(k.SegmentBindings(0, Output)[o].Shape, sc.At)
 		r.Scatters = append(r.Scatters, sc)
 	}
 	if len(r.Scatters) == 0 {
@@ -294,4 +300,13 @@ func perElement(k *Kernel, e *Expr) bool {
 		}
 	})
 	return found
+}
+
+// FormatAt writes coordinates as the spec's at lists them.
+func (k *Kernel) FormatAt(at []*Expr) string {
+	var out []string
+	for _, c := range at {
+		out = append(out, k.FormatExpr(c))
+	}
+	return strings.Join(out, ", ")
 }

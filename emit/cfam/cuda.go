@@ -171,7 +171,7 @@ func vecElems(rw *rowWriter, p int, fromCache bool, body elemBody) {
 	}
 	vg := vecGathers(rw, p)
 	if write {
-		for _, o := range elemOutputs(k) {
+		for _, o := range append(elemOutputs(k), vecScatters(rw)...) {
 			rw.P("alignas(16) T kgen_y_", k.FormulaName(o), "[kV];")
 		}
 	}
@@ -194,6 +194,7 @@ func vecElems(rw *rowWriter, p int, fromCache bool, body elemBody) {
 			n := k.FormulaName(o)
 			rw.P("*reinterpret_cast<uint4*>(", n, " + kgen_base + kgen_j0) = *reinterpret_cast<const uint4*>(kgen_y_", n, ");")
 		}
+		vecScatterStores(rw)
 	}
 }
 

@@ -135,20 +135,79 @@ func vecGatherElems(rw *rowWriter, vec map[int]bool) {
 	}
 }
 
-// scatterStore writes v, output o's value at column col, at o's
-// coordinates (ir.Scatter): only when each lies inside its dimension and
-// the proof's divisors are nonzero, so no write leaves the tensor and no
-// two threads write one element.
-func (rw *rowWriter) scatterStore(out int, o ir.Binding, v, col string) {
-	sc := rw.r.ScatterOf(out)
-	n := "kgen_at_" + rw.k.FormulaName(o)
-	at := rw.coords(n, sc.At, col)
-	cond := inside(at, o.Shape)
+// scatterRows declares, once per row, each whole-row positioned write's
+// leading coordinates, whether the row is written (kgen_sk<o>: inside the
+// tensor, the proof's divisors nonzero) and its offset (kgen_sb<o>).
+func (rw *rowWriter) scatterRows() {
+	for _, sc := range rw.r.Scatters {
+		if !sc.Row {
+			continue
+		}
+		o := rw.k.SegmentBindings(0, ir.Output)[sc.Out]
+		n := rw.k.FormulaName(o)
+		rw.P("// ", n, " at [", rw.k.FormatAt(sc.At), "]: its row, once per row (not written outside the tensor)")
+		at := rw.coords("kgen_at_"+n, sc.At[:len(sc.At)-1], "kgen_j")
+		rw.P("const bool kgen_sk", sc.Out, " = ", rw.writeGuard(at, o.Shape, &sc, "kgen_j"), ";")
+		rw.P("const ", rw.d.Offset, " kgen_sb", sc.Out, " = kgen_sk", sc.Out, " ? ", rw.flat(at, o.Shape), " * args.cols : 0;")
+	}
+}
+
+// writeGuard is the condition of a positioned write at coordinates at:
+// inside dims, and the proof's divisors nonzero.
+func (rw *rowWriter) writeGuard(at []string, dims ir.Shape, sc *ir.Scatter, col string) string {
+	cond := inside(at, dims)
 	r := renderer{d: rw.d, compute: dtype.F32, math: rw.k.Math}
 	for _, d := range sc.NonZero {
 		cond += " && " + r.intExpr(ir.SpellRefs(d, rw.spellRef(col))) + " != 0"
 	}
-	rw.Block("if ("+cond+")", func() {
-		rw.P(rw.k.FormulaName(o), "[", rw.flat(at, o.Shape), "] = ", storeCvt(rw.d, o, v), ";")
-	})
+	return cond
+}
+
+// vecScatters lists the outputs CUDA's vector path stores with 16-byte
+// stores: whole-row positioned writes of the variant's dtype.
+func vecScatters(rw *rowWriter) []ir.Binding {
+	var out []ir.Binding
+	for _, sc := range rw.r.Scatters {
+		if o := rw.k.SegmentBindings(0, ir.Output)[sc.Out]; sc.Row && o.DType == dtype.Invalid {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// vecScatterStores stores the vectors of vecScatters' outputs into their
+// rows, when the row is written.
+func vecScatterStores(rw *rowWriter) {
+	for _, sc := range rw.r.Scatters {
+		if o := rw.k.SegmentBindings(0, ir.Output)[sc.Out]; sc.Row && o.DType == dtype.Invalid {
+			n := rw.k.FormulaName(o)
+			rw.Block(fmt.Sprintf("if (kgen_sk%d)", sc.Out), func() {
+				rw.P(fmt.Sprintf("*reinterpret_cast<uint4*>(%s + kgen_sb%d + kgen_j0) = *reinterpret_cast<const uint4*>(kgen_y_%s);", n, sc.Out, n))
+			})
+		}
+	}
+}
+
+// scatterStore writes v, output o's value at column col, at o's
+// coordinates (ir.Scatter): only when each lies inside its dimension and
+// the proof's divisors are nonzero, so no write leaves the tensor and no
+// two threads write one element. A whole-row write goes to the row found
+// once per row; on the vector path (vec), of the variant's dtype, into the
+// vector vecScatterStores stores.
+func (rw *rowWriter) scatterStore(out int, o ir.Binding, v, col string, vec bool) {
+	sc := rw.r.ScatterOf(out)
+	n := rw.k.FormulaName(o)
+	switch {
+	case sc.Row && vec && o.DType == dtype.Invalid:
+		rw.P("kgen_y_", n, "[kgen_e] = ", rw.d.Cvt("T", v), ";")
+	case sc.Row:
+		rw.Block(fmt.Sprintf("if (kgen_sk%d)", out), func() {
+			rw.P(n, "[kgen_sb", out, " + ", col, "] = ", storeCvt(rw.d, o, v), ";")
+		})
+	default:
+		at := rw.coords("kgen_at_"+n, sc.At, col)
+		rw.Block("if ("+rw.writeGuard(at, o.Shape, sc, col)+")", func() {
+			rw.P(n, "[", rw.flat(at, o.Shape), "] = ", storeCvt(rw.d, o, v), ";")
+		})
+	}
 }

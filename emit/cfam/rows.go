@@ -217,6 +217,7 @@ func (rw *rowWriter) rowGeometry(rows, row string) {
 		}
 	}
 	rw.gatherRows()
+	rw.scatterRows()
 }
 
 // stageCall is the call of stage st with extra appended to its arguments;
@@ -396,7 +397,7 @@ func (rw *rowWriter) writePass() {
 			o := rw.k.SegmentBindings(0, ir.Output)[t.OutIndex]
 			switch {
 			case o.IsScatter():
-				rw.scatterStore(t.OutIndex, o, outs[i], col)
+				rw.scatterStore(t.OutIndex, o, outs[i], col, vec)
 			case t.Col:
 				rw.colFold(t, outs[i], col)
 			case vec:

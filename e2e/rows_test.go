@@ -72,6 +72,13 @@ func TestRowReferences(t *testing.T) {
 		}
 		found++
 		ik := irk[k.Name]
+		if r := ik.Rows(); len(r.Gathers)+len(r.Scatters) > 0 {
+			// Tensors of their own shapes, read or written at computed
+			// coordinates (docs/indexing.md): this test draws whole rows
+			// only. Their references are checked bit for bit against the
+			// MSL (kgen verify's differential) and MLX (TestGatherMatchesMLX).
+			continue
+		}
 		for _, v := range ik.Variants {
 			for _, sh := range rowShapes {
 				if paired(k) && sh[1]%2 != 0 {

@@ -11,7 +11,7 @@
 //	sum     = product { ("+" | "-" | "|" | "^") product }
 //	product = unary { ("*" | "/" | "%" | "<<" | ">>" | "&") unary }
 //	unary   = ("-" | "!") unary | primary
-//	primary = number | name | name "(" [ expr { "," expr } ] ")" | "(" expr ")"
+//	primary = number | name | name "(" [ expr { "," expr } ] ")" | name "[" expr { "," expr } "]" | "(" expr ")"
 //	number  = digits [ "." digits ] [ ("e" | "E") [ "+" | "-" ] digits ] | "." digits [exponent]
 //
 // Offsets in the tree are byte offsets into the formula text; the caller maps
@@ -114,6 +114,15 @@ type Call struct {
 	Args []Node
 }
 
+// Index is Name[Args...]: an input read at computed integer coordinates,
+// one per dimension (docs/indexing.md); a coordinate outside its dimension
+// reads 0.
+type Index struct {
+	Off  int
+	Name string
+	Args []Node
+}
+
 // Paren is (X), kept so that messages and echoes can show the source shape.
 type Paren struct {
 	Off int
@@ -126,6 +135,7 @@ func (n *Unary) Offset() int  { return n.Off }
 func (n *Binary) Offset() int { return n.X.Offset() }
 func (n *Call) Offset() int   { return n.Off }
 func (n *Paren) Offset() int  { return n.Off }
+func (n *Index) Offset() int  { return n.Off }
 
 // Walk calls f on n and its descendants, parents first.
 func Walk(n Node, f func(Node)) {
@@ -145,5 +155,9 @@ func Walk(n Node, f func(Node)) {
 		}
 	case *Paren:
 		Walk(v.X, f)
+	case *Index:
+		for _, a := range v.Args {
+			Walk(a, f)
+		}
 	}
 }

@@ -17,7 +17,12 @@ type Checker struct {
 	Resolve Resolver
 	Rowwise bool // allow row_* and col_* reductions
 	NoTopK  bool // refuse topk, topk_index and topk_norm where Rowwise holds (a matmul's epilogue)
-	Report  func(off int, msg string)
+	// Indexed types the tensor a subscript reads (name[…]), or says why it
+	// cannot be read so; nil where the kind has no subscripts.
+	Indexed Resolver
+	// IndexKind names the kind, for the message refusing a subscript.
+	IndexKind string
+	Report    func(off int, msg string)
 }
 
 // Check returns the type of n, or Unknown after reporting why it has none.
@@ -40,8 +45,42 @@ func (c *Checker) Check(n Node) Type {
 		return c.binary(v)
 	case *Call:
 		return c.call(v)
+	case *Index:
+		return c.index(v)
 	}
 	return Unknown
+}
+
+// index checks name[e1, …, eN]: a kind that reads by subscript, a name
+// the Indexed resolver accepts (how many coordinates it takes is the IR's
+// to check), and integer coordinates. Its type is the tensor's element's.
+func (c *Checker) index(v *Index) Type {
+	for i, a := range v.Args {
+		switch t := c.Check(a); t {
+		case Num:
+			if _, lit := intLiteral(a); lit {
+				markInt(a)
+				continue
+			}
+			c.Report(a.Offset(), fmt.Sprintf("coordinate %d of %s[…] must be an integer (row, col, an integer param or input, i32(…)), not a number", i+1, v.Name))
+		case Bool:
+			c.Report(a.Offset(), fmt.Sprintf("coordinate %d of %s[…] must be an integer, not a boolean", i+1, v.Name))
+		}
+	}
+	if c.Indexed == nil {
+		kind := c.IndexKind
+		if kind == "" {
+			kind = "this"
+		}
+		c.Report(v.Off, IndexKindMessage(v.Name, kind))
+		return Unknown
+	}
+	t, why := c.Indexed(v.Name)
+	if why != "" {
+		c.Report(v.Off, why)
+		return Unknown
+	}
+	return t
 }
 
 func (c *Checker) unary(v *Unary) Type {
@@ -323,6 +362,11 @@ func (c *Checker) intSelect(v *Call) (Type, bool) {
 	return Num, true
 }
 
+// IndexKindMessage refuses a subscript of name in a kernel of another kind.
+func IndexKindMessage(name, kind string) string {
+	return fmt.Sprintf("%s[…] reads a tensor at computed coordinates: indexing needs kind: rowwise (this kernel is %s)", name, kind)
+}
+
 // a is a type with its article ("an integer").
 func a(t Type) string {
 	if t == Int {
@@ -343,9 +387,16 @@ func Refs(n Node) []string {
 	var out []string
 	seen := map[string]bool{}
 	Walk(n, func(m Node) {
-		if id, ok := m.(*Ident); ok && !seen[id.Name] {
-			seen[id.Name] = true
-			out = append(out, id.Name)
+		name := ""
+		switch v := m.(type) {
+		case *Ident:
+			name = v.Name
+		case *Index:
+			name = v.Name
+		}
+		if name != "" && !seen[name] {
+			seen[name] = true
+			out = append(out, name)
 		}
 	})
 	return out

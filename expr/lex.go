@@ -16,6 +16,8 @@ const (
 	tokLParen
 	tokRParen
 	tokComma
+	tokLBrack
+	tokRBrack
 )
 
 type token struct {
@@ -72,6 +74,12 @@ func lex(src string) ([]token, *Error) {
 			i++
 		case c == ')':
 			toks = append(toks, token{tokRParen, i, ")"})
+			i++
+		case c == '[':
+			toks = append(toks, token{tokLBrack, i, "["})
+			i++
+		case c == ']':
+			toks = append(toks, token{tokRBrack, i, "]"})
 			i++
 		case c == ',':
 			toks = append(toks, token{tokComma, i, ","})

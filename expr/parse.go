@@ -152,6 +152,9 @@ func (p *parser) primary() Node {
 		if p.peek().kind == tokLParen {
 			return p.call(t)
 		}
+		if p.peek().kind == tokLBrack {
+			return p.index(t)
+		}
 		return &Ident{Off: t.off, Name: t.text}
 	case tokLParen:
 		x := p.expr(1)
@@ -190,6 +193,32 @@ func (p *parser) call(name token) Node {
 		break
 	}
 	return c
+}
+
+// index parses name[e1, …, eN] (at least one coordinate).
+func (p *parser) index(name token) Node {
+	open := p.next() // [
+	x := &Index{Off: name.off, Name: name.text}
+	if p.peek().kind == tokRBrack {
+		p.fail(open.off, "subscript of %s has no coordinates: write one integer per dimension, e.g. %s[row, col]", name.text, name.text)
+		return x
+	}
+	h := 0
+	defer func() { p.rise(h, name.off) }()
+	for p.err == nil {
+		x.Args = append(x.Args, p.expr(1))
+		h = max(h, p.height)
+		if p.peek().kind == tokComma {
+			p.next()
+			continue
+		}
+		if p.err == nil && p.peek().kind == tokEOF {
+			p.fail(open.off, "this `[` is never closed")
+		}
+		p.expect(tokRBrack, "`,` or `]` in the subscript of %s", name.text)
+		break
+	}
+	return x
 }
 
 func (p *parser) expect(kind tokKind, format string, args ...any) {
@@ -235,5 +264,14 @@ func write(b *strings.Builder, n Node) {
 		b.WriteString("(")
 		write(b, v.X)
 		b.WriteString(")")
+	case *Index:
+		b.WriteString(v.Name + "[")
+		for i, a := range v.Args {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			write(b, a)
+		}
+		b.WriteString("]")
 	}
 }

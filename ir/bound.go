@@ -130,6 +130,7 @@ type boundEnv struct {
 	reds           []dual    // rowwise: the row reductions' values
 	accs           []dual    // matmul: the accumulators at the element
 	pairs          []float64 // rowwise: each input at the paired element (RefPair)
+	gathers        []float64 // rowwise: each gather's element (RefGather, gather.go)
 	r              Rounding
 	ints           map[string]int32 // the indices and sizes (IndexNames) at this element
 }
@@ -182,16 +183,19 @@ func (b boundEnv) eval(x *Expr) dual {
 		return b.round(v, 0)
 	case OpRef:
 		switch x.Ref {
-		case RefInput, RefPair:
-			v := b.inputs[x.Index]
-			if x.Ref == RefPair {
+		case RefInput, RefPair, RefGather:
+			v, in := b.inputs[x.Index], x.Index
+			switch x.Ref {
+			case RefPair:
 				v = b.pairs[x.Index]
+			case RefGather:
+				v, in = b.gathers[x.Index], b.k.Rows().Gathers[x.Index].Input
 			}
-			if x.Index < len(b.r.InputUnits) && b.r.InputUnits[x.Index] != 0 && b.r.Round != nil {
+			if in < len(b.r.InputUnits) && b.r.InputUnits[in] != 0 && b.r.Round != nil {
 				return dual{b.r.Round(v), 0}
 			}
-			if x.Index < len(b.r.InputUnits) {
-				return dual{v, b.r.InputUnits[x.Index] * math.Abs(v)}
+			if in < len(b.r.InputUnits) {
+				return dual{v, b.r.InputUnits[in] * math.Abs(v)}
 			}
 			return dual{v, 0}
 		case RefLet:
@@ -358,6 +362,8 @@ func (b boundEnv) evalInt(x *Expr) (int32, float64) {
 			return int32(uint32(int64(b.params[x.Index]))), 0
 		case RefInput: // an integer tensor's element, held exactly
 			return int32(uint32(int64(b.inputs[x.Index]))), 0
+		case RefGather: // an integer tensor's gathered element
+			return int32(uint32(int64(b.gathers[x.Index]))), 0
 		case RefLet:
 			d := b.lets[x.Index]
 			return int32(d.v), d.e

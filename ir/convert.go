@@ -34,6 +34,8 @@ func (c *formulaChecker) convert(n expr.Node) *Expr {
 			e.Int = e.Args[0].Int
 		}
 		return e
+	case *expr.Index:
+		return c.convertIndex(v)
 	case *expr.Call:
 		if v.Fn == expr.Detach { // the value itself: only package backward tells it apart
 			return c.convert(v.Args[0])

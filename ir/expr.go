@@ -32,6 +32,10 @@ const (
 	// cols, w) where Width is pair_half's width w; Name is the stage
 	// parameter that carries it.
 	RefPair
+	// RefGather is an input read at computed coordinates (name[…],
+	// gather.go): Index into Rows.Gathers, Name the stage parameter that
+	// carries the element (GatherName), At the coordinates.
+	RefGather
 )
 
 // PairWidthName is the per-row value holding pair_half's width w
@@ -100,4 +104,8 @@ type Expr struct {
 	// the whole row. It is not among Args: it is a per-row value
 	// (Rows.PairWidth), not an operand of the element's arithmetic.
 	Width *Expr
+	// At is a RefGather's coordinates, one per dimension of its input: not
+	// among Args, since the loops compute them where they load the element
+	// (gather.go), not the stage functions.
+	At []*Expr
 }

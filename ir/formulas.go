@@ -155,11 +155,13 @@ func (c *formulaChecker) add(n spec.Name, kind RefKind, index int, what string) 
 func (c *formulaChecker) step(i int, f spec.Formula) Step {
 	isOutput := i >= len(c.s.Let)
 	ck := &expr.Checker{
-		Resolve: func(name string) (expr.Type, string) { return c.resolve(name, i) },
-		Rowwise: c.k.Kind == Rowwise || c.k.Kind == KindMatmul,
-		NoTopK:  c.k.Kind == KindMatmul,
-		Report:  func(off int, msg string) { c.diags.Addf(f.Map.At(off), "%s", msg) },
+		Resolve:   func(name string) (expr.Type, string) { return c.resolve(name, i) },
+		Rowwise:   c.k.Kind == Rowwise || c.k.Kind == KindMatmul,
+		NoTopK:    c.k.Kind == KindMatmul,
+		IndexKind: c.k.Kind.String(),
+		Report:    func(off int, msg string) { c.diags.Addf(f.Map.At(off), "%s", msg) },
 	}
+	ck.Indexed = c.indexed
 	t := ck.Check(c.trees[i])
 	if isOutput {
 		c.checkOutputType(f, t)
@@ -170,10 +172,10 @@ func (c *formulaChecker) step(i int, f spec.Formula) Step {
 		}
 	}
 	c.checkNumbers(f, c.trees[i])
-	if !c.checkPairs(f, c.trees[i]) {
+	if !c.checkPairs(f, c.trees[i]) || !c.checkSubscripts(f, c.trees[i]) {
 		return Step{Name: f.Name.Name, Output: isOutput, Source: oneLine(f.Text), Expr: &Expr{Op: OpLiteral, Text: "0"}}
 	}
-	return Step{Name: f.Name.Name, Output: isOutput, Source: oneLine(f.Text), Expr: c.convert(c.trees[i])}
+	return Step{Name: f.Name.Name, Output: isOutput, Source: oneLine(f.Text), Expr: c.convert(c.trees[i]), At: c.coordinates(i, f)}
 }
 
 // checkOutputType matches an output's formula to its storage: a number for
@@ -202,6 +204,10 @@ func (c *formulaChecker) resolve(name string, i int) (expr.Type, string) {
 	}
 	if _, declared := c.symbols[name]; name == expr.Inf && !declared {
 		return expr.Num, "" // +∞; a value named inf (specs older than it) shadows it
+	}
+	if why := c.bareIndexable(name); why != "" {
+		c.used[name] = true
+		return expr.Unknown, why
 	}
 	if sym, ok := c.symbols[name]; ok {
 		if sym.kind == refOperand {
@@ -396,6 +402,8 @@ func (c *formulaChecker) varying(n expr.Node, seen map[string]bool) string {
 			return
 		}
 		switch v := n.(type) {
+		case *expr.Index:
+			why = v.Name + "[…] (a tensor's element)"
 		case *expr.Call:
 			if _, isPair := expr.PairFuncs[v.Fn]; isPair {
 				why = v.Fn + " (an element of the row)"

@@ -91,6 +91,11 @@ type Binding struct {
 	// reads): its cols must be even, and no output may alias it, since
 	// another thread reads each element's partner.
 	Paired bool
+	// Indexed marks a tensor read or written at computed coordinates
+	// (docs/indexing.md): an input a gather reads, or an output written by
+	// a positioned write (IsScatter). It shares memory with no other
+	// tensor, in place included: other threads touch its elements.
+	Indexed bool
 	// Batch is a batched matmul's tensor's leading dimensions, before
 	// Shape (see BatchDim); nil otherwise.
 	Batch []BatchDim
@@ -128,6 +133,9 @@ type Field struct {
 	Type   dtype.DType // u32, i32 or f32
 	Offset int
 	Size   bool // a size field (n; rows, cols) rather than a param
+	// Dim marks the size field of an indexable input's own dimension
+	// (gather.go): a size, not a row count the launch covers.
+	Dim bool
 	// Derived is set on size fields the launcher computes from the others
 	// (rowwise: rows_per_group): the Metal rule in words, for the inventory
 	// (Launch(b).Derived holds each backend's evaluable rule).
@@ -154,6 +162,9 @@ type Step struct {
 	Output bool   // an output (stored), else a let binding
 	Source string // the formula as written in the spec
 	Expr   *Expr
+	// At is a positioned write's coordinates as checked (scatter.go), nil
+	// for an ordinary output or a let; Rows.Scatters holds them inlined.
+	At []*Expr
 }
 
 // BindingsOf returns the kernel's bindings of one role.

@@ -70,6 +70,10 @@ type Rows struct {
 	// TopK is the kernel's top-k selection, its [rows, k] outputs (topk.go);
 	// nil without one.
 	TopK *TopK
+	// Gathers is the kernel's indexed reads (gather.go), by RefGather Index.
+	Gathers []Gather
+	// Scatters is the kernel's positioned writes (scatter.go).
+	Scatters []Scatter
 }
 
 // StepInfo classifies one let or output.
@@ -144,7 +148,12 @@ func rowBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 		tensor := Shape{pre + "rows", "cols"}
 		for _, in := range s.Inputs {
 			shape := tensor
-			if checkDims(in, diags, "a rowwise input has shape [rows, cols], [cols] (one row shared by every row) or [rows] (one value per row)",
+			if isIndexable(in.Dims) { // gather.go: its own shape, read by subscript; the outputs give rows and cols
+				hasRowTensor = true
+				out = append(out, Binding{Index: len(out), Name: pre + in.Name.Name, Role: Input, DType: in.DType.Type, Shape: append(Shape(nil), in.Dims...), Segment: si})
+				continue
+			}
+			if checkDims(in, diags, "a rowwise input has shape [rows, cols], [cols] (one row shared by every row) or [rows] (one value per row), or names dimensions of its own to be read by subscript ([vocab, cols])",
 				Shape{"rows", "cols"}, Shape{"cols"}, Shape{"rows"}) && in.Dims != nil {
 				shape = append(Shape(nil), in.Dims...) // segments rename rows: never alias the spec's
 				if shape[0] == "rows" {
@@ -159,7 +168,11 @@ func rowBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 	}
 	for si, pre := range prefixes {
 		for _, o := range s.Outputs {
-			out = append(out, Binding{Index: len(out), Name: pre + o.Name.Name, Role: Output, DType: o.DType.Type, Shape: Shape{pre + "rows", "cols"}, Segment: si})
+			shape := Shape{pre + "rows", "cols"}
+			if o.Dims != nil { // a positioned write (scatter.go): its own shape
+				shape = append(Shape(nil), o.Dims...)
+			}
+			out = append(out, Binding{Index: len(out), Name: pre + o.Name.Name, Role: Output, DType: o.DType.Type, Shape: shape, Segment: si, Indexed: o.Dims != nil})
 		}
 	}
 	if !hasRowTensor && len(s.Inputs) > 0 {
@@ -175,6 +188,7 @@ func rowBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 	fields = append(fields, Field{Name: "cols", Type: dtype.U32, Size: true},
 		Field{Name: "rows_per_group", Type: dtype.U32, Size: true,
 			Derived: rowsPerGroupDoc(s.Threadgroup, 32, "4 * lanes")})
+	fields = append(fields, indexDimFields(s, diags)...)
 	for _, p := range s.Params {
 		fields = append(fields, Field{Name: p.Name.Name, Type: p.Type.Type, Example: p.ExampleText})
 	}
@@ -201,7 +215,7 @@ func (r *Rows) Launch(k *Kernel, b Backend) launch.Launch {
 	rpg := launch.V("rows_per_group")
 	var groups []*launch.Expr
 	for _, f := range k.ArgsBinding().Fields {
-		if f.Size && f.Name != "cols" && f.Derived == "" {
+		if f.Size && f.Name != "cols" && f.Derived == "" && !f.Dim {
 			groups = append(groups, launch.Ceil(launch.V(f.Name), rpg))
 		}
 	}
@@ -248,6 +262,8 @@ type scheduler struct {
 
 func schedule(s *spec.Spec, k *Kernel, r *Rows, diags *diag.List) {
 	sc := &scheduler{s: s, k: k, rows: r, diags: diags}
+	collectGathers(k, r)
+	collectScatters(s, k, r, diags)
 	formulas := append(append([]spec.Formula(nil), s.Let...), s.Outputs...)
 	sc.colOutputs()
 	sc.topkOutputs()
@@ -264,7 +280,7 @@ func schedule(s *spec.Spec, k *Kernel, r *Rows, diags *diag.List) {
 			sc.checkTopKKey(o, in)
 			continue
 		}
-		if st.Output && !in.elem {
+		if st.Output && !in.elem && st.At == nil { // a positioned write is refused instead (collectScatters)
 			perRowOutput(k, i)
 		}
 	}
@@ -335,7 +351,7 @@ func (sc *scheduler) classify(e *Expr) valueInfo {
 				return valueInfo{elem: true}
 			}
 			return valueInfo{elem: true, tensor: true, byRow: true}
-		case RefAcc:
+		case RefAcc, RefGather: // a gather: per element, its row may depend on the row
 			return valueInfo{elem: true, tensor: true, byRow: true}
 		case RefPair:
 			sc.rows.Pair = e.Text
@@ -449,6 +465,7 @@ type Deps struct {
 	ElemLets   []int // step indices, in order
 	Inputs     map[int]bool
 	Pairs      map[int]bool // inputs read at the paired element (RefPair)
+	Gathers    map[int]bool // indexed reads (RefGather), by index into Rows.Gathers
 	Params     map[int]bool
 	Constants  map[int]bool
 	Indices    map[string]bool // the index and size names used (IndexNames)
@@ -474,7 +491,7 @@ func (k *Kernel) elementDeps(targets []*Expr, perRow func(step int) bool) Deps {
 // elementDepsCached is elementDeps where the lets cached tells are taken
 // as arguments from the let cache (Deps.CachedLets), not computed.
 func (k *Kernel) elementDepsCached(targets []*Expr, perRow, cached func(step int) bool) Deps {
-	d := Deps{Inputs: map[int]bool{}, Pairs: map[int]bool{}, Params: map[int]bool{}, Constants: map[int]bool{}, Indices: map[string]bool{}}
+	d := Deps{Inputs: map[int]bool{}, Pairs: map[int]bool{}, Gathers: map[int]bool{}, Params: map[int]bool{}, Constants: map[int]bool{}, Indices: map[string]bool{}}
 	lets, rowLets, cachedLets, reds := map[int]bool{}, map[int]bool{}, map[int]bool{}, map[int]bool{}
 	var walk func(e *Expr)
 	walk = func(e *Expr) {
@@ -486,6 +503,8 @@ func (k *Kernel) elementDepsCached(targets []*Expr, perRow, cached func(step int
 				d.Inputs[e.Index] = true
 			case RefPair:
 				d.Pairs[e.Index] = true
+			case RefGather:
+				d.Gathers[e.Index] = true
 			case RefParam:
 				d.Params[e.Index] = true
 			case RefConstant:
@@ -615,6 +634,9 @@ func (k *Kernel) FormatExpr(e *Expr) string {
 			red := r.Reductions[e.Index]
 			return red.Op.Func() + "(" + k.FormatExpr(red.Arg) + ")"
 		}
+		if e.Ref == RefGather {
+			return k.formatIndex(e)
+		}
 		return e.Name
 	case OpUnary:
 		return e.Operator + k.formatOperand(e.Args[0], 7)
@@ -692,6 +714,7 @@ func (r *Rows) Describe(k *Kernel) []string {
 			}
 			reads = append(reads, fmt.Sprintf("%s (%s)", k.inputName(i), src))
 		}
+		reads = append(reads, r.describeGathers(k, p)...)
 		line := fmt.Sprintf("pass %d: %s; reads %s", p, strings.Join(what, ", "), strings.Join(reads, ", "))
 		for _, c := range r.LetCache {
 			switch {

@@ -28,13 +28,24 @@ func (k *Kernel) EvalRowsBound(in [][]float64, params []float64, r Rounding) (va
 // EvalRowsBoundAt is EvalRowsBound for row `row` of `rows` (of its
 // segment): the values the formulas' integers row and rows take.
 func (k *Kernel) EvalRowsBoundAt(row, rows int, in [][]float64, params []float64, r Rounding) (vals, bounds [][]float64) {
-	e := k.rowEvalAt(row, rows, in, params, r)
+	return k.EvalRowsBoundSized(row, rows, nil, nil, in, params, r)
+}
+
+// EvalRowsBoundSized is EvalRowsBoundAt given the launch's size fields
+// (nil: cols from the inputs) and each input's whole tensor (whole[i], nil
+// for none), which its gathers read at their coordinates (gather.go); an
+// indexable input's in[i] may be its whole tensor too.
+func (k *Kernel) EvalRowsBoundSized(row, rows int, sizes map[string]int, whole, in [][]float64, params []float64, r Rounding) (vals, bounds [][]float64) {
+	e := k.rowEvalAt(row, rows, sizes, whole, in, params, r)
 	return e.selectTopK(e.outputs())
 }
 
 // rowEvalAt runs a row's passes up to the write pass, for outputs.
-func (k *Kernel) rowEvalAt(row, rows int, in [][]float64, params []float64, r Rounding) *rowEval {
+func (k *Kernel) rowEvalAt(row, rows int, sizes map[string]int, whole, in [][]float64, params []float64, r Rounding) *rowEval {
 	cols := rowCols(k, in)
+	if c, ok := sizes["cols"]; ok {
+		cols = c
+	}
 	sched := k.Schedule.(*Rows)
 	lanes := LanesPerRow(cols, k.Threadgroup)
 	e := &rowEval{
@@ -43,6 +54,7 @@ func (k *Kernel) rowEvalAt(row, rows int, in [][]float64, params []float64, r Ro
 			lets: make([]dual, len(k.Steps)), reds: make([]dual, len(sched.Reductions)),
 			ints: map[string]int32{"row": int32(row), "rows": int32(rows), "cols": int32(cols)}},
 		depth: float64((cols+lanes-1)/lanes + SimdWidth + lanes/SimdWidth),
+		sizes: sizes, whole: whole,
 	}
 	e.perRow = make([]bool, len(in))
 	for i, b := range k.SegmentBindings(0, Input) {
@@ -95,7 +107,9 @@ type rowEval struct {
 	elem          []float64 // the inputs at the current column
 	perRow        []bool    // by input: one value for the whole row (set once, not per column)
 	env           boundEnv
-	depth         float64 // summation depth D of the float accumulators
+	depth         float64        // summation depth D of the float accumulators
+	sizes         map[string]int // the launch's size fields (EvalRowsBoundSized), nil when not given
+	whole         [][]float64    // each input's whole tensor, for its gathers (EvalRowsBoundSized)
 }
 
 // rowAcc is one reduction's running value, error bound and Σ|terms|.
@@ -104,7 +118,7 @@ type rowAcc struct{ v, e, abs float64 }
 // rowCols is the row length: the length of the first [rows, cols] input.
 func rowCols(k *Kernel, in [][]float64) int {
 	for i, b := range k.SegmentBindings(0, Input) {
-		if len(b.Shape) == 2 {
+		if len(b.Shape) == 2 && !b.IsIndexable() {
 			return len(in[i])
 		}
 	}
@@ -114,7 +128,7 @@ func rowCols(k *Kernel, in [][]float64) int {
 // setElem points the environment's inputs at column j.
 func (e *rowEval) setElem(j int) {
 	for i := range e.in {
-		if !e.perRow[i] {
+		if !e.perRow[i] && j < len(e.in[i]) { // an indexable input is read by its gathers
 			e.elem[i] = e.in[i][j]
 		}
 	}
@@ -127,6 +141,7 @@ func (e *rowEval) setElem(j int) {
 	}
 	e.env.ints["col"] = int32(j)
 	e.env.inputs = e.elem
+	e.setGathers()
 	for b := range e.accIn {
 		e.env.accs[b] = dual{e.accIn[b][j], e.accErr[b][j]}
 	}

@@ -65,6 +65,7 @@ const (
 	ArgIndex                    // an index or size (Name: one of IndexNames), an integer
 	ArgPair                     // an input at the paired element (Index: among the spec's inputs; see RefPair)
 	ArgCachedLet                // a per-element let from the let cache (Index: step index; see Rows.CachedStage)
+	ArgGather                   // an indexed read's element (Index: into Rows.Gathers; see RefGather)
 )
 
 // StageArg is one value parameter of a stage function.
@@ -90,6 +91,13 @@ func (k *Kernel) finishStage(st Stage) Stage {
 	for i, b := range k.ElementInputs(0) {
 		if st.Deps.Pairs[i] {
 			st.Args = append(st.Args, StageArg{Kind: ArgPair, Index: i, Name: "kgen_pair_" + k.FormulaName(b)})
+		}
+	}
+	if r, ok := k.Schedule.(*Rows); ok {
+		for g, ga := range r.Gathers {
+			if st.Deps.Gathers[g] {
+				st.Args = append(st.Args, StageArg{Kind: ArgGather, Index: g, Name: GatherName(g), Int: k.Bindings[ga.Input].DType.IsInt()})
+			}
 		}
 	}
 	for i, p := range k.Params() {

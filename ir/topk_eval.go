@@ -39,7 +39,7 @@ func (k *Kernel) EvalTopKKeysAt(row, rows int, in [][]float64, params []float64,
 	if t == nil {
 		return nil, nil
 	}
-	vals, bs := k.rowEvalAt(row, rows, in, params, r).outputs()
+	vals, bs := k.rowEvalAt(row, rows, nil, nil, in, params, r).outputs()
 	return vals[t.Outputs[0].Out], bs[t.Outputs[0].Out]
 }
 

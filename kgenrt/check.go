@@ -371,6 +371,9 @@ func (k *Kernel) checkOverlap(bs []int, tensors []*Tensor) error {
 			}
 			o := &k.Bindings[bs[j]]
 			inPlace := o.Role == Input && sameElems(tensors[i], t)
+			if b.Indexed || o.Indexed {
+				return k.tensorErr(*b, fmt.Sprintf("shares memory with %s %s; a tensor read or written at computed coordinates (docs/indexing.md) shares memory with no other, not even in place", o.Role, o.Name))
+			}
 			if inPlace && o.Paired {
 				return k.tensorErr(*b, fmt.Sprintf("shares memory with %s, which the kernel reads at paired elements (another thread reads each element's partner): write it out of place", o.Name))
 			}

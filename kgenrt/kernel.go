@@ -147,6 +147,11 @@ type Binding struct {
 	// embeddings): Check wants its last dim even and no output in place
 	// over it.
 	Paired bool
+	// Indexed marks a tensor the kernel reads or writes at computed
+	// coordinates (docs/indexing.md): an input a gather reads, an output a
+	// positioned write writes. Check lets it share memory with no other
+	// tensor, not even in place: other threads touch its elements.
+	Indexed bool
 	// Quant marks a quantized matmul operand (QuantFormat): the packed
 	// tensor, whose last dim holds Quant.Width(k) words or bytes for Shape's
 	// k, or with Table its scales or biases, k / Quant.Group a row. Nil

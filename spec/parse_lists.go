@@ -259,7 +259,7 @@ func (p *parser) unknownKey(f yamlnode.Field, what string, known []string) {
 	p.diags.Addf(f.KeyPos, "unknown %s %q: want one of %v%s", what, f.Key, known, diag.Suggest(f.Key, known))
 }
 
-var outputFields = []string{"name", "dtype", "formula"}
+var outputFields = []string{"name", "dtype", "shape", "at", "formula"}
 
 // isLongOutput reports whether an outputs entry is the long form
 // {name, dtype, formula} rather than the one-key map name: formula.
@@ -270,6 +270,25 @@ func isLongOutput(fields []yamlnode.Field) bool {
 		}
 	}
 	return false
+}
+
+// coordinates reads a positioned write's at: [e1, …], one formula per
+// dimension.
+func (p *parser) coordinates(n ast.Node) []Formula {
+	items, ok := p.doc.Seq(n, "at (the coordinates an element is written at, e.g. [row / n, pos + row % n, col])", p.diags)
+	if !ok {
+		return nil
+	}
+	var out []Formula
+	for _, it := range items {
+		text, isScalar := yamlnode.Scalar(it)
+		if !isScalar || text == "" {
+			p.diags.Addf(p.doc.Pos(it), "a coordinate of at is an integer formula, not %s", yamlnode.Describe(it))
+			return nil
+		}
+		out = append(out, Formula{Name: Name{Pos: p.doc.Pos(it)}, Text: text, Map: p.doc.MapScalar(it)})
+	}
+	return out
 }
 
 // longOutput reads {name: q, dtype: i8, formula: …}: an output stored in a
@@ -291,9 +310,25 @@ func (p *parser) longOutput(n ast.Node, fields []yamlnode.Field) (Formula, bool)
 				continue
 			}
 			form.Text, form.Map, hasFormula = text, p.doc.MapScalar(f.Value), true
+		case "shape":
+			form.DimsPos = p.doc.Pos(f.Value)
+			if _, isSeq := f.Value.(*ast.SequenceNode); !isSeq {
+				p.diags.Addf(form.DimsPos, "an output's shape is a list of its dimensions, e.g. [heads, seq, cols]")
+				continue
+			}
+			form.Dims = p.dims(f.Value)
+		case "at":
+			form.AtPos = p.doc.Pos(f.Value)
+			form.At = p.coordinates(f.Value)
 		default:
 			p.unknownKey(f, "output field", outputFields)
 		}
+	}
+	if form.AtPos.Line > 0 && form.DimsPos.Line == 0 {
+		p.diags.Addf(form.AtPos, "output %s: a positioned write needs the output's shape (shape: [heads, seq, cols]) beside at", form.Name.Name)
+	}
+	if form.DimsPos.Line > 0 && form.AtPos.Line == 0 {
+		p.diags.Addf(form.DimsPos, "output %s: an output with a shape of its own is written at computed coordinates: give at (at: [row, col] …), one per dimension", form.Name.Name)
 	}
 	if !hasName {
 		p.diags.Addf(p.doc.Pos(n), "an output needs a name")

@@ -217,6 +217,10 @@ func (p *parser) batchNames(n ast.Node) []Name {
 	return out
 }
 
+// MaxIndexDims is the most dimensions an indexable input of a rowwise
+// kernel takes (docs/indexing.md).
+const MaxIndexDims = 4
+
 // MaxBatchDims is the most leading dimensions a batched matmul takes.
 const MaxBatchDims = 3
 
@@ -276,11 +280,24 @@ func (p *parser) dims(n ast.Node) []string {
 		if !ok {
 			return nil
 		}
+		if p.kind == Rowwise && !slices.Contains(Dims, v) {
+			// An indexable input's own dimension (docs/indexing.md): a
+			// size field of the args struct, named like a value.
+			if why := CheckName(v); why != "" {
+				p.diags.Addf(p.doc.Pos(it), "dimension %q %s", v, why)
+				return nil
+			}
+			out = append(out, v)
+			continue
+		}
 		if !slices.Contains(Dims, v) {
 			p.diags.Addf(p.doc.Pos(it), "unknown dimension %q: want one of %v%s", v, names, diag.Suggest(v, names))
 			return nil
 		}
 		out = append(out, v)
+	}
+	if p.kind == Rowwise && len(out) > 2 && len(out) <= MaxIndexDims {
+		return out // an indexable input ([heads, seq, cols]); ir checks it
 	}
 	if len(out) == 0 || len(out) > 2 {
 		p.diags.Addf(p.doc.Pos(n), "input shape has %d dimensions: want one or two (e.g. [rows, cols], [cols], [rows]; matmul [m, n], [n], [m])", len(out))

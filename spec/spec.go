@@ -171,6 +171,15 @@ type Formula struct {
 	DType TypeRef
 	Text  string
 	Map   yamlnode.ScalarMap // offsets in Text → file positions
+	// Dims and At make an output a positioned write (the long form's shape
+	// and at, docs/indexing.md): the tensor's own dimensions, and one
+	// coordinate formula per dimension giving where element (row, col) is
+	// written; nil for an ordinary output. DimsPos and AtPos are where they
+	// are written.
+	Dims    []string
+	DimsPos diag.Pos
+	At      []Formula
+	AtPos   diag.Pos
 }
 
 // Tolerance bounds the parity check of one storage dtype:

@@ -155,6 +155,14 @@ func specNames(s *spec.Spec) []string {
 	for _, p := range s.Params {
 		names = append(names, p.Name.Name)
 	}
+	// An indexable tensor's own dimensions (docs/indexing.md): user names,
+	// read only as args.<name>, like a batched matmul's batch sizes.
+	for _, in := range s.Inputs {
+		names = append(names, in.Dims...)
+	}
+	for _, o := range s.Outputs {
+		names = append(names, o.Dims...)
+	}
 	if s.Matmul != nil {
 		names = append(names, s.Matmul.A.Name.Name)
 		for _, b := range s.Matmul.B {

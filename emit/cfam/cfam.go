@@ -353,6 +353,11 @@ func preludeBlocks(k *ir.Kernel, d *Dialect) []string {
 	for _, s := range k.Steps {
 		walk(s.Expr)
 	}
+	if r, ok := k.Schedule.(*ir.Rows); ok { // the loops' coordinates (gather.go, scatter.go)
+		for _, c := range r.Coordinates() {
+			walk(c)
+		}
+	}
 	for _, st := range k.Stages() { // what the steps refer to, reduction terms included
 		for _, t := range st.Targets {
 			walk(t.Expr)

@@ -83,6 +83,7 @@ func scalarLoop(rw *rowWriter, p int, body elemBody) {
 			rw.P("const ", rw.valType(i), " kgen_v_", rw.inputName(i), " = ", rw.deviceLoad(i), ";")
 		}
 		rw.pairLoads(p, "kgen_j")
+		rw.gatherLoads(p, "kgen_j", nil)
 		body(false, false)
 	})
 }
@@ -168,8 +169,9 @@ func vecElems(rw *rowWriter, p int, fromCache bool, body elemBody) {
 			vecLoad(rw, n, rowLoad(rw, i, p, n+" + kgen_base + kgen_j0"))
 		}
 	}
+	vg := vecGathers(rw, p)
 	if write {
-		for _, o := range elemOutputs(k) {
+		for _, o := range append(elemOutputs(k), vecScatters(rw)...) {
 			rw.P("alignas(16) T kgen_y_", k.FormulaName(o), "[kV];")
 		}
 	}
@@ -183,6 +185,8 @@ func vecElems(rw *rowWriter, p int, fromCache bool, body elemBody) {
 			}
 		}
 		vecPairLoads(rw, p, fromCache)
+		vecGatherElems(rw, vg)
+		rw.gatherLoads(p, "kgen_j0 + kgen_e", vg)
 		body(true, fromCache)
 	})
 	if write {
@@ -190,6 +194,7 @@ func vecElems(rw *rowWriter, p int, fromCache bool, body elemBody) {
 			n := k.FormulaName(o)
 			rw.P("*reinterpret_cast<uint4*>(", n, " + kgen_base + kgen_j0) = *reinterpret_cast<const uint4*>(kgen_y_", n, ");")
 		}
+		vecScatterStores(rw)
 	}
 }
 

@@ -21,6 +21,7 @@ func metalRowLoops(rw *rowWriter, p int, body elemBody) {
 			}
 		}
 		rw.pairLoads(p, "kgen_j")
+		rw.gatherLoads(p, "kgen_j", nil)
 		body(false, false)
 	})
 }

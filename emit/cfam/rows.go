@@ -221,6 +221,8 @@ func (rw *rowWriter) rowGeometry(rows, row string) {
 			rw.P("const ", rw.valType(i), " kgen_v_", n, " = kgen_row < ", rows, " ? ", rw.loadCvt(i, d.ReadOnly(n+"[kgen_row]")), " : ", zero, ";")
 		}
 	}
+	rw.gatherRows()
+	rw.scatterRows()
 }
 
 // stageCall is the call of stage st with extra appended to its arguments;
@@ -244,6 +246,10 @@ func (rw *rowWriter) stageCallAt(st ir.Stage, extra []string, vec bool) string {
 		}
 		if a.Kind == ir.ArgInput {
 			names = append(names, "kgen_v_"+a.Name)
+			continue
+		}
+		if a.Kind == ir.ArgGather { // loaded by the loop (gatherLoads)
+			names = append(names, a.Name)
 			continue
 		}
 		if a.Kind == ir.ArgPair {
@@ -395,6 +401,8 @@ func (rw *rowWriter) writePass() {
 		for i, t := range st.Targets {
 			o := rw.k.SegmentBindings(0, ir.Output)[t.OutIndex]
 			switch {
+			case o.IsScatter():
+				rw.scatterStore(t.OutIndex, o, outs[i], col, vec)
 			case t.Col:
 				rw.colFold(t, outs[i], col)
 			case vec:
@@ -411,7 +419,7 @@ func (rw *rowWriter) writePass() {
 func elemOutputs(k *ir.Kernel) []ir.Binding {
 	var out []ir.Binding
 	for _, o := range k.SegmentBindings(0, ir.Output) {
-		if !o.IsPerRow() && !o.IsColOutput() && !o.IsTopKOutput() {
+		if !o.IsPerRow() && !o.IsColOutput() && !o.IsTopKOutput() && !o.IsScatter() { // a positioned write stores element by element
 			out = append(out, o)
 		}
 	}

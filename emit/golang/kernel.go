@@ -308,6 +308,9 @@ func bindingValue(b ir.Binding) jen.Code {
 		if b.Paired {
 			d = append(d, field("Paired", jen.True()))
 		}
+		if b.Indexed {
+			d = append(d, field("Indexed", jen.True()))
+		}
 		if b.Quant != nil {
 			d = append(d, field("Quant", jen.Op("&").Add(quantValue(*b.Quant))))
 		}

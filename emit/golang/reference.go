@@ -60,7 +60,7 @@ func registerCPU(f *jen.File, k *ir.Kernel, n *names) {
 	for i := range k.BindingsOf(ir.Output) {
 		vals = append(vals, jen.Id(fmt.Sprintf("val%d", i)))
 	}
-	for _, s := range handler(k).given64 {
+	for _, s := range given64(k) {
 		sizes = append(sizes, jen.Id("sizes").Index(jen.Lit(s)))
 	}
 	sizesParam := jen.Id("sizes")
@@ -309,7 +309,7 @@ func reference64Method(f *jen.File, k *ir.Kernel, n *names) {
 	var params, results []param
 	var lens, nils, makes, rets, given []jen.Code
 	skip := map[string]bool{}
-	for _, s := range h.given64 {
+	for _, s := range given64(k) {
 		params = append(params, param{s, jen.Int(), "int"})
 		given = append(given, jen.Lit(s).Op(":").Id(s))
 		skip[s] = true

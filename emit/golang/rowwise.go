@@ -71,7 +71,7 @@ func rowLoops(g *evalGen) []jen.Code {
 	}
 	out = append(out, topkDecl(g)...)
 	for s := 0; s < g.k.NumSegments(); s++ {
-		rows := g.k.SegmentBindings(s, ir.Output)[0].Shape[0]
+		rows := g.k.SegmentRows(s)
 		if c != nil {
 			rows = "rows" // no segments (ir refuses them with column reductions)
 		}
@@ -134,7 +134,7 @@ func rowBody(g *evalGen, seg int) []jen.Code {
 		case ir.StagePass:
 			body = append(body, reducePass(g, st, seg)...)
 		case ir.StageWrite:
-			body = append(body, jen.Comment(fmt.Sprintf("Pass %d: write.", st.Level)), rowColLoop(g.store(st, seg, rowIndex)...))
+			body = append(body, jen.Comment(fmt.Sprintf("Pass %d: write.", st.Level)), rowColLoop(append(g.gatherLoads(st, seg), g.store(st, seg, rowIndex)...)...))
 		case ir.StageTopK:
 			body = append(body, topkRow(g, st, seg)...)
 		}
@@ -189,7 +189,7 @@ func reducePass(g *evalGen, st ir.Stage, seg int) []jen.Code {
 		}
 		results = append(results, jen.Id(ir.ReductionName(i)).Op(":=").Add(res))
 	}
-	loop := append([]jen.Code{jen.List(terms...).Op(":=").Add(g.call(st, seg, rowIndex))}, adds...)
+	loop := append(append(g.gatherLoads(st, seg), jen.List(terms...).Op(":=").Add(g.call(st, seg, rowIndex))), adds...)
 	body = append(body, rowColLoop(loop...))
 	return append(body, results...)
 }

@@ -205,7 +205,7 @@ func (g *evalGen) indexValue(name string, seg int) jen.Code {
 	case name == "col":
 		return jen.Id("kgenJ")
 	case name == "rows":
-		return jen.Id(g.k.SegmentBindings(seg, ir.Output)[0].Shape[0])
+		return jen.Id(g.k.SegmentRows(seg))
 	}
 	return jen.Id(name) // i, n, cols
 }
@@ -236,6 +236,9 @@ func (g *evalGen) store(st ir.Stage, seg int, idx func(ir.Binding) jen.Code) []j
 // put stores one result of an output stage at idx(o); a [cols] output's
 // term folds into its accumulator instead (colLoops).
 func (g *evalGen) put(o ir.Binding, idx func(ir.Binding) jen.Code, val jen.Code) jen.Code {
+	if o.IsScatter() {
+		return g.scatterPut(o, val)
+	}
 	if o.IsColOutput() {
 		return jen.Id(colAccName(g.k, o)).Dot("Add").Call(jen.Id("kgenRow"), jen.Id("kgenJ"), val)
 	}

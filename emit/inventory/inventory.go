@@ -87,11 +87,15 @@ type Binding struct {
 	Fields []Field `json:"fields,omitempty"`
 	// Shape is "row" for a rowwise kernel's [cols] row vector, "rows" for a
 	// [rows] per-row tensor, "cols" for a [cols] output (a column
-	// reduction), "[rows, 8]" for a top-k selection's output (k baked);
-	// Segment names
+	// reduction), "[rows, 8]" for a top-k selection's output (k baked),
+	// the dimensions in brackets for an indexable input read by subscript
+	// ("[vocab, cols]", docs/indexing.md); Segment names
 	// the segment of a multi-segment rowwise kernel the tensor belongs to.
 	Shape   string `json:"shape,omitempty"`
 	Segment string `json:"segment,omitempty"`
+	// At is a positioned write's coordinates, one formula per dimension of
+	// Shape (docs/indexing.md): where element (row, col) is written.
+	At []string `json:"at,omitempty"`
 }
 
 // Field is one member of the args struct.
@@ -147,6 +151,10 @@ func kernel(k *ir.Kernel, msl string) Kernel {
 			bd.Shape = "row"
 		case b.IsPerRow():
 			bd.Shape = "rows" // one value per row
+		case b.IsIndexable():
+			bd.Shape = b.Shape.String() // its own dimensions, read by subscript: "[vocab, cols]"
+		case b.IsScatter():
+			bd.Shape, bd.At = b.Shape.String(), scatterAt(k, b) // a positioned write
 		}
 		if len(k.Segments) > 0 && b.Role != ir.Args {
 			bd.Segment = k.Segments[b.Segment]
@@ -204,4 +212,20 @@ func binding(b ir.Binding) Binding {
 		out.DType = b.DType.String()
 	}
 	return out
+}
+
+// scatterAt is positioned write b's coordinates in formula syntax, lets
+// inlined.
+func scatterAt(k *ir.Kernel, b ir.Binding) []string {
+	for o, ob := range k.SegmentBindings(b.Segment, ir.Output) {
+		if ob.Index != b.Index {
+			continue
+		}
+		var out []string
+		for _, c := range k.Rows().ScatterOf(o).At {
+			out = append(out, k.FormatExpr(c))
+		}
+		return out
+	}
+	return nil
 }

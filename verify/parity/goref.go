@@ -117,6 +117,9 @@ func jobOf(s *Sample, kernel int) goJob {
 		if b.Role == ir.Input {
 			t.Data = s.In[b.Index]
 		}
+		if b.IsScatter() { // written in place: it starts as the kernel's does (buffers)
+			t.Data = nanFilled(t.Shape, elemType(b, s.Variant))
+		}
 		j.Tensors = append(j.Tensors, t)
 	}
 	return j

@@ -140,12 +140,13 @@ func rowShapes(k *ir.Kernel, opts Options) []shape {
 		for _, r := range rows {
 			sizes, seg := map[string]int{"cols": c}, 0
 			for _, f := range k.ArgsBinding().Fields {
-				if f.Size && f.Name != "cols" && f.Derived == "" { // rows, or <segment>_rows in segment order
+				if f.Size && f.Name != "cols" && f.Derived == "" && !f.Dim { // rows, or <segment>_rows in segment order
 					sizes[f.Name] = SegmentRows(r, seg)
 					seg++
 				}
 			}
 			fixedDims(k, sizes)
+			indexSizes(k, sizes)
 			out = append(out, shape{sizes: sizes, seed: uint64(r)<<32 | uint64(c), n: r * c, rows: r, cols: c})
 		}
 	}
@@ -173,14 +174,18 @@ func rowReference(c *check, visit visitor) {
 			colOut[o.Out] = i
 		}
 	}
+	written := map[int]map[int]bool{} // a positioned write's elements written, by binding
 	for s := range k.NumSegments() {
 		ins, outs := k.SegmentBindings(s, ir.Input), k.SegmentBindings(s, ir.Output)
-		row := make([][]float64, len(ins))
+		row, whole := make([][]float64, len(ins)), make([][]float64, len(ins))
+		for i, b := range ins {
+			whole[i] = c.vals[b.Index]
+		}
 		rows := c.sizes[segmentRows(k, s)]
 		for r := range rows {
 			for i, b := range ins {
 				switch {
-				case b.IsRowVector():
+				case b.IsRowVector(), b.IsIndexable(): // an indexable input is read whole, by its gathers
 					row[i] = c.vals[b.Index]
 				case b.IsPerRow():
 					row[i] = c.vals[b.Index][r : r+1]
@@ -188,7 +193,7 @@ func rowReference(c *check, visit visitor) {
 					row[i] = c.vals[b.Index][r*cols : (r+1)*cols]
 				}
 			}
-			want, bound := k.EvalRowsBoundAt(r, rows, row, c.params, c.rounding)
+			want, bound := k.EvalRowsBoundSized(r, rows, c.sizes, whole, row, c.params, c.rounding)
 			if k.TopKSelection() != nil {
 				keys, kb := k.EvalTopKKeysAt(r, rows, row, c.params, c.rounding)
 				c.topkVisit(outs, r, keys, kb, visit)
@@ -196,6 +201,8 @@ func rowReference(c *check, visit visitor) {
 			for o, b := range outs {
 				switch {
 				case b.IsTopKOutput(): // topkVisit
+				case b.IsScatter():
+					scatterVisit(c, o, b, r, rows, row, want[o], bound[o], written, visit)
 				case b.IsColOutput():
 					folds[colOut[o]].Add(want[o], bound[o])
 				case b.IsPerRow():
@@ -208,6 +215,7 @@ func rowReference(c *check, visit visitor) {
 			}
 		}
 	}
+	scatterUnwritten(c, written, visit)
 	for o, b := range k.SegmentBindings(0, ir.Output) {
 		if !b.IsColOutput() {
 			continue
@@ -223,7 +231,7 @@ func rowReference(c *check, visit visitor) {
 // its [rows, cols] inputs (every rowwise kernel has one).
 func segmentRows(k *ir.Kernel, s int) string {
 	for _, b := range k.SegmentBindings(s, ir.Input) {
-		if len(b.Shape) == 2 {
+		if len(b.Shape) == 2 && !b.IsIndexable() {
 			return b.Shape[0]
 		}
 	}

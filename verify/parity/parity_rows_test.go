@@ -117,6 +117,7 @@ var nanHidden = map[string]string{
 	"dequantize_int8_rows": "its [rows, cols] input is an i8 tensor, which holds no NaN",
 	"causal_softmax":       "the NaN row's NaN sits in a masked column (col > row)",
 	"argmax":               "its one output is a column: the NaN row's NaN is selected, an integer (testdata/golden/topk)",
+	"embedding":            "it has no [rows, cols] input: its NaNs are the table's, in whichever rows gather them",
 }
 
 // nanColumns are the built-ins whose NaN references rightly reach every
@@ -128,6 +129,7 @@ var nanColumns = map[string]string{
 	"qmatmul_q4_0":          "its weights' NaN and +Inf block scales make NaN columns",
 	"qmatmul_q8_0":          "as qmatmul_q4_0",
 	"topk_wide":             "topk_norm of keys that are all ±0 (the row of ±0, a one-column row of 0) divides 0 by their sum, 0: NaN, as torch and MLX do (testdata/golden/topk)",
+	"embedding":             "its table's NaNs (parity's adversarial values) are copied into whichever rows gather their row",
 }
 
 func checkConfined(t *testing.T, r parity.Result) {
@@ -197,6 +199,10 @@ func TestWrongRowKernelFails(t *testing.T) {
 			"(kgen_j < kgen_ph ? kgen_j + kgen_ph : kgen_j < 2u * kgen_ph ? kgen_j - kgen_ph : kgen_j)",
 			"(kgen_j < args.cols / 2u ? kgen_j + args.cols / 2u : kgen_j - args.cols / 2u)", []int{4304}},
 		{"rope_partial", "the half width one column too wide", "/ 2u; // pair_half", "/ 2u + 1u; // pair_half", []int{4304}},
+		// Indexed reads and positioned writes (docs/indexing.md).
+		{"embedding", "an out-of-range id reads ones, not zeros", "kgen_tk0 ? C(table[kgen_tb0 + kgen_j]) : C(0.0f)", "kgen_tk0 ? C(table[kgen_tb0 + kgen_j]) : C(1.0f)", nil},
+		{"kv_cache_append", "writes one position later", "(int)((uint)(pos) + (uint)(kgen_irem((int)kgen_row, n_new)))",
+			"(int)((uint)(pos) + 1u + (uint)(kgen_irem((int)kgen_row, n_new)))", nil},
 	}
 	for _, m := range mutations {
 		t.Run(m.kernel+"/"+m.name, func(t *testing.T) {

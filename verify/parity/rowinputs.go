@@ -201,6 +201,13 @@ func rowInputs(r *rand.Rand, k *ir.Kernel, v ir.Variant, sizes map[string]int, o
 	for _, b := range k.BindingsOf(ir.Input) {
 		t := elemType(b, v)
 		switch {
+		case indexInput(k, b):
+			vals[b.Index] = IndexInputs(r, sizes[b.Shape[0]], IndexDim)
+		case b.IsIndexable():
+			vals[b.Index] = Inputs(r, tensorLen(b, sizes), t, opts.Range, !opts.Plain && !t.IsInt())
+			if t.IsInt() {
+				vals[b.Index] = IntInputs(r, tensorLen(b, sizes), t)
+			}
 		case t.IsInt():
 			n := cols
 			switch {

@@ -121,8 +121,19 @@ func supported(s *spec.Spec, diags *diag.List) bool {
 		return false
 	}
 	ok := true
+	for _, o := range s.Outputs {
+		if o.At != nil {
+			diags.Addf(o.AtPos, "backward of a positioned write (at:) is not offered yet")
+			ok = false
+		}
+	}
 	for _, f := range append(slices.Clone(s.Let), s.Outputs...) {
 		expr.Walk(parse(f), func(n expr.Node) {
+			if ix, isIndex := n.(*expr.Index); isIndex {
+				diags.Addf(f.Map.At(ix.Off), "backward through a subscript (%s[…]) is not offered yet (its gradient is a scatter-add)", ix.Name)
+				ok = false
+				return
+			}
 			c, isCall := n.(*expr.Call)
 			if !isCall {
 				return

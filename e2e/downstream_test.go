@@ -79,9 +79,34 @@ func main() {
 		// bf16's tolerance is too coarse to see the slipped digit.
 		failed = failed || !ok || typo && c.dt != kgenrt.BF16
 	}
+	// The spec's backward: true gives GeluTanhBackward from the same spec:
+	// dx = dy · GELU'(x), checked against central differences of GELU.
+	var xs []float32
+	for x := -3.0; x <= 3; x += 0.25 {
+		xs = append(xs, float32(x))
+	}
+	x, _ := kgenrt.FromFloat32(kgenrt.F32, xs)
+	dy, _ := kgenrt.FromFloat32(kgenrt.F32, make([]float32, len(xs)))
+	for i := range xs {
+		dy.SetFloat32(i, 2)
+	}
+	dx, _ := kgenrt.New(kgenrt.F32, len(xs))
+	if err := kernels.GeluTanhBackward.Run(kgenrt.Metal, x, dy, dx); errors.Is(err, kgenrt.ErrNoPort) {
+		err = kernels.GeluTanhBackward.Reference(x, dy, dx)
+	} else if err != nil {
+		panic(err)
+	}
+	for i, v := range x.Float64s() {
+		want := 2 * (gelu(v+1e-6) - gelu(v-1e-6)) / 2e-6
+		if got := float64(dx.Float32At(i)); math.Abs(got-want) > 1e-5+1e-5*math.Abs(want) {
+			fmt.Printf("gelu_tanh_backward at %g: %g, want %g\n", v, got, want)
+			failed = true
+		}
+	}
 	if failed {
 		os.Exit(1)
 	}
+	fmt.Println("gelu_tanh_backward: matches GELU's derivative")
 	fmt.Println("downstream ok")
 }
 `
@@ -118,14 +143,15 @@ func TestDownstreamModule(t *testing.T) {
 	mustGo(t, dir, nil, "build", "-mod=mod", "-o", os.DevNull, "github.com/kgen-dev/kgen/cmd/kgen")
 	// gen type-checks the package against the module's kgenrt before
 	// writing it; a note would say it could not.
-	if out := mustGo(t, dir, nil, "generate", "./..."); !strings.Contains(out, "kgen gen: 2 kernel(s)") || strings.Contains(out, "not type-checked") {
+	if out := mustGo(t, dir, nil, "generate", "./..."); !strings.Contains(out, "kgen gen: 4 kernel(s)") || strings.Contains(out, "not type-checked") {
 		t.Fatalf("go generate printed %q", out)
 	}
 	writeFiles(t, dir, map[string]string{"cmd/demo/main.go": demo})
 	mustGo(t, dir, nil, "build", "./...")
 	mustGo(t, dir, nil, "vet", "./...")
 	out := mustGo(t, dir, nil, "run", "./cmd/demo")
-	if !strings.Contains(out, "downstream ok") || !strings.Contains(out, "gelu_typo f32: matches GELU false") {
+	if !strings.Contains(out, "downstream ok") || !strings.Contains(out, "gelu_typo f32: matches GELU false") ||
+		!strings.Contains(out, "gelu_tanh_backward: matches GELU's derivative") {
 		t.Fatalf("demo output:\n%s", out)
 	}
 	t.Logf("demo:\n%s", out)

@@ -144,20 +144,3 @@ func sameBitsOrNaN(x, y []byte, t dtype.DType) bool {
 	}
 	return true
 }
-
-// isNaN reports whether the little-endian element e of float type t is a
-// NaN: every exponent bit set and a nonzero mantissa.
-func isNaN(e []byte, t dtype.DType) bool {
-	switch t {
-	case dtype.F32:
-		u := uint32(e[0]) | uint32(e[1])<<8 | uint32(e[2])<<16 | uint32(e[3])<<24
-		return u&0x7f800000 == 0x7f800000 && u&0x007fffff != 0
-	case dtype.F16:
-		u := uint16(e[0]) | uint16(e[1])<<8
-		return u&0x7c00 == 0x7c00 && u&0x03ff != 0
-	case dtype.BF16:
-		u := uint16(e[0]) | uint16(e[1])<<8
-		return u&0x7f80 == 0x7f80 && u&0x007f != 0
-	}
-	return false
-}

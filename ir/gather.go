@@ -44,7 +44,10 @@ func GatherName(g int) string { return fmt.Sprintf("kgen_take%d", g) }
 // of the launch's and formulas read it only by subscript.
 func isIndexable(dims []string) bool {
 	for _, d := range dims {
-		if !slices.Contains(spec.Dims, d) { // n and m are other kinds' sizes: refused as such
+		// n and m are other kinds' sizes: refused as such; <segment>_rows
+		// is a segment's row count (a kernel with segments has no own
+		// dimensions, and no own dimension is named so: nameTaken).
+		if !slices.Contains(spec.Dims, d) && !strings.HasSuffix(d, "_rows") {
 			return true
 		}
 	}
@@ -93,6 +96,9 @@ func indexDimFields(s *spec.Spec, diags *diag.List) []Field {
 func nameTaken(s *spec.Spec, n string) string {
 	if n == "rows_per_group" {
 		return "the derived size field"
+	}
+	if strings.HasSuffix(n, "_rows") {
+		return "a segment's row count (names ending in _rows are kept for them)"
 	}
 	for _, p := range s.Params {
 		if p.Name.Name == n {

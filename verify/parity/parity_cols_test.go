@@ -105,10 +105,10 @@ func TestWrongColKernelFails(t *testing.T) {
 	}
 	mutations := []struct{ kernel, name, old, new string }{
 		{"rms_norm_backward", "the fold drops a chunk's last row",
-			"kgen_ws0[kgen_chunk * args.cols + kgen_j] = kgen_ci == 0u ? float(kgen_o_dw) :",
-			"if (kgen_ci != 7u) kgen_ws0[kgen_chunk * args.cols + kgen_j] = kgen_ci == 0u ? float(kgen_o_dw) :"},
+			"kgen_ws0[kgen_chunk * args.cols + kgen_j] = kgen_ci == 0u ? float(kgen_o_w_grad) :",
+			"if (kgen_ci != 7u) kgen_ws0[kgen_chunk * args.cols + kgen_j] = kgen_ci == 0u ? float(kgen_o_w_grad) :"},
 		{"rms_norm_backward", "the chunk's first row adds to the stale workspace",
-			"= kgen_ci == 0u ? float(kgen_o_dw) :", "= false ? float(kgen_o_dw) :"},
+			"= kgen_ci == 0u ? float(kgen_o_w_grad) :", "= false ? float(kgen_o_w_grad) :"},
 		{"rms_norm_backward", "the combine skips its last way", "for (uint kgen_w = 0; kgen_w < kWays; ++kgen_w)", "for (uint kgen_w = 0; kgen_w + 1 < kWays; ++kgen_w)"},
 		{"bias_grad", "the combine drops the last chunk", "kgen_c < args.kgen_chunks;", "kgen_c + 1u < args.kgen_chunks;"},
 	}

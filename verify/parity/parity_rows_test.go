@@ -152,7 +152,7 @@ func checkConfinedIn(t *testing.T, r parity.Result, finite bool) {
 			t.Errorf("%s rows=%d cols=%d: a NaN reference in row %d (%s)", r.HostName, r.Rows, r.Cols, row, parity.RowKindOf(row, r.Rows))
 		}
 	}
-	colsOnly := len(r.NaNRows) == 0 && r.NaNs > 0 // a NaN reached a [cols] output, which has no rows
+	colsOnly := len(r.NaNRows) == 0 && r.NaNs > 0                                                                                       // a NaN reached a [cols] output, which has no rows
 	if parity.RowKindOf(1, r.Rows) == parity.NaNRow && !sawNaNRow && !colsOnly && nanHidden[kernel] == "" && !r.FiniteRows && !finite { // domain: finite feeds no NaN
 		t.Errorf("%s rows=%d cols=%d: the NaN row gave no NaN reference", r.HostName, r.Rows, r.Cols)
 	}

@@ -3,6 +3,7 @@ package parity
 import (
 	"fmt"
 	"regexp"
+	"slices"
 
 	"github.com/kgen-dev/kgen/ir"
 )
@@ -59,13 +60,14 @@ func Mutate(src []byte, k *ir.Kernel, m Mutation) ([]byte, error) {
 	}
 	out := src
 	for _, b := range k.BindingsOf(ir.Output) {
+		in := shapedLike(ins, b)
 		n := 0
-		for _, names := range [][2]string{{b.Name, ins[0].Name}, {alias(src, b.Name), alias(src, ins[0].Name)}} {
+		for _, names := range [][2]string{{b.Name, in.Name}, {alias(src, b.Name), alias(src, in.Name)}} {
 			if names[0] == "" || n > 0 {
 				continue
 			}
 			var k int
-			out, k = mutateStores(out, names[0], names[1], ins[0].Operand, m)
+			out, k = mutateStores(out, names[0], names[1], in.Operand, m)
 			n += k
 		}
 		if n == 0 {
@@ -73,6 +75,17 @@ func Mutate(src []byte, k *ir.Kernel, m Mutation) ([]byte, error) {
 		}
 	}
 	return out, nil
+}
+
+// shapedLike is the first input of output b's shape (a derived rope
+// backward's first input is its [rows] positions), else the first input.
+func shapedLike(ins []ir.Binding, b ir.Binding) ir.Binding {
+	for _, in := range ins {
+		if slices.Equal(in.Shape, b.Shape) {
+			return in
+		}
+	}
+	return ins[0]
 }
 
 // mutateStores rewrites the stores of output out to store input in (at the

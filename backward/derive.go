@@ -37,31 +37,55 @@ const (
 // it is built); what derivation cannot do is reported at `backward:`.
 func Derive(specs []*spec.Spec, diags *diag.List) []*spec.Spec {
 	var out []*spec.Spec
-	names := map[string]string{} // kernel name → the spec that has it
+	names := kernelNames(specs)
+	for _, s := range specs {
+		out = append(out, s)
+		if b := deriveNamed(s, names, diags); b != nil {
+			names[b.Kernel.Name] = s.Path
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// DeriveFor is Derive for one spec s of all (an editor's buffer among its
+// config's specs): s and its backward kernel, whose name is checked
+// against every kernel of all without deriving theirs.
+func DeriveFor(s *spec.Spec, all []*spec.Spec, diags *diag.List) []*spec.Spec {
+	if b := deriveNamed(s, kernelNames(all), diags); b != nil {
+		return []*spec.Spec{s, b}
+	}
+	return []*spec.Spec{s}
+}
+
+// kernelNames maps each spec's kernel name to its file.
+func kernelNames(specs []*spec.Spec) map[string]string {
+	names := map[string]string{}
 	for _, s := range specs {
 		names[s.Kernel.Name] = s.Path
 	}
-	for _, s := range specs {
-		out = append(out, s)
-		if s.Backward == nil || len(s.Damaged) > 0 {
-			continue
-		}
-		var scratch diag.List
-		if ir.Build([]*spec.Spec{s}, &scratch); scratch.Len() > 0 {
-			continue
-		}
-		b := derive(s, diags)
-		if b == nil {
-			continue
-		}
-		if other, taken := names[b.Kernel.Name]; taken {
-			diags.Addf(s.Backward.Pos, "the backward kernel's name %s is taken by the kernel of %s; rename one of them", b.Kernel.Name, other)
-			continue
-		}
-		names[b.Kernel.Name] = s.Path
-		out = append(out, b)
+	return names
+}
+
+// deriveNamed is s's backward spec, nil when s asks for none, has errors
+// of its own, cannot be derived, or would take a kernel's name in names.
+func deriveNamed(s *spec.Spec, names map[string]string, diags *diag.List) *spec.Spec {
+	if s.Backward == nil || len(s.Damaged) > 0 {
+		return nil
 	}
-	return out
+	var scratch diag.List
+	if ir.Build([]*spec.Spec{s}, &scratch); scratch.Len() > 0 {
+		return nil
+	}
+	b := derive(s, diags)
+	if b == nil {
+		return nil
+	}
+	if other, taken := names[b.Kernel.Name]; taken {
+		diags.Addf(s.Backward.Pos, "the backward kernel's name %s is taken by the kernel of %s; rename one of them", b.Kernel.Name, other)
+		return nil
+	}
+	return b
 }
 
 // derive builds the backward spec of s, or reports why it cannot.

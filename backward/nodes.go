@@ -108,19 +108,20 @@ type mask struct {
 	onTrue bool
 }
 
-// masked reports n as a mask.
+// masked reports n as a mask: maskOf whose kept value is 1.
 func masked(n expr.Node) *mask {
-	c, ok := n.(*expr.Call)
-	if !ok || c.Fn != "select" || len(c.Args) != 3 {
+	m := maskOf(n)
+	if m == nil {
 		return nil
 	}
-	switch {
-	case isNum(c.Args[1], 1) && isNum(c.Args[2], 0):
-		return &mask{c.Args[0], true}
-	case isNum(c.Args[1], 0) && isNum(c.Args[2], 1):
-		return &mask{c.Args[0], false}
+	kept := n.(*expr.Call).Args[2]
+	if m.onTrue {
+		kept = n.(*expr.Call).Args[1]
 	}
-	return nil
+	if !isNum(kept, 1) {
+		return nil
+	}
+	return m
 }
 
 // maskWith is x where the mask keeps it, else 0: a select, so that x's

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -76,7 +75,7 @@ func analyze(file, text string, e env) *analysis {
 		if a.inSpecs() && e.disk != nil {
 			all := a.withOthers(e)
 			spec.CheckUnique(all, &diags)
-			specs = slices.DeleteFunc(backward.Derive(all, &diags), func(s *spec.Spec) bool { return s.Path != a.rel })
+			specs = backward.DeriveFor(a.spec, all, &diags)
 		} else {
 			specs = backward.Derive(specs, &diags)
 		}

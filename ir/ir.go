@@ -44,6 +44,20 @@ type Kernel struct {
 // Launch is the kernel's launch on backend b.
 func (k *Kernel) Launch(b Backend) launch.Launch { return k.Schedule.Launch(k, b) }
 
+// Sources lists the backends whose kernel source kgen writes, in port-table
+// order: Metal always (its source is what the variant keys hash and what the
+// CPU harness proves, even where the Metal port is null), then every other
+// generated port. Generate writes exactly these; verify expects exactly these.
+func (k *Kernel) Sources() []Backend {
+	out := []Backend{Metal}
+	for b := Metal + 1; b < NumBackends; b++ {
+		if k.Ports[b] {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
 // Describe is the schedule in words (see Schedule.Describe).
 func (k *Kernel) Describe() []string { return k.Schedule.Describe(k) }
 

@@ -276,7 +276,7 @@ func short(key string) string {
 // files elsewhere in the module (or the config folder, without a module).
 func (kc *keyCheck) foreignMetal() error {
 	root := moduleOrConfigRoot(kc.cfg)
-	own := filepath.Join(kc.cfg.Dir, filepath.FromSlash(kc.cfg.OutMSL))
+	own := filepath.Join(kc.cfg.Dir, filepath.FromSlash(kc.cfg.Out[ir.Metal]))
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil // unreadable folders are not ours to judge

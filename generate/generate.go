@@ -53,11 +53,11 @@ func Run(cfg *config.Config) (*Result, error) {
 	return Emit(cfg, kernels)
 }
 
-// Emit renders the outputs of already-built kernels, setting their keys.
-// Each kernel's sources come from the dialects' table, one per backend it
-// has a source for (ir.Kernel.Sources); the keys, which hash the Metal
-// source, are set once every source exists; the Go package is rendered last,
-// from a request holding the IR and the sources.
+// Emit renders the outputs of already-built kernels. Each kernel's sources
+// come from the dialects' table, one per backend it has a source for
+// (ir.Kernel.Sources); the Go package is rendered last, from a request
+// holding the IR and the sources (the variant keys hash the Metal source).
+// The IR is read, never changed.
 func Emit(cfg *config.Config, kernels []*ir.Kernel) (*Result, error) {
 	res := &Result{Config: cfg, Kernels: kernels}
 	req := golang.Request{Package: cfg.GoPackage, Header: func(from string) string { return Header(cfg, from) },
@@ -82,7 +82,6 @@ func Emit(cfg *config.Config, kernels []*ir.Kernel) (*Result, error) {
 		return nil, err
 	}
 	for _, kr := range req.Kernels {
-		kr.IR.SetKeys(kr.Src[ir.Metal].Data)
 		for _, src := range kr.Src {
 			if src.Data != nil {
 				res.Files = append(res.Files, File{Path: src.Path, Data: src.Data})
@@ -98,6 +97,17 @@ func Emit(cfg *config.Config, kernels []*ir.Kernel) (*Result, error) {
 	}
 	sort.Slice(res.Files, func(i, j int) bool { return res.Files[i].Path < res.Files[j].Path })
 	return res, nil
+}
+
+// MSL returns kernel k's Metal source path and bytes from the result: what
+// its variant keys hash (ir.Key).
+func (r *Result) MSL(k *ir.Kernel) (string, []byte) {
+	p := MSLPath(r.Config, k)
+	i := sort.Search(len(r.Files), func(i int) bool { return r.Files[i].Path >= p })
+	if i < len(r.Files) && r.Files[i].Path == p {
+		return p, r.Files[i].Data
+	}
+	return p, nil
 }
 
 // SourcePath is where a kernel's source for backend b goes, relative to the

@@ -65,7 +65,6 @@ func (k *Kernel) Describe() []string { return k.Schedule.Describe(k) }
 type Variant struct {
 	DType     dtype.DType
 	HostName  string // "<kernel>_<dtype>"
-	Key       string // hex sha256 of what shapes the compiled kernel; set by SetKeys
 	Tolerance Tolerance
 }
 
@@ -223,7 +222,10 @@ func (k *Kernel) Params() []Field {
 const keyVersion = "kgen-key-v1"
 
 // Key hashes everything that shapes a compiled variant: the whole source,
-// the host name and the math mode.
+// the host name and the math mode. A variant's key is Key of the kernel's
+// generated Metal source: the IR does not hold it, since it exists only once
+// the source does; the Go emitter, the inventory and verify compute it from
+// the source they are given.
 func Key(source []byte, hostName, math string) string {
 	h := sha256.New()
 	for _, part := range [][]byte{[]byte(keyVersion), []byte(math), []byte(hostName), source} {
@@ -233,14 +235,3 @@ func Key(source []byte, hostName, math string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// SetKeys fills every variant's key from the kernel's generated source.
-func (k *Kernel) SetKeys(source []byte) {
-	for i := range k.Variants {
-		k.Variants[i].Key = Key(source, k.Variants[i].HostName, k.Math)
-	}
-	for _, p := range k.Phases() {
-		for i := range p.Variants {
-			p.Variants[i].Key = Key(source, p.Variants[i].HostName, k.Math)
-		}
-	}
-}

@@ -16,7 +16,10 @@ import (
 // keys, bindings and dispatch. It is built from the same inventory model as
 // `kgen list --json`, so the two cannot disagree.
 func inventoryDoc(kernels []*ir.Kernel, opts Request) []byte {
-	inv := inventory.Build(kernels, func(k *ir.Kernel) string { return opts.Source(k, ir.Metal).Path })
+	inv := inventory.Build(kernels, func(k *ir.Kernel) (string, []byte) {
+		src := opts.Source(k, ir.Metal)
+		return src.Path, src.Data
+	})
 	var b strings.Builder
 	b.WriteString(opts.Header("kgen.yaml") + "\n\n")
 	b.WriteString("# Kernel inventory\n\n")

@@ -171,7 +171,7 @@ func descriptorFields(k *ir.Kernel, name string, vs []ir.Variant, bs []ir.Bindin
 	var variants, bindings, launches []jen.Code
 	for _, v := range vs {
 		variants = append(variants, jen.Values(
-			field("DType", rtType(v.DType)), field("HostName", jen.Lit(v.HostName)), field("Key", jen.Lit(v.Key))))
+			field("DType", rtType(v.DType)), field("HostName", jen.Lit(v.HostName)), field("Key", jen.Lit(ir.Key(opts.Source(k, ir.Metal).Data, v.HostName, k.Math)))))
 	}
 	for _, b := range bs {
 		bindings = append(bindings, bindingValue(b))

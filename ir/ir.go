@@ -234,4 +234,3 @@ func Key(source []byte, hostName, math string) string {
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
-

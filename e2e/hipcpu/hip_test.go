@@ -47,3 +47,24 @@ func check(t *testing.T, k *ir.Kernel, b *cpuBuild, opts parity.Options) {
 		t.Logf("wave %d: %s", b.wave, r)
 	}
 }
+
+// TestHIPOnCPUWave32 runs a sum, a max-and-sum, a mean and variance, a
+// top-k and a column reduction with 32-lane wavefronts (gfx1100's): the
+// same source serves both wave sizes.
+func TestHIPOnCPUWave32(t *testing.T) {
+	want := map[string]bool{"rms_norm": true, "softmax": true, "layer_norm": true, "topk_softmax": true, "bias_grad": true, "silu": true}
+	for _, k := range builtins(t) {
+		if !want[k.Name] {
+			continue
+		}
+		delete(want, k.Name)
+		t.Run(k.Name, func(t *testing.T) {
+			t.Parallel()
+			b := build(t, k, source(t, k), 32, "address,undefined")
+			check(t, k, b, parity.Options{})
+		})
+	}
+	if len(want) > 0 {
+		t.Errorf("no built-ins %v", want)
+	}
+}

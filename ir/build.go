@@ -140,15 +140,26 @@ func checkLimits(s *spec.Spec, k *Kernel, diags *diag.List) {
 // Generated lists the backends kgen writes ports for. A backend set here
 // must have a row in emit/cfam's Dialects and emit/golang's ports
 // (generate's TestEveryPortedBackendIsEmitted).
-var Generated = [NumBackends]bool{Metal: true, CUDA: true}
+var Generated = [NumBackends]bool{Metal: true, CUDA: true, ROCm: true}
 
-// checkPorts rejects ports kgen cannot generate (Generated).
+// checkPorts rejects ports kgen cannot generate: a backend outside
+// Generated, and a ROCm port of a kind in rocmRefuses.
 func checkPorts(s *spec.Spec, diags *diag.List) {
 	for b := Backend(0); b < NumBackends; b++ {
 		if s.Ports[b].Generated && !Generated[b] {
 			diags.Addf(s.Ports[b].Pos, "kgen cannot generate a %s port yet; set `%s: null` (callers take their fallback path)", b, b)
 		}
 	}
+	p := s.Ports[spec.ROCm]
+	if why, refused := rocmRefuses[s.Kind]; p.Generated && refused {
+		diags.Addf(p.Pos, "kgen cannot generate a rocm port of a %s kernel yet (%s); set `rocm: null` (callers take their fallback path)", s.Kind, why)
+	}
+}
+
+// rocmRefuses lists the kinds the HIP dialect does not write, with the
+// reason: the one place that decides which kinds a ROCm port may have.
+var rocmRefuses = map[spec.Kind]string{
+	spec.Matmul: "the HIP dialect writes elementwise and rowwise kernels; it has no GEMM",
 }
 
 func variants(s *spec.Spec, diags *diag.List) []Variant {

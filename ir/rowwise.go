@@ -205,7 +205,7 @@ func rowBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 func (r *Rows) Launch(k *Kernel, b Backend) launch.Launch {
 	tg := launch.N(k.Threadgroup)
 	lanes, perDoc, from := launch.TeamLanes(launch.V("cols"), tg, launch.N(metalValuesPerLane)), "4 * lanes", 32
-	if b == CUDA {
+	if b == CUDA || b == ROCm { // ROCm's HIP body is CUDA's (16-byte vectors, the same register cache)
 		// Teams from one lane: narrow rows share a warp (a 128-column bf16
 		// row takes 4 lanes of 4 vectors, 8 rows per warp), shuffling
 		// within the team.

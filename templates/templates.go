@@ -11,7 +11,7 @@ package templates
 
 import "embed"
 
-// FS holds every template, addressed as "cfam/<name>", "msl/<name>" or "cuda/<name>".
+// FS holds every template, addressed as "cfam/<name>", "msl/<name>", "cuda/<name>" or "hip/<name>".
 //
-//go:embed cfam msl cuda
+//go:embed cfam msl cuda hip
 var FS embed.FS

@@ -127,8 +127,8 @@ var diskCases = []diskCase{
 			"gen/msl/gelu.metal:*: missing: run `kgen gen`",
 		}},
 	{name: "a port kgen cannot generate",
-		edits: []edit{{"specs/twice.yaml", "outputs:", "ports:\n  rocm: generated\noutputs:"}},
-		want:  []string{"specs/twice.yaml:*: kgen cannot generate a rocm port"}},
+		edits: []edit{{"specs/twice.yaml", "outputs:", "kind: matmul\nmatmul: {a: x, b: w}\nports:\n  rocm: generated\noutputs:"}},
+		want:  []string{"specs/twice.yaml:*: kgen cannot generate a rocm port of a matmul kernel yet"}},
 }
 
 // hasFinding is hasLine where a "*" in want stands for "line:col": the

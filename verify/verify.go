@@ -185,6 +185,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) (*Report, error)
 		return nil, err
 	}
 	r.cudaPorts(ctx, cfg, res)
+	r.hipPorts(ctx, res)
 	if err := r.goCode(ctx, cfg, opts); err != nil {
 		return nil, err
 	}

@@ -79,6 +79,14 @@ type Dialect struct {
 	// Refuses lists the kinds the dialect does not write, each with the
 	// reason Emit gives (the IR refuses such a port at the spec first).
 	Refuses map[ir.Kind]string
+	// Wave spells the lanes of a simdgroup, warp or wavefront, which every
+	// team reduction, lane index and shuffle butterfly respects: 32 on
+	// Metal and CUDA, HIP's KGEN_WAVE (64 on CDNA, 32 on RDNA, per target).
+	// HalfWave is a butterfly's first offset (Wave / 2).
+	Wave, HalfWave string
+	// Waves spells the simdgroups (warps, wavefronts) of n threads, at
+	// least one: the size of the per-wave scratch arrays.
+	Waves func(n string) string
 }
 
 // ThreadIndex is a thread coordinate a kind's body reads.
@@ -161,6 +169,8 @@ var Metal = &Dialect{
 	RowDecls:         func(*rowWriter) {},
 	ScalarRowCache:   true,
 	Instances:        metalInstances,
+	Wave:             "32", HalfWave: "16",
+	Waves: func(n string) string { return n + " / 32" },
 }
 
 // CUDA is the CUDA C++ dialect.
@@ -205,6 +215,8 @@ var CUDA = &Dialect{
 	LetCache:        true,
 	RowHelpers:      []string{"row_io"},
 	Instances:       cudaInstances,
+	Wave:            "32", HalfWave: "16",
+	Waves: func(n string) string { return n + " / 32" },
 }
 
 // Dialects is the one table of C-family backends, in port-table order: the

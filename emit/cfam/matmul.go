@@ -65,7 +65,7 @@ func (matmul) helpers(k *ir.Kernel, d *Dialect) []helper {
 	if sp := mm.Split; sp != nil && sp.CUDA != nil {
 		out := []helper{head, {name: "cutlass_split"}}
 		if mm.Rows != nil { // phase 2's block-wide reductions
-			out = append(out, teamHelpers(mm.Rows)...)
+			out = append(out, teamHelpers(mm.Rows, d)...)
 		}
 		return out
 	}

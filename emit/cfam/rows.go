@@ -36,18 +36,22 @@ func (rows) helpers(k *ir.Kernel, d *Dialect) []helper {
 	for _, h := range d.RowHelpers {
 		out = append(out, helper{name: h})
 	}
-	return append(append(out, teamHelpers(k.Rows())...), topkHelpers(k.Rows())...)
+	return append(append(out, teamHelpers(k.Rows(), d)...), topkHelpers(k.Rows(), d)...)
 }
+
+// teamData is a team reduction block's data: its combine and the
+// dialect's wave.
+type teamData struct{ Op, Wave, HalfWave string }
 
 // teamHelpers are the team reductions (kgen_team_<op>) r's reductions
 // combine with, one per combine in order of first use.
-func teamHelpers(r *ir.Rows) []helper {
+func teamHelpers(r *ir.Rows, d *Dialect) []helper {
 	seen := map[string]bool{}
 	var out []helper
 	for _, red := range r.Reductions {
 		if op := red.Op.Combine(); !seen[op] {
 			seen[op] = true
-			out = append(out, helper{"team_reduce", op})
+			out = append(out, helper{"team_reduce", teamData{Op: op, Wave: d.Wave, HalfWave: d.HalfWave}})
 		}
 	}
 	return out
@@ -136,7 +140,7 @@ func (rw *rowWriter) threadGeometry() {
 	rw.P("using C = ", computeName(rw.k, d), ";")
 	rw.P("constexpr ", u, " kThreads = ", rw.k.Threadgroup, ";")
 	if len(rw.r.Reductions) > 0 {
-		rw.P(d.Shared, " float kgen_part[kThreads / 32]; // one partial per ", d.SimdGroup)
+		rw.P(d.Shared, " float kgen_part[", d.Waves("kThreads"), "]; // one partial per ", d.SimdGroup)
 	}
 	rw.topkShared()
 	for _, ix := range []ThreadIndex{LocalID, SimdLane, SimdID} {

@@ -18,11 +18,11 @@ import (
 
 // topkHelpers is the selection's block (templates/<dialect>/topk.tmpl)
 // when the kernel selects.
-func topkHelpers(r *ir.Rows) []helper {
+func topkHelpers(r *ir.Rows, d *Dialect) []helper {
 	if r.TopK == nil {
 		return nil
 	}
-	return []helper{{name: "topk"}}
+	return []helper{{name: "topk", data: teamData{Wave: d.Wave, HalfWave: d.HalfWave}}}
 }
 
 // topkShared declares the team argmax's partials, a rank and a column per
@@ -31,8 +31,8 @@ func (rw *rowWriter) topkShared() {
 	if rw.r.TopK == nil {
 		return
 	}
-	rw.P(rw.d.Shared, " ", rw.d.Uint, " kgen_tkr[kThreads / 32]; // the top-k rounds' best rank per ", rw.d.SimdGroup)
-	rw.P(rw.d.Shared, " ", rw.d.Uint, " kgen_tkc[kThreads / 32]; // and its column")
+	rw.P(rw.d.Shared, " ", rw.d.Uint, " kgen_tkr[", rw.d.Waves("kThreads"), "]; // the top-k rounds' best rank per ", rw.d.SimdGroup)
+	rw.P(rw.d.Shared, " ", rw.d.Uint, " kgen_tkc[", rw.d.Waves("kThreads"), "]; // and its column")
 }
 
 // topkRounds writes the lanes' walk, the k merge rounds and the stores of

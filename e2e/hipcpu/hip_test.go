@@ -1,0 +1,70 @@
+package hipcpu
+
+import (
+	"context"
+	"testing"
+
+	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/verify/parity"
+)
+
+// TestHIPOnCPU runs every elementwise and rowwise built-in's HIP source on
+// the CPU with 64-lane wavefronts (gfx942's), judged by parity against
+// the float64 reference: rows of 1 and 7 columns (teams of one lane, many
+// rows per wavefront), 64, 2048 (16-byte vectors, teams of several
+// wavefronts) and 4099 (scalar, 256-lane teams: four wavefronts' partials
+// through shared memory).
+func TestHIPOnCPU(t *testing.T) {
+	for _, k := range builtins(t) {
+		t.Run(k.Name, func(t *testing.T) {
+			t.Parallel()
+			b := build(t, k, source(t, k), 64, "address,undefined")
+			check(t, k, b, parity.Options{})
+		})
+	}
+}
+
+// check runs parity on k through b at small shapes and fails on any
+// variant out of bounds.
+func check(t *testing.T, k *ir.Kernel, b *cpuBuild, opts parity.Options) {
+	t.Helper()
+	opts.Seed, opts.Backend, opts.Run = 29, ir.ROCm, b.runner()
+	if opts.Cols == nil {
+		opts.Cols, opts.Rows = []int{1, 7, 64, 2048, 4099}, []int{0, 11}
+		if k.ColReductions() != nil {
+			opts.Rows = []int{0, 11, 77}
+		}
+	}
+	results, err := parity.Check(context.Background(), k, nil, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range parity.Summarize(results) {
+		if !r.OK() {
+			t.Errorf("wave %d: %s; first: %s", b.wave, r, r.First)
+			continue
+		}
+		t.Logf("wave %d: %s", b.wave, r)
+	}
+}
+
+// TestHIPOnCPUWave32 runs a sum, a max-and-sum, a mean and variance, a
+// top-k and a column reduction with 32-lane wavefronts (gfx1100's): the
+// same source serves both wave sizes.
+func TestHIPOnCPUWave32(t *testing.T) {
+	want := map[string]bool{"rms_norm": true, "softmax": true, "layer_norm": true, "topk_softmax": true, "bias_grad": true, "silu": true}
+	for _, k := range builtins(t) {
+		if !want[k.Name] {
+			continue
+		}
+		delete(want, k.Name)
+		t.Run(k.Name, func(t *testing.T) {
+			t.Parallel()
+			b := build(t, k, source(t, k), 32, "address,undefined")
+			check(t, k, b, parity.Options{})
+		})
+	}
+	if len(want) > 0 {
+		t.Errorf("no built-ins %v", want)
+	}
+}

@@ -223,6 +223,9 @@ func (c *Checker) call(v *Call) Type {
 		if strings.HasPrefix(v.Fn, "col_") {
 			what = "reduces a column over the rows"
 		}
+		if strings.HasPrefix(v.Fn, "total_") {
+			what = "reduces over every element of the launch"
+		}
 		c.Report(v.Off, fmt.Sprintf("%s %s: it is only available in rowwise kernels", v.Fn, what))
 	}
 	if len(v.Args) != f.Arity() {

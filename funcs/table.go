@@ -127,6 +127,7 @@ var Table = []Func{
 	reduction("col_mean"),
 	reduction("col_max"),
 	reduction("col_min"),
+	reduction("total_sum"),
 	selection("topk", Num),
 	selection("topk_index", Int),
 	selection("topk_norm", Num),

@@ -93,6 +93,11 @@ func (d *derivation) gradOutputs(diags *diag.List) []spec.Formula {
 		}
 		outs = append(outs, d.formula(name, text, x.DType))
 	}
+	pouts, ok := d.paramOutputs(diags)
+	if !ok {
+		return nil
+	}
+	outs = append(outs, pouts...)
 	if len(outs) == 0 {
 		diags.Addf(at, "no output's gradient reaches any floating-point input")
 		return nil
@@ -118,8 +123,12 @@ func (d *derivation) doc(outs []spec.Formula) string {
 	for _, s := range d.seeds {
 		seeds = append(seeds, s.Name.Name)
 	}
-	return fmt.Sprintf("The gradient of %s (%s) from its outputs' gradients (%s): derived by kgen from %s (backward:).",
+	doc := fmt.Sprintf("The gradient of %s (%s) from its outputs' gradients (%s): derived by kgen from %s (backward:).",
 		d.s.Kernel.Name, strings.Join(grads, ", "), strings.Join(seeds, ", "), d.s.Path)
+	if d.view {
+		doc += " A rowwise kernel over a [rows, cols] view of the forward's n elements (any rows × cols = n): a param's gradient is a sum over every element (total_sum)."
+	}
+	return doc
 }
 
 // prune keeps the lets the outputs need, in order.

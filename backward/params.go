@@ -99,7 +99,7 @@ func (d *derivation) paramOutputs(diags *diag.List) (outs []spec.Formula, ok boo
 // threadgroup is kgen's rowwise default.
 func elemRows(s *spec.Spec) *spec.Spec {
 	e := *s
-	e.Kind, e.Threadgroup = spec.Rowwise, 0
+	e.Kind, e.Threadgroup, e.ThreadgroupPos = spec.Rowwise, spec.DefaultThreadgroup, diag.Pos{}
 	rename := func(fs []spec.Formula) []spec.Formula {
 		out := make([]spec.Formula, len(fs))
 		for i, f := range fs {

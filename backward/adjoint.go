@@ -42,7 +42,7 @@ type derivation struct {
 func (d *derivation) seedOutputs(diags *diag.List) bool {
 	at := d.s.Backward.Pos
 	for _, v := range d.g.values {
-		if !v.output || v.dtype.Type.IsInt() || d.g.typeOf(v.tree) != expr.Num {
+		if !v.output || v.dtype.Type.IsInt() || d.g.typeOf(v.tree) != expr.Num || d.s.IsSaved(v.name) { // a saved let's output has no gradient
 			continue
 		}
 		name := v.name + GradSuffix

@@ -117,7 +117,7 @@ func derive(s *spec.Spec, diags *diag.List) *spec.Spec {
 		g.lift(f.Name.Name, parse(f), true, f.DType)
 	}
 	d := &derivation{g: g, s: s, targets: targets, params: params, view: view, adj: map[string][]expr.Node{}, pairs: map[string]pairRead{}, masks: map[string]*mask{}}
-	if !d.seedOutputs(diags) {
+	if !d.checkSaved(diags) || !d.seedOutputs(diags) {
 		return nil
 	}
 	if d.adjoints(); d.err != nil {

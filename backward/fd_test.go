@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/kgen-dev/kgen/diag"
@@ -58,9 +59,10 @@ func newProblem(fwd, bwd *ir.Kernel, rows, cols int, params []float64, seed uint
 		for i := range v {
 			v[i] = r.Float64()*4 - 2
 		}
-		if b.Role == ir.Input {
+		switch {
+		case b.Role == ir.Input:
 			p.in[b.Name] = v
-		} else {
+		case !strings.HasSuffix(b.Name, spec.SavedSuffix): // a saved value (save:) has no gradient
 			p.g[b.Name+GradSuffix] = v
 		}
 	}
@@ -178,7 +180,10 @@ func (p *problem) elementwise(k *ir.Kernel, in [][]float64) [][]float64 {
 func (p *problem) loss(vals tensors) float64 {
 	sum := 0.0
 	for name, y := range p.run(p.fwd, vals) {
-		g := p.g[name+GradSuffix]
+		g, ok := p.g[name+GradSuffix]
+		if !ok {
+			continue
+		}
 		for i := range y {
 			sum += g[i] * y[i]
 		}
@@ -196,6 +201,11 @@ func (p *problem) check(t *testing.T) {
 	}
 	for n, v := range p.g {
 		all[n] = v
+	}
+	for n, v := range p.run(p.fwd, p.in) { // the saved values (save:) the backward reads
+		if strings.HasSuffix(n, spec.SavedSuffix) {
+			all[n] = v
+		}
 	}
 	grads := p.run(p.bwd, all)
 	checked := 0

@@ -27,6 +27,9 @@ func (d *derivation) spec(diags *diag.List) *spec.Spec {
 		if v.reduce != "" {
 			text = v.reduce + "(" + text + ")"
 		}
+		if d.g.isSavedLet(v.name) { // the forward's value, read instead of recomputed (saved.go)
+			text = v.name + spec.SavedSuffix
+		}
 		lets = append(lets, d.formula(v.name, text, spec.TypeRef{}))
 	}
 	lets = prune(append(lets, d.lets...), outs)
@@ -40,7 +43,7 @@ func (d *derivation) spec(diags *diag.List) *spec.Spec {
 	b.Kernel = spec.Name{Name: d.s.Kernel.Name + KernelSuffix, Pos: d.s.Backward.Pos}
 	b.Doc = d.doc(outs)
 	b.Inputs = nil
-	for _, in := range append(slices.Clone(d.s.Inputs), d.seeds...) {
+	for _, in := range append(append(slices.Clone(d.s.Inputs), d.savedInputs()...), d.seeds...) {
 		if used[in.Name.Name] {
 			b.Inputs = append(b.Inputs, in)
 		}
@@ -48,7 +51,7 @@ func (d *derivation) spec(diags *diag.List) *spec.Spec {
 	b.Params = slices.DeleteFunc(slices.Clone(d.s.Params), func(p spec.Param) bool { return !used[p.Name.Name] })
 	b.Constants = slices.DeleteFunc(slices.Clone(d.s.Constants), func(c spec.Constant) bool { return !used[c.Name.Name] })
 	b.Let, b.Outputs = lets, outs
-	b.Backward, b.Tolerances, b.Damaged = nil, nil, nil
+	b.Backward, b.Tolerances, b.Damaged, b.Save = nil, nil, nil, nil
 	// A gradient at an infinite input is NaN or ±inf by the order of its
 	// operations (x · pow(1 + g, x - 1) at x = -inf, g below f32's
 	// epsilon: -inf in f32, NaN in float64), so parity feeds the backward

@@ -47,7 +47,7 @@ var Table = []Func{
 		kgenMath("sqrt"), cuda("sqrtf"), goMath("Sqrt")).grad("0.5 / y"),
 	unary("rsqrt", func(x float64) float64 { return 1 / math.Sqrt(x) },
 		library1(func(x, v float64) float64 { return -0.5 * v / x }),
-		kgenMath("rsqrt"), cuda("rsqrtf"), goRuntime("Rsqrt")).grad("-0.5 * y / x"),
+		kgenMath("rsqrt"), cuda("rsqrtf"), goRuntime("Rsqrt")).grad("-0.5 * y / x").gradY("-0.5 * y * y * y"),
 	unary("tanh", math.Tanh, library1(func(_, v float64) float64 { return 1 - v*v }),
 		kgenMath("tanh"), Modes{call("tanhf"), prelude("kgen_tanh_approx")}, goMath("Tanh")).grad("1 - y * y"),
 	unary("sigmoid", func(x float64) float64 { return 1 / (1 + math.Exp(-x)) },

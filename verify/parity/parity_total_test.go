@@ -86,3 +86,35 @@ func TestWrongTotalFails(t *testing.T) {
 		})
 	}
 }
+
+// TestSavedGolden checks testdata/golden/backward's layer_norm_saved (its
+// mean and 1/std saved as [rows] f32 outputs) and its backward, which reads
+// them and writes x's, w's, b's and the scale param's gradients, at 0, 11
+// and 77 rows.
+func TestSavedGolden(t *testing.T) {
+	needCompiler(t)
+	kernels, src := rowKernels(t, filepath.Join(repoRoot(), "testdata", "golden", "backward", "kgen.yaml"))
+	n := 0
+	for _, k := range kernels {
+		if !strings.HasPrefix(k.Name, "layer_norm_saved") {
+			continue
+		}
+		n++
+		t.Run(k.Name, func(t *testing.T) {
+			results, err := parity.Check(context.Background(), k, src[k.Name], parity.Options{Seed: 9, Cols: []int{7, 64, 300}, Rows: []int{0, 11, 77}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range parity.Summarize(results) {
+				if !r.OK() {
+					t.Errorf("%s; first: %s", r, r.First)
+					continue
+				}
+				t.Logf("%s", r)
+			}
+		})
+	}
+	if n != 2 {
+		t.Fatalf("%d layer_norm_saved kernels, want the forward and its backward", n)
+	}
+}

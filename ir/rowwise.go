@@ -386,7 +386,11 @@ func (sc *scheduler) classify(e *Expr) valueInfo {
 		pos := sc.cur.Map.At(e.Off)
 		if _, isCol := ColReduceOpOf(e.Func); isCol || e.Func == TotalFunc {
 			if sc.k.Kind == KindMatmul {
-				sc.diags.Addf(pos, "%s reduces a column over the rows: column reductions are for rowwise kernels; a matmul's epilogue reduces rows only", e.Func)
+				what := "reduces a column over the rows"
+				if e.Func == TotalFunc {
+					what = "sums over every element"
+				}
+				sc.diags.Addf(pos, "%s %s: column reductions and totals are for rowwise kernels; a matmul's epilogue reduces rows only", e.Func, what)
 			} else {
 				what, eg := "one value per column", "dw: "+e.Func+"(dy * x)"
 				if e.Func == TotalFunc {

@@ -61,3 +61,24 @@ func MaxThreads() int {
 	}
 	return most
 }
+
+// Source is where a backend's generated kernel sources go: one file per
+// kernel, <Out>/<kernel><Ext>. It is the one place config (the out: key and
+// its default), generate (the paths) and verify read these facts from.
+type Source struct {
+	// OutKey is the field under kgen.yaml's out: that names the folder.
+	OutKey string
+	// Dir is the folder kgen init writes and a config without OutKey gets.
+	Dir string
+	// Ext is the source file's extension.
+	Ext string
+	// Lang names the source language in generated comments.
+	Lang string
+}
+
+// Sources holds each backend's source-file facts.
+var Sources = [NumBackends]Source{
+	Metal: {OutKey: "msl", Dir: "gen/msl", Ext: ".metal", Lang: "Metal"},
+	CUDA:  {OutKey: "cuda", Dir: "gen/cuda", Ext: ".cu", Lang: "CUDA"},
+	ROCm:  {OutKey: "hip", Dir: "gen/hip", Ext: ".hip", Lang: "HIP"},
+}

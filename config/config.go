@@ -15,6 +15,7 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 
+	"github.com/kgen-dev/kgen/backend"
 	"github.com/kgen-dev/kgen/diag"
 	"github.com/kgen-dev/kgen/internal/yamlnode"
 )
@@ -24,12 +25,13 @@ const FileName = "kgen.yaml"
 
 // Config is a loaded kgen.yaml.
 type Config struct {
-	Path      string // absolute path of the config file
-	Dir       string // absolute folder of the config file; the root of every path below
-	Specs     string // specs folder, relative to Dir, slash-separated
-	OutMSL    string // folder of .metal files, relative to Dir
+	Path  string // absolute path of the config file
+	Dir   string // absolute folder of the config file; the root of every path below
+	Specs string // specs folder, relative to Dir, slash-separated
+	// Out is each backend's folder of kernel sources (out.msl, out.cuda,
+	// out.hip: backend.Sources), relative to Dir.
+	Out       [backend.NumBackends]string
 	OutGo     string // folder of the generated Go package, relative to Dir
-	OutCUDA   string // folder of .cu files (cuda: generated ports), relative to Dir
 	GoPackage string // package name of OutGo
 	// HeaderVersion puts kgen's version in generated headers (default true);
 	// turn it off to keep outputs unchanged across kgen upgrades.
@@ -58,8 +60,12 @@ type Exemption struct {
 
 // Default returns the configuration `kgen init` writes.
 func Default() Config {
-	return Config{Specs: "specs", OutMSL: "gen/msl", OutGo: "gen/kernels", OutCUDA: "gen/cuda", GoPackage: "kernels", HeaderVersion: true,
+	c := Config{Specs: "specs", OutGo: "gen/kernels", GoPackage: "kernels", HeaderVersion: true,
 		Verify: Verify{Parity: "auto"}}
+	for b, src := range backend.Sources {
+		c.Out[b] = src.Dir
+	}
+	return c
 }
 
 // ErrNotFound means no kgen.yaml exists in the folder or any parent.
@@ -175,17 +181,23 @@ func (r *reader) out(n ast.Node) {
 	if !ok {
 		return
 	}
+	keys := []string{"go"}
+	for _, src := range backend.Sources {
+		keys = append(keys, src.OutKey)
+	}
+fields:
 	for _, f := range fs {
-		switch f.Key {
-		case "msl":
-			r.c.OutMSL = r.folder(f.Value, "out.msl")
-		case "go":
+		if f.Key == "go" {
 			r.c.OutGo = r.folder(f.Value, "out.go")
-		case "cuda":
-			r.c.OutCUDA = r.folder(f.Value, "out.cuda")
-		default:
-			r.diags.Addf(f.KeyPos, "unknown out field %q%s", f.Key, diag.Suggest(f.Key, []string{"msl", "go", "cuda"}))
+			continue
 		}
+		for b, src := range backend.Sources {
+			if f.Key == src.OutKey {
+				r.c.Out[b] = r.folder(f.Value, "out."+src.OutKey)
+				continue fields
+			}
+		}
+		r.diags.Addf(f.KeyPos, "unknown out field %q%s", f.Key, diag.Suggest(f.Key, keys))
 	}
 }
 

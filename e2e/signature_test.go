@@ -16,7 +16,6 @@ import (
 	"github.com/kgen-dev/kgen/emit/inventory"
 	"github.com/kgen-dev/kgen/gen/kernels"
 	"github.com/kgen-dev/kgen/generate"
-	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/kgenrt"
 )
 
@@ -111,7 +110,7 @@ func TestMSLSignaturesMatchGoAndInventory(t *testing.T) {
 		t.Fatal(err)
 	}
 	inv := map[string]inventory.Kernel{}
-	for _, k := range inventory.Build(res.Kernels, func(k *ir.Kernel) string { return generate.MSLPath(cfg, k) }).Kernels {
+	for _, k := range inventory.Build(res.Kernels, res.MSL).Kernels {
 		inv[k.Name] = k
 	}
 	metal, _ := filepath.Glob("../gen/msl/*.metal")

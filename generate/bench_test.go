@@ -9,6 +9,7 @@ import (
 	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/generate"
 	"github.com/kgen-dev/kgen/internal/output"
+	"github.com/kgen-dev/kgen/ir"
 )
 
 // syntheticSpec returns a spec exercising lets, constants, params and two
@@ -62,7 +63,7 @@ func genOnce(tb testing.TB, cfg *config.Config) (written int) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	changes, err := output.Diff(cfg.Dir, []string{cfg.OutMSL, cfg.OutGo}, res.Files)
+	changes, err := output.Diff(cfg.Dir, []string{cfg.Out[ir.Metal], cfg.OutGo}, res.Files)
 	if err != nil {
 		tb.Fatal(err)
 	}

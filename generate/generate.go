@@ -9,6 +9,7 @@ import (
 	"path"
 	"sort"
 
+	"github.com/kgen-dev/kgen/backend"
 	"github.com/kgen-dev/kgen/backward"
 	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/diag"
@@ -52,49 +53,42 @@ func Run(cfg *config.Config) (*Result, error) {
 	return Emit(cfg, kernels)
 }
 
-// Emit renders the outputs of already-built kernels, setting their keys.
+// Emit renders the outputs of already-built kernels. Each kernel's sources
+// come from the dialects' table, one per backend it has a source for
+// (ir.Kernel.Sources); the Go package is rendered last, from a request
+// holding the IR and the sources (the variant keys hash the Metal source).
+// The IR is read, never changed.
 func Emit(cfg *config.Config, kernels []*ir.Kernel) (*Result, error) {
 	res := &Result{Config: cfg, Kernels: kernels}
-	mslSources := make([][]byte, len(kernels))
-	cudaSources := make([][]byte, len(kernels))
+	req := golang.Request{Package: cfg.GoPackage, Header: func(from string) string { return Header(cfg, from) },
+		Kernels: make([]golang.Kernel, len(kernels))}
 	err := par.Do(len(kernels), 0, func(i int) error {
 		k := kernels[i]
-		src, err := cfam.Emit(k, cfam.Metal, cfam.Options{Header: Header(cfg, k.SpecPath)})
-		if err != nil {
-			return err
-		}
-		mslSources[i] = output.Stamp(src)
-		k.SetKeys(mslSources[i])
-		if k.Ports[spec.CUDA] {
-			cu, err := cfam.Emit(k, cfam.CUDA, cfam.Options{Header: Header(cfg, k.SpecPath)})
+		req.Kernels[i].IR = k
+		for _, b := range k.Sources() {
+			d := cfam.Dialects[b]
+			if d == nil {
+				return fmt.Errorf("%s: kernel %s has a generated %s port, and no dialect writes %s", k.SpecPath, k.Name, b, b)
+			}
+			src, err := cfam.Emit(k, d, cfam.Options{Header: Header(cfg, k.SpecPath)})
 			if err != nil {
 				return fmt.Errorf("%s: %w", k.SpecPath, err)
 			}
-			cudaSources[i] = output.Stamp(cu)
+			req.Kernels[i].Src[b] = golang.Source{Path: SourcePath(cfg, k, b), Data: output.Stamp(src)}
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	sources := map[*ir.Kernel][]byte{}
-	cudaByKernel := map[*ir.Kernel][]byte{}
-	for i, k := range kernels {
-		sources[k] = mslSources[i]
-		res.Files = append(res.Files, File{Path: MSLPath(cfg, k), Data: mslSources[i]})
-		if cudaSources[i] != nil {
-			cudaByKernel[k] = cudaSources[i]
-			res.Files = append(res.Files, File{Path: CUDAPath(cfg, k), Data: cudaSources[i]})
+	for _, kr := range req.Kernels {
+		for _, src := range kr.Src {
+			if src.Data != nil {
+				res.Files = append(res.Files, File{Path: src.Path, Data: src.Data})
+			}
 		}
 	}
-	goFiles, err := golang.Emit(kernels, golang.Options{
-		Package:    cfg.GoPackage,
-		Header:     func(from string) string { return Header(cfg, from) },
-		MSLPath:    func(k *ir.Kernel) string { return MSLPath(cfg, k) },
-		MSLSource:  func(k *ir.Kernel) []byte { return sources[k] },
-		CUDAPath:   func(k *ir.Kernel) string { return CUDAPath(cfg, k) },
-		CUDASource: func(k *ir.Kernel) []byte { return cudaByKernel[k] },
-	})
+	goFiles, err := golang.Emit(req)
 	if err != nil {
 		return nil, err
 	}
@@ -105,15 +99,28 @@ func Emit(cfg *config.Config, kernels []*ir.Kernel) (*Result, error) {
 	return res, nil
 }
 
-// MSLPath is where a kernel's .metal file goes, relative to the config folder.
-func MSLPath(cfg *config.Config, k *ir.Kernel) string {
-	return path.Join(cfg.OutMSL, k.Name+".metal")
+// MSL returns kernel k's Metal source path and bytes from the result: what
+// its variant keys hash (ir.Key).
+func (r *Result) MSL(k *ir.Kernel) (string, []byte) {
+	p := MSLPath(r.Config, k)
+	i := sort.Search(len(r.Files), func(i int) bool { return r.Files[i].Path >= p })
+	if i < len(r.Files) && r.Files[i].Path == p {
+		return p, r.Files[i].Data
+	}
+	return p, nil
 }
 
-// CUDAPath is where a kernel's .cu file goes, relative to the config folder.
-func CUDAPath(cfg *config.Config, k *ir.Kernel) string {
-	return path.Join(cfg.OutCUDA, k.Name+".cu")
+// SourcePath is where a kernel's source for backend b goes, relative to the
+// config folder: <out folder>/<kernel><extension> (backend.Sources).
+func SourcePath(cfg *config.Config, k *ir.Kernel, b ir.Backend) string {
+	return path.Join(cfg.Out[b], k.Name+backend.Sources[b].Ext)
 }
+
+// MSLPath is where a kernel's .metal file goes, relative to the config folder.
+func MSLPath(cfg *config.Config, k *ir.Kernel) string { return SourcePath(cfg, k, ir.Metal) }
+
+// CUDAPath is where a kernel's .cu file goes, relative to the config folder.
+func CUDAPath(cfg *config.Config, k *ir.Kernel) string { return SourcePath(cfg, k, ir.CUDA) }
 
 // Header is the first line of every generated file. It matches the go
 // command's `^// Code generated .* DO NOT EDIT\.$`.

@@ -137,10 +137,19 @@ func checkLimits(s *spec.Spec, k *Kernel, diags *diag.List) {
 	}
 }
 
-// checkPorts rejects ports kgen cannot generate: Metal and CUDA (emit/cfam's
-// dialects) are generated for every kind; ROCm (emit/cfam's HIP dialect)
-// for the kinds in rocmKinds only.
+// Generated lists the backends kgen writes ports for. A backend set here
+// must have a row in emit/cfam's Dialects and emit/golang's ports
+// (generate's TestEveryPortedBackendIsEmitted).
+var Generated = [NumBackends]bool{Metal: true, CUDA: true, ROCm: true}
+
+// checkPorts rejects ports kgen cannot generate: a backend outside
+// Generated, and a ROCm port of a kind in rocmRefuses.
 func checkPorts(s *spec.Spec, diags *diag.List) {
+	for b := Backend(0); b < NumBackends; b++ {
+		if s.Ports[b].Generated && !Generated[b] {
+			diags.Addf(s.Ports[b].Pos, "kgen cannot generate a %s port yet; set `%s: null` (callers take their fallback path)", b, b)
+		}
+	}
 	p := s.Ports[spec.ROCm]
 	if why, refused := rocmRefuses[s.Kind]; p.Generated && refused {
 		diags.Addf(p.Pos, "kgen cannot generate a rocm port of a %s kernel yet (%s); set `rocm: null` (callers take their fallback path)", s.Kind, why)

@@ -44,6 +44,20 @@ type Kernel struct {
 // Launch is the kernel's launch on backend b.
 func (k *Kernel) Launch(b Backend) launch.Launch { return k.Schedule.Launch(k, b) }
 
+// Sources lists the backends whose kernel source kgen writes, in port-table
+// order: Metal always (its source is what the variant keys hash and what the
+// CPU harness proves, even where the Metal port is null), then every other
+// generated port. Generate writes exactly these; verify expects exactly these.
+func (k *Kernel) Sources() []Backend {
+	out := []Backend{Metal}
+	for b := Metal + 1; b < NumBackends; b++ {
+		if k.Ports[b] {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
 // Describe is the schedule in words (see Schedule.Describe).
 func (k *Kernel) Describe() []string { return k.Schedule.Describe(k) }
 
@@ -51,7 +65,6 @@ func (k *Kernel) Describe() []string { return k.Schedule.Describe(k) }
 type Variant struct {
 	DType     dtype.DType
 	HostName  string // "<kernel>_<dtype>"
-	Key       string // hex sha256 of what shapes the compiled kernel; set by SetKeys
 	Tolerance Tolerance
 }
 
@@ -209,7 +222,10 @@ func (k *Kernel) Params() []Field {
 const keyVersion = "kgen-key-v1"
 
 // Key hashes everything that shapes a compiled variant: the whole source,
-// the host name and the math mode.
+// the host name and the math mode. A variant's key is Key of the kernel's
+// generated Metal source: the IR does not hold it, since it exists only once
+// the source does; the Go emitter, the inventory and verify compute it from
+// the source they are given.
 func Key(source []byte, hostName, math string) string {
 	h := sha256.New()
 	for _, part := range [][]byte{[]byte(keyVersion), []byte(math), []byte(hostName), source} {
@@ -217,16 +233,4 @@ func Key(source []byte, hostName, math string) string {
 		h.Write([]byte{0})
 	}
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-// SetKeys fills every variant's key from the kernel's generated source.
-func (k *Kernel) SetKeys(source []byte) {
-	for i := range k.Variants {
-		k.Variants[i].Key = Key(source, k.Variants[i].HostName, k.Math)
-	}
-	for _, p := range k.Phases() {
-		for i := range p.Variants {
-			p.Variants[i].Key = Key(source, p.Variants[i].HostName, k.Math)
-		}
-	}
 }

@@ -341,6 +341,9 @@ func (mm *Matmul) Launch(k *Kernel, b Backend) launch.Launch {
 	if b == CUDA && mm.QuantCUDA != nil {
 		return mm.QuantCUDA.launch()
 	}
+	if b == CUDA && mm.CUDA != nil {
+		return launch.Launch{} // the library's host functions launch the GEMMs (launch.Launch.Host)
+	}
 	t := mm.Tile
 	tiles := launch.Times(launch.Ceil(launch.V("m"), launch.N(t.BM)), launch.Ceil(launch.V("n"), launch.N(t.BN)))
 	if mm.Rows != nil {

@@ -261,6 +261,9 @@ func (l Launch) Sizes(given map[string]int) (map[string]int, error) {
 // GridSize evaluates the grid over sizes that include the derived fields.
 func (l Launch) GridSize(sizes map[string]int) ([3]int, error) {
 	var g [3]int
+	if l.Host() {
+		return g, nil
+	}
 	for i, e := range l.Grid {
 		v, err := e.Eval(Map(sizes))
 		if err != nil {
@@ -271,7 +274,15 @@ func (l Launch) GridSize(sizes map[string]int) ([3]int, error) {
 	return g, nil
 }
 
-// GridStrings writes the grid per axis.
+// Host reports that the port's own host code launches the kernel (a CUDA
+// matmul's library entry point, which launches its CUTLASS GEMMs): there is
+// no grid for a caller to evaluate, and GridSize is all zeros.
+func (l Launch) Host() bool { return l.Grid[0] == nil }
+
+// GridStrings writes the grid per axis ("" for a Host launch).
 func (l Launch) GridStrings() [3]string {
+	if l.Host() {
+		return [3]string{}
+	}
 	return [3]string{l.Grid[0].String(), l.Grid[1].String(), l.Grid[2].String()}
 }

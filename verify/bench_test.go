@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kgen-dev/kgen/config"
+	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/verify"
 )
 
@@ -52,7 +53,7 @@ func BenchmarkVerify1000(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		rep, err := verify.Run(context.Background(), cfg, verify.Options{OutDirs: []string{cfg.OutMSL, cfg.OutGo}, Parity: "off"})
+		rep, err := verify.Run(context.Background(), cfg, verify.Options{OutDirs: []string{cfg.Out[ir.Metal], cfg.OutGo}, Parity: "off"})
 		if err != nil || !rep.OK() || rep.Variants != 3000 {
 			b.Fatalf("%v: %+v", err, rep)
 		}

@@ -10,9 +10,7 @@ import (
 
 	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/diag"
-	"github.com/kgen-dev/kgen/emit/cfam"
 	"github.com/kgen-dev/kgen/emit/cuda"
-	"github.com/kgen-dev/kgen/emit/golang"
 	"github.com/kgen-dev/kgen/generate"
 	"github.com/kgen-dev/kgen/ir"
 )
@@ -38,7 +36,7 @@ func (r *Report) cudaPorts(ctx context.Context, cfg *config.Config, res *generat
 		switch {
 		case cu == nil || goFile == nil:
 			r.Findings = append(r.Findings, Finding{Check: "cuda", Pos: pos, Msg: "cuda: generated, but the .cu source or its Go module is missing"})
-		case !bytes.Contains(goFile, []byte(`"`+golang.CUDAHash(cu)+`"`)):
+		case !bytes.Contains(goFile, []byte(`"`+cuda.Hash(cu)+`"`)):
 			r.Findings = append(r.Findings, Finding{Check: "cuda", Pos: pos, Msg: "the Go CUDA module does not name the hash of " + generate.CUDAPath(cfg, k)})
 		default:
 			todo = append(todo, i)
@@ -65,7 +63,7 @@ func (r *Report) cudaPorts(ctx context.Context, cfg *config.Config, res *generat
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			k := res.Kernels[i]
-			if !golang.CUDAIsLibrary(k) {
+			if !cuda.IsLibrary(k) {
 				errs[j] = cuda.Check(ctx, nvcc, k.Name, src)
 				return
 			}
@@ -100,7 +98,7 @@ func (r *Report) cudaPorts(ctx context.Context, cfg *config.Config, res *generat
 // every plain part (the SIMT GEMMs; the entry points and a split's second
 // phase).
 func verifyParts(k *ir.Kernel) []string {
-	parts, plain := cfam.CUTLASSParts(k), cfam.PlainParts(k)
+	parts, plain := cuda.Parts(k), cuda.PlainParts(k)
 	if len(parts) == len(plain) { // f32 only: no CUTLASS part
 		return plain
 	}
@@ -116,7 +114,7 @@ func (r *Report) cutlassTodo(ks []*ir.Kernel, todo []int) []int {
 	var out []int
 	skipped := 0
 	for _, i := range todo {
-		if golang.CUDAIsLibrary(ks[i]) {
+		if cuda.IsLibrary(ks[i]) {
 			skipped++
 			continue
 		}

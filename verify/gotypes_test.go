@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kgen-dev/kgen/config"
+	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/verify"
 )
 
@@ -45,7 +46,7 @@ func TestGoTypes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := verify.Run(context.Background(), cfg, verify.Options{OutDirs: []string{cfg.OutMSL, cfg.OutGo}, Parity: "off", NoDispatch: true})
+	rep, err := verify.Run(context.Background(), cfg, verify.Options{OutDirs: []string{cfg.Out[ir.Metal], cfg.OutGo}, Parity: "off", NoDispatch: true})
 	if err != nil {
 		t.Fatal(err)
 	}

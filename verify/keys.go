@@ -58,6 +58,7 @@ func instances(rel string, src []byte) []instance {
 type keyCheck struct {
 	r     *Report
 	cfg   *config.Config
+	res   *generate.Result // the regenerated outputs: the keys the specs give
 	disk  *diskPackage
 	hosts map[string]claim // host name → first owner
 	keys  map[string]claim // key → first owner
@@ -80,8 +81,9 @@ func (r *Report) addID(check, id string, pos diag.Pos, format string, args ...an
 }
 
 // dtypeKeys runs the check over the regenerated kernels and the disk.
-func (r *Report) dtypeKeys(cfg *config.Config, kernels []*ir.Kernel, disk *diskPackage) error {
-	kc := &keyCheck{r: r, cfg: cfg, disk: disk, hosts: map[string]claim{}, keys: map[string]claim{}}
+func (r *Report) dtypeKeys(cfg *config.Config, res *generate.Result, disk *diskPackage) error {
+	kernels := res.Kernels
+	kc := &keyCheck{r: r, cfg: cfg, res: res, disk: disk, hosts: map[string]claim{}, keys: map[string]claim{}}
 	for _, k := range kernels {
 		kc.claimWanted(k)
 	}
@@ -97,12 +99,15 @@ func (r *Report) dtypeKeys(cfg *config.Config, kernels []*ir.Kernel, disk *diskP
 func (kc *keyCheck) claimWanted(k *ir.Kernel) {
 	pos := diag.Pos{Path: k.SpecPath, Line: 1, Col: 1}
 	for _, v := range k.Variants {
-		if len(v.Key) != 64 {
-			kc.r.add("keys", pos, "variant %s has no key", v.HostName)
-			continue
-		}
-		kc.claim(k.Name, v.HostName, v.Key, pos)
+		kc.claim(k.Name, v.HostName, kc.wantKey(k, v), pos)
 	}
+}
+
+// wantKey is the key the specs give variant v: the hash of the regenerated
+// Metal source.
+func (kc *keyCheck) wantKey(k *ir.Kernel, v ir.Variant) string {
+	_, src := kc.res.MSL(k)
+	return ir.Key(src, v.HostName, k.Math)
 }
 
 // claim registers that kernel owns host (and key, when not ""); a host name
@@ -260,8 +265,8 @@ func (kc *keyCheck) tableEntry(k *ir.Kernel, mslPath string, src []byte, dv disk
 	switch got := ir.Key(src, dv.HostName, k.Math); {
 	case dv.Key != got:
 		kc.r.add("keys", dv.Pos, "%s: key %s does not hash %s on disk (recomputed %s): the table and the source drifted apart; run `kgen gen`", dv.HostName, short(dv.Key), mslPath, short(got))
-	case dv.Key != v.Key:
-		kc.r.add("keys", dv.Pos, "%s: key %s on disk, %s from the specs; run `kgen gen`", dv.HostName, short(dv.Key), short(v.Key))
+	case dv.Key != kc.wantKey(k, v):
+		kc.r.add("keys", dv.Pos, "%s: key %s on disk, %s from the specs; run `kgen gen`", dv.HostName, short(dv.Key), short(kc.wantKey(k, v)))
 	}
 }
 
@@ -276,7 +281,7 @@ func short(key string) string {
 // files elsewhere in the module (or the config folder, without a module).
 func (kc *keyCheck) foreignMetal() error {
 	root := moduleOrConfigRoot(kc.cfg)
-	own := filepath.Join(kc.cfg.Dir, filepath.FromSlash(kc.cfg.OutMSL))
+	own := filepath.Join(kc.cfg.Dir, filepath.FromSlash(kc.cfg.Out[ir.Metal]))
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil // unreadable folders are not ours to judge

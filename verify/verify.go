@@ -225,7 +225,7 @@ func (r *Report) disk(cfg *config.Config, opts Options, res *generate.Result) er
 	if err != nil {
 		return err
 	}
-	if err := r.dtypeKeys(cfg, res.Kernels, pkg); err != nil {
+	if err := r.dtypeKeys(cfg, res, pkg); err != nil {
 		return err
 	}
 	r.ports(cfg, res, pkg)

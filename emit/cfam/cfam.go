@@ -5,7 +5,12 @@
 // Dialect values: spellings, plus the few strategies that are one backend's
 // own (CUDA's 16-byte vector paths, Metal's [[host_name]] instantiations).
 // Decisions are made here in Go; templates hold the prose and the fixed
-// prelude blocks.
+// prelude blocks. Dialects is the table of backends generate loops over.
+//
+// A body writer may own a backend's code (ownCode) instead of filling the
+// templated body and instances: CUDA's matmul does, writing host functions
+// around CUTLASS GEMMs and kgen's SIMT GEMM (cutlass.go, simt.go) that
+// `kgen cuda` builds into a shared library (emit/cuda's build facts).
 package cfam
 
 import (
@@ -402,10 +407,16 @@ func (d *Dialect) templates() *template.Template {
 	return parsed[d.Name]
 }
 
-var parsed = map[string]*template.Template{
-	Metal.Name: parse(Metal.Name),
-	CUDA.Name:  parse(CUDA.Name),
-}
+// parsed holds each dialect's templates, parsed once from Dialects.
+var parsed = func() map[string]*template.Template {
+	out := map[string]*template.Template{}
+	for _, d := range Dialects {
+		if d != nil {
+			out[d.Name] = parse(d.Name)
+		}
+	}
+	return out
+}()
 
 func parse(dir string) *template.Template {
 	return template.Must(template.New(dir).Option("missingkey=error").

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/emit/cuda"
 	"github.com/kgen-dev/kgen/ir"
 )
 
@@ -22,34 +23,6 @@ import (
 // builds the file into a shared library, one object per part (each dtype
 // × problem class, and the entry points) so the parts compile in parallel:
 // -DKGEN_PART_<part> selects one; without any, the whole file compiles.
-
-// CUTLASSParts are the compile parts of a CUDA matmul: one per 16-bit
-// storage dtype and problem class, one per SIMT dtype (f32_simt, kgen's
-// own GEMM, simt.go), then "entry" (the host entry points).
-func CUTLASSParts(k *ir.Kernel) []string {
-	c := k.Matmul().CUDA
-	var out []string
-	for _, t := range c.DTypes {
-		for _, g := range c.Configs {
-			out = append(out, gemmPart(t, g))
-		}
-	}
-	return append(out, PlainParts(k)...)
-}
-
-// gemmPart names the part of problem class g's GEMM for storage t (its
-// function is kgen_<kernel>_<part>).
-func gemmPart(t dtype.DType, g ir.GemmConfig) string { return t.String() + "_" + g.Name }
-
-// PlainParts are the parts that include none of CUTLASS's headers: the
-// SIMT GEMMs and the entry points (CUTLASSParts' last ones).
-func PlainParts(k *ir.Kernel) []string {
-	var out []string
-	for _, t := range k.Matmul().CUDA.SIMTParts() {
-		out = append(out, SIMTPart(t))
-	}
-	return append(out, "entry")
-}
 
 // cutlassCode writes the EVT functor, the GEMM types, the parts and the
 // entry points after the stage functions.
@@ -141,7 +114,7 @@ func gemmParts(w *Writer, k *ir.Kernel, forms [2]gemmForm, ns, sig, args string)
 	c := k.Matmul().CUDA
 	for _, t := range c.DTypes {
 		for _, g := range c.Configs {
-			part := gemmPart(t, g)
+			part := cuda.GemmPart(t, g)
 			w.P("#if !defined(KGEN_PARTS) || defined(KGEN_PART_", part, ")")
 			w.Block(`extern "C" int `+ns+"_"+part+sig, func() {
 				f := gemmAlias(w, ns, forms, t, g)
@@ -184,14 +157,14 @@ func cutlassEntries(w *Writer, k *ir.Kernel, ns string) {
 		w.Block(`extern "C" int `+v.HostName+"(void* kgen_stream, void* const* kgen_ptrs, const void* kgen_argp, char* kgen_err, int kgen_errlen)", func() {
 			w.P("const ", args, "& kgen_args = *static_cast<const ", args, "*>(kgen_argp);")
 			if slices.Contains(c.SIMT, v.DType) {
-				w.P("return ", ns, "_", SIMTPart(v.DType), "(kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen);")
+				w.P("return ", ns, "_", cuda.SIMTPart(v.DType), "(kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen);")
 				return
 			}
 			if slices.Contains(c.Unaligned, v.DType) {
 				unalignedFallback(w, k, c, ns, v.DType)
 			}
 			classChain(w, c, "kgen_args.m", func(g ir.GemmConfig) string {
-				return fmt.Sprint("return ", ns, "_", gemmPart(v.DType, g), "(kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen);")
+				return fmt.Sprint("return ", ns, "_", cuda.GemmPart(v.DType, g), "(kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen);")
 			})
 		})
 	}
@@ -220,7 +193,7 @@ func unalignedFallback(w *Writer, k *ir.Kernel, c *ir.CUTLASS, ns string, t dtyp
 		}
 	}
 	w.P("// What TMA cannot load runs kgen's SIMT GEMM (CUDA cores, same epilogue).")
-	unalignedTest(w, k, c, "kgen_args", ptrs, fmt.Sprint("return ", ns, "_", SIMTPart(t), "(kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen);"))
+	unalignedTest(w, k, c, "kgen_args", ptrs, fmt.Sprint("return ", ns, "_", cuda.SIMTPart(t), "(kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen);"))
 }
 
 // unalignedTest writes `if (<what TMA cannot take>) <fallback>`: a row of

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/emit/cuda"
 	"github.com/kgen-dev/kgen/ir"
 )
 
@@ -149,7 +150,7 @@ func splitEntries(w *Writer, k *ir.Kernel, d *Dialect, ns string) {
 			continue
 		}
 		gemm := fmt.Sprint(ns, "_gemm_", v.DType)
-		simt := fmt.Sprint("return ", ns, "_", SIMTPart(v.DType), "(kgen_stream, kgen_pa, kgen_pb, kgen_d, kgen_a, kgen_err, kgen_errlen);")
+		simt := fmt.Sprint("return ", ns, "_", cuda.SIMTPart(v.DType), "(kgen_stream, kgen_pa, kgen_pb, kgen_d, kgen_a, kgen_err, kgen_errlen);")
 		w.P("// The workspace GEMM of ", v.DType, " storage.")
 		w.Block("static int "+gemm+"("+splitRunParams(k)+")", func() {
 			if slices.Contains(c.SIMT, v.DType) {
@@ -161,7 +162,7 @@ func splitEntries(w *Writer, k *ir.Kernel, d *Dialect, ns string) {
 				unalignedTest(w, k, c, "kgen_a", []string{"kgen_pa", "kgen_pb"}, simt)
 			}
 			classChain(w, c, "kgen_a.m", func(g ir.GemmConfig) string {
-				return fmt.Sprint("return ", ns, "_", gemmPart(v.DType, g), "(kgen_stream, kgen_pa, kgen_pb, kgen_d, kgen_a, kgen_err, kgen_errlen);")
+				return fmt.Sprint("return ", ns, "_", cuda.GemmPart(v.DType, g), "(kgen_stream, kgen_pa, kgen_pb, kgen_d, kgen_a, kgen_err, kgen_errlen);")
 			})
 		})
 		w.P()

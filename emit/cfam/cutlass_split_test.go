@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kgen-dev/kgen/emit/cfam"
+	"github.com/kgen-dev/kgen/emit/cuda"
 	"github.com/kgen-dev/kgen/ir"
 )
 
@@ -71,7 +72,7 @@ func TestCUDASplit(t *testing.T) {
 				t.Errorf("%s: no %q", c.kernel, w)
 			}
 		}
-		for _, part := range cfam.CUTLASSParts(k) {
+		for _, part := range cuda.Parts(k) {
 			if part != "entry" && !strings.Contains(s, "extern \"C\" int kgen_"+c.kernel+"_"+part+"(void* kgen_stream, const void* kgen_pa, const void* kgen_pb, float* kgen_d,") {
 				t.Errorf("%s: no workspace GEMM part %s", c.kernel, part)
 			}

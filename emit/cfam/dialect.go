@@ -219,5 +219,8 @@ var CUDA = &Dialect{
 	Waves: func(n string) string { return n + " / 32" },
 }
 
-// Dialects are the C-family backends, by ir.Backend.
-var Dialects = map[ir.Backend]*Dialect{ir.Metal: Metal, ir.CUDA: CUDA}
+// Dialects is the one table of C-family backends, in port-table order: the
+// dialect that writes each backend's source, nil where kgen writes none yet.
+// Generate loops over it for every kernel's ir.Kernel.Sources, and the
+// templates are parsed from it; a backend gets a source by getting a row.
+var Dialects = [ir.NumBackends]*Dialect{ir.Metal: Metal, ir.CUDA: CUDA}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kgen-dev/kgen/emit/cuda"
 	"github.com/kgen-dev/kgen/ir"
 )
 
@@ -59,7 +60,7 @@ func (matmul) helpers(k *ir.Kernel, d *Dialect) []helper {
 	if k.Matmul().QuantCUDA != nil {
 		return append([]helper{{name: "mma"}}, quantHelpers(k)...)
 	}
-	head := helper{name: "cutlass_head", data: PlainParts(k)}
+	head := helper{name: "cutlass_head", data: cuda.PlainParts(k)}
 	mm := k.Matmul()
 	if sp := mm.Split; sp != nil && sp.CUDA != nil {
 		out := []helper{head, {name: "cutlass_split"}}

@@ -131,7 +131,7 @@ func TestCUDASIMTResources(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, dt := range mm.CUDA.SIMT {
-			use, err := cuda.Resources(context.Background(), nvcc, k.Name, src, "-DKGEN_PARTS", "-DKGEN_PART_"+cfam.SIMTPart(dt))
+			use, err := cuda.Resources(context.Background(), nvcc, k.Name, src, "-DKGEN_PARTS", "-DKGEN_PART_"+cuda.SIMTPart(dt))
 			if err != nil {
 				t.Fatal(err)
 			}

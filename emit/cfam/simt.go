@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/emit/cuda"
 	"github.com/kgen-dev/kgen/ir"
 )
 
@@ -25,9 +26,6 @@ import (
 // n + 65535·128 included, stays below 2³², and unsigned wraps only in
 // offsets that are never read), size_t otherwise. 32-bit indices save
 // about 40 registers (127 against 169: two CTAs per SM instead of one).
-
-// SIMTPart names the SIMT GEMM's compile part of storage t.
-func SIMTPart(t dtype.DType) string { return t.String() + "_simt" }
 
 // simtIO is what one SIMT GEMM reads and writes around its K loop: a
 // single GEMM's epilogue inputs and output (the stage function per
@@ -50,7 +48,7 @@ func simtCode(w *Writer, k *ir.Kernel, d *Dialect, t dtype.DType, ns string) {
 	if sp := k.Matmul().Split; sp != nil && sp.CUDA != nil {
 		io = simtWorkspace(k, d, t)
 	}
-	part := SIMTPart(t)
+	part := cuda.SIMTPart(t)
 	inner := ns + "_" + part + "_gemm" // the kernel's namespace
 	g := ir.SIMTConfig
 	w.P("#if !defined(KGEN_PARTS) || defined(KGEN_PART_", part, ")")

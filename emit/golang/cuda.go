@@ -1,13 +1,12 @@
 package golang
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/kgen-dev/kgen/emit/cuda"
 	"github.com/kgen-dev/kgen/ir"
 )
 
@@ -24,48 +23,8 @@ import (
 // in the name ties a binary to the exact source it came from, so a stale
 // binary is never loaded, and without one the port reports how to build it.
 
-// CUDABinDir is the package subfolder holding the compiled CUDA binaries.
-const CUDABinDir = "cudabin"
-
-// cudaBinaries is the package-level embed.FS of CUDABinDir.
+// cudaBinaries is the package-level embed.FS of the binaries folder.
 const cudaBinaries = "kgenCUDABinaries"
-
-// CUDAHash is the hash prefix naming a kernel's compiled binary: the first
-// 16 hex digits of the sha256 of its .cu file.
-func CUDAHash(source []byte) string {
-	sum := sha256.Sum256(source)
-	return hex.EncodeToString(sum[:])[:16]
-}
-
-// CUDABinary is a kernel's fatbin file name inside CUDABinDir.
-func CUDABinary(kernel string, source []byte) string {
-	return kernel + "-" + CUDAHash(source) + ".fatbin"
-}
-
-// CUDAIsLibrary reports whether a kernel's CUDA port is a shared library
-// of CUTLASS host functions (a matmul) rather than a fatbin.
-func CUDAIsLibrary(k *ir.Kernel) bool {
-	mm := k.Matmul()
-	return mm != nil && mm.CUDA != nil
-}
-
-// CUDABinaryOf is a kernel's binary file name inside CUDABinDir: the
-// fatbin, or for a CUTLASS matmul the shared library <kernel>-<hash>.so.
-func CUDABinaryOf(k *ir.Kernel, source []byte) string {
-	if CUDAIsLibrary(k) {
-		return k.Name + "-" + CUDAHash(source) + ".so"
-	}
-	return CUDABinary(k.Name, source)
-}
-
-func hasCUDA(kernels []*ir.Kernel) bool {
-	for _, k := range kernels {
-		if k.Ports[ir.CUDA] {
-			return true
-		}
-	}
-	return false
-}
 
 func (n *names) cudaModule() string { return n.lower + "CUDA" }
 
@@ -75,22 +34,21 @@ func cudaSlot(n *names) jen.Code {
 }
 
 // cudaFile writes the kernel's CUDA module descriptor.
-func cudaFile(k *ir.Kernel, n *names, opts Options) *jen.File {
+func cudaFile(k *ir.Kernel, n *names, src Source, opts Request) *jen.File {
 	f := newFile(opts, k.SpecPath)
-	src := opts.CUDASource(k)
 	f.Add(comment(
-		fmt.Sprintf("%s is the CUDA module of kernel %s: %s, compiled by `kgen cuda`", n.cudaModule(), k.Name, opts.CUDAPath(k)),
-		fmt.Sprintf("(nvcc %s) into %s/%s and embedded. Its entry points are the", map[bool]string{false: "-fatbin", true: "-shared, CUTLASS"}[CUDAIsLibrary(k)], CUDABinDir, CUDABinaryOf(k, src)),
+		fmt.Sprintf("%s is the CUDA module of kernel %s: %s, compiled by `kgen cuda`", n.cudaModule(), k.Name, src.Path),
+		fmt.Sprintf("(nvcc %s) into %s/%s and embedded. Its entry points are the", map[bool]string{false: "-fatbin", true: "-shared, CUTLASS"}[cuda.IsLibrary(k)], cuda.BinDir, cuda.BinaryOf(k, src.Data)),
 		fmt.Sprintf("host names of %s's dtype-key table, parameters in its binding order; the", n.desc),
 		"hash ties the binary to this exact source. Without the binary the CUDA port",
 		"reports how to build it, and Select refuses it.",
 	))
 	f.Var().Id(n.cudaModule()).Op("=").Add(rt("CUDAModule")).Add(block(
 		item(field("Kernel", jen.Op("&").Id(n.desc))),
-		item(field("Source", jen.Lit(opts.CUDAPath(k)))),
-		item(field("Hash", jen.Lit(CUDAHash(src)))),
+		item(field("Source", jen.Lit(src.Path))),
+		item(field("Hash", jen.Lit(cuda.Hash(src.Data)))),
 		item(field("Binaries", jen.Op("&").Id(cudaBinaries))),
-		item(field("Dir", jen.Lit(CUDABinDir))),
+		item(field("Dir", jen.Lit(cuda.BinDir))),
 		cudaLibrary(k),
 	))
 	return f
@@ -116,17 +74,17 @@ func cudaLibrary(k *ir.Kernel) jen.Code {
 	))))
 }
 
-// cudaPackageFiles are the package's embed of CUDABinDir and the README
+// cudaPackageFiles are the package's embed of cuda.BinDir and the README
 // that keeps the folder non-empty.
-func cudaPackageFiles(opts Options) ([]File, error) {
+func cudaPackageFiles(opts Request) ([]File, error) {
 	f := newFile(opts, "kgen.yaml")
 	f.Anon("embed")
 	f.Add(comment(
-		fmt.Sprintf("%s holds the CUDA binaries `kgen cuda` compiles into %s/ (one", cudaBinaries, CUDABinDir),
+		fmt.Sprintf("%s holds the CUDA binaries `kgen cuda` compiles into %s/ (one", cudaBinaries, cuda.BinDir),
 		"<kernel>-<hash>.fatbin per kernel with a CUDA port); the folder's README keeps the",
 		"embed valid when none has been built.",
 	))
-	f.Comment("//go:embed " + CUDABinDir)
+	f.Comment("//go:embed " + cuda.BinDir)
 	f.Var().Id(cudaBinaries).Qual("embed", "FS")
 	data, err := render(f)
 	if err != nil {
@@ -151,5 +109,5 @@ built from another version of the source is never loaded. Until the binary
 exists, the kernel's CUDA port reports that it is not built and Select
 refuses it; everything else works.
 `
-	return []File{{Name: "cudabin.go", Data: data}, {Name: CUDABinDir + "/README.md", Data: []byte(readme)}}, nil
+	return []File{{Name: "cudabin.go", Data: data}, {Name: cuda.BinDir + "/README.md", Data: []byte(readme)}}, nil
 }

@@ -35,21 +35,34 @@ import (
 // RuntimePath is the import path of the runtime every generated package uses.
 const RuntimePath = funcs.Runtime
 
-// Options configure the Go output.
-type Options struct {
+// Request is what the Go emitter renders: the package's name and header,
+// and every kernel with its IR and the sources the C-family emitter wrote
+// for it. The emitter reads nothing else; it calls back into nobody.
+type Request struct {
 	Package string
 	// Header returns the generated-code line naming the source of a file.
-	Header func(from string) string
-	// MSLPath returns the config-relative path of a kernel's .metal file.
-	MSLPath func(k *ir.Kernel) string
-	// MSLSource returns the bytes of a kernel's .metal file, whose hash the
-	// variant keys are; they are embedded in the package.
-	MSLSource func(k *ir.Kernel) []byte
-	// CUDAPath and CUDASource give the .cu file of a kernel with a
-	// generated CUDA port (see cuda.go).
-	CUDAPath   func(k *ir.Kernel) string
-	CUDASource func(k *ir.Kernel) []byte
+	Header  func(from string) string
+	Kernels []Kernel
+	// byIR finds a kernel's sources; Emit builds it.
+	byIR map[*ir.Kernel]*Kernel
 }
+
+// Kernel is one kernel of a Request.
+type Kernel struct {
+	IR *ir.Kernel
+	// Src holds the kernel's source per backend, for each of
+	// IR.Sources(); the Metal source is what the variant keys hash.
+	Src [ir.NumBackends]Source
+}
+
+// Source is one generated kernel source file.
+type Source struct {
+	Path string // relative to the config folder
+	Data []byte
+}
+
+// Source returns kernel k's source for backend b.
+func (r Request) Source(k *ir.Kernel, b ir.Backend) Source { return r.byIR[k].Src[b] }
 
 // File is a generated file, named relative to the package folder.
 type File struct {
@@ -60,7 +73,13 @@ type File struct {
 // Emit returns the package's files: doc.go, inventory.md and three files per
 // kernel. Kernels of a kind the Go emitter does not know, ports it cannot
 // generate, and Go names that collide are errors, never silent omissions.
-func Emit(kernels []*ir.Kernel, opts Options) ([]File, error) {
+func Emit(opts Request) ([]File, error) {
+	kernels := make([]*ir.Kernel, len(opts.Kernels))
+	opts.byIR = map[*ir.Kernel]*Kernel{}
+	for i := range opts.Kernels {
+		kernels[i] = opts.Kernels[i].IR
+		opts.byIR[kernels[i]] = &opts.Kernels[i]
+	}
 	if err := checkNames(kernels); err != nil {
 		return nil, err
 	}
@@ -87,19 +106,21 @@ func Emit(kernels []*ir.Kernel, opts Options) ([]File, error) {
 	for _, kf := range perKernel {
 		files = append(files, kf...)
 	}
-	if hasCUDA(kernels) {
-		cf, err := cudaPackageFiles(opts)
-		if err != nil {
-			return nil, err
+	for b, p := range ports {
+		if p != nil && p.pkg != nil && hasSource(kernels, ir.Backend(b)) {
+			pf, err := p.pkg(opts)
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, pf...)
 		}
-		files = append(files, cf...)
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
 	return files, nil
 }
 
 // kernelFiles renders the three files of one kernel.
-func kernelFiles(k *ir.Kernel, opts Options) ([]File, error) {
+func kernelFiles(k *ir.Kernel, opts Request) ([]File, error) {
 	if _, ok := kinds[k.Kind]; !ok {
 		return nil, fmt.Errorf("the Go emitter has no handler for %s kernels", k.Kind)
 	}
@@ -117,9 +138,13 @@ func kernelFiles(k *ir.Kernel, opts Options) ([]File, error) {
 		suffix string
 		file   *jen.File
 	}
-	list := []kernelFile{{"_kernel.go", api}, {"_reference.go", ref}, {"_msl.go", sourceFile(k, n, opts)}}
-	if k.Ports[ir.CUDA] {
-		list = append(list, kernelFile{"_cuda.go", cudaFile(k, n, opts)})
+	list := []kernelFile{{"_kernel.go", api}, {"_reference.go", ref}}
+	for _, b := range k.Sources() {
+		p := ports[b]
+		if p == nil {
+			return nil, fmt.Errorf("the Go emitter has no port writer for %s", b)
+		}
+		list = append(list, kernelFile{p.suffix, p.file(k, n, opts.Source(k, b), opts)})
 	}
 	for _, f := range list {
 		data, err := render(f.file)
@@ -138,7 +163,7 @@ func kernelFiles(k *ir.Kernel, opts Options) ([]File, error) {
 const GenerateConstraint = "//go:build !generate"
 
 // newFile starts a generated Go file whose first line is the header.
-func newFile(opts Options, from string) *jen.File {
+func newFile(opts Request, from string) *jen.File {
 	f := jen.NewFile(opts.Package)
 	f.HeaderComment(opts.Header(from))
 	f.HeaderComment(GenerateConstraint)
@@ -195,7 +220,7 @@ func comment(lines ...string) *jen.Statement {
 	return jen.Comment(b.String())
 }
 
-func docFile(kernels []*ir.Kernel, opts Options) *jen.File {
+func docFile(kernels []*ir.Kernel, opts Request) *jen.File {
 	f := newFile(opts, "kgen.yaml")
 	var names []string
 	for _, k := range kernels {

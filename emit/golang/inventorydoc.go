@@ -15,8 +15,11 @@ import (
 // kernel × dtype × backend matrix, then per kernel its formulas, host names,
 // keys, bindings and dispatch. It is built from the same inventory model as
 // `kgen list --json`, so the two cannot disagree.
-func inventoryDoc(kernels []*ir.Kernel, opts Options) []byte {
-	inv := inventory.Build(kernels, opts.MSLPath)
+func inventoryDoc(kernels []*ir.Kernel, opts Request) []byte {
+	inv := inventory.Build(kernels, func(k *ir.Kernel) (string, []byte) {
+		src := opts.Source(k, ir.Metal)
+		return src.Path, src.Data
+	})
 	var b strings.Builder
 	b.WriteString(opts.Header("kgen.yaml") + "\n\n")
 	b.WriteString("# Kernel inventory\n\n")

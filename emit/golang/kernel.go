@@ -14,7 +14,7 @@ import (
 
 // apiFile writes the kernel's type and value, descriptor, port table,
 // table accessors and launchers.
-func apiFile(k *ir.Kernel, n *names, opts Options) (*jen.File, error) {
+func apiFile(k *ir.Kernel, n *names, opts Request) (*jen.File, error) {
 	f := newFile(opts, k.SpecPath)
 	kernelType(f, k, n)
 	descriptor(f, k, n, opts)
@@ -108,11 +108,11 @@ func portSummary(k *ir.Kernel) string {
 // from the IR. Launch is a [...] literal with one entry per backend, in
 // port-table order, like the port table: it names no backend (choosing is
 // Select's job) and a backend added to kgenrt breaks the build.
-func descriptor(f *jen.File, k *ir.Kernel, n *names, opts Options) {
+func descriptor(f *jen.File, k *ir.Kernel, n *names, opts Request) {
 	f.Add(comment(
 		fmt.Sprintf("%s describes %s to kgenrt. Variants is its dtype-key table (storage", n.desc, k.Name),
 		"dtype → host name and key); Bindings is its signature in buffer-index order, the",
-		fmt.Sprintf("one layout the MSL in %s and every launcher share; Launch is each", opts.MSLPath(k)),
+		fmt.Sprintf("one layout the MSL in %s and every launcher share; Launch is each", opts.Source(k, ir.Metal).Path),
 		"port's grid and derived size fields, which the ports evaluate.",
 	))
 	fields := descriptorFields(k, k.Name, k.Variants, k.Bindings, k.Launch, n, opts)
@@ -167,11 +167,11 @@ func phasesCond(k *ir.Kernel) string {
 
 // descriptorFields are the fields of one kgenrt.Kernel literal: the
 // kernel's own, or one of its phases' (name, variants, bindings, launch).
-func descriptorFields(k *ir.Kernel, name string, vs []ir.Variant, bs []ir.Binding, launchOf func(ir.Backend) launch.Launch, n *names, opts Options) []jen.Code {
+func descriptorFields(k *ir.Kernel, name string, vs []ir.Variant, bs []ir.Binding, launchOf func(ir.Backend) launch.Launch, n *names, opts Request) []jen.Code {
 	var variants, bindings, launches []jen.Code
 	for _, v := range vs {
 		variants = append(variants, jen.Values(
-			field("DType", rtType(v.DType)), field("HostName", jen.Lit(v.HostName)), field("Key", jen.Lit(v.Key))))
+			field("DType", rtType(v.DType)), field("HostName", jen.Lit(v.HostName)), field("Key", jen.Lit(ir.Key(opts.Source(k, ir.Metal).Data, v.HostName, k.Math)))))
 	}
 	for _, b := range bs {
 		bindings = append(bindings, bindingValue(b))
@@ -360,10 +360,8 @@ func portTable(f *jen.File, k *ir.Kernel, n *names) error {
 		switch {
 		case !k.Ports[b]:
 			slots = append(slots, item(jen.Nil()).Comment(b.String()+": null, callers take their fallback path"))
-		case b == ir.Metal:
-			slots = append(slots, item(rt("MetalPort").Call(jen.Op("&").Id(n.desc))).Comment("metal: generated"))
-		case b == ir.CUDA:
-			slots = append(slots, item(cudaSlot(n)).Comment("cuda: generated"))
+		case ports[b] != nil:
+			slots = append(slots, item(ports[b].slot(n)).Comment(b.String()+": generated"))
 		default:
 			return fmt.Errorf("the Go emitter cannot generate a %s port", b)
 		}

@@ -72,7 +72,7 @@ func modes(k *ir.Kernel) []dtype.DType { return append(k.ComputeTypes(), dtype.I
 // topLevel lists the package-level names a kernel declares, stage
 // functions included.
 func (n *names) topLevel(k *ir.Kernel) []string {
-	out := []string{n.exported, n.typ, n.args, n.desc, n.ports, n.source, n.call}
+	out := []string{n.exported, n.typ, n.args, n.desc, n.ports, n.call}
 	if len(k.Phases()) > 0 {
 		out = append(out, n.phases)
 	}
@@ -81,8 +81,10 @@ func (n *names) topLevel(k *ir.Kernel) []string {
 			out = append(out, n.stage(st, c))
 		}
 	}
-	if k.Ports[ir.CUDA] {
-		out = append(out, n.cudaModule())
+	for _, b := range k.Sources() {
+		if p := ports[b]; p != nil {
+			out = append(out, p.names(n)...)
+		}
 	}
 	return out
 }

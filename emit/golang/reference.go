@@ -26,7 +26,7 @@ func rtType(t dtype.DType) *jen.Statement {
 }
 
 // referenceFile writes Reference, Reference64 and the stage functions.
-func referenceFile(k *ir.Kernel, n *names, opts Options) (*jen.File, error) {
+func referenceFile(k *ir.Kernel, n *names, opts Request) (*jen.File, error) {
 	f := newFile(opts, k.SpecPath)
 	registerCPU(f, k, n)
 	if err := referenceMethod(f, k, n); err != nil {

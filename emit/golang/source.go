@@ -11,15 +11,14 @@ import (
 
 // sourceFile embeds the kernel's MSL, byte for byte the .metal file, as a
 // raw string constant: the runtime compiles exactly what the keys hash.
-func sourceFile(k *ir.Kernel, n *names, opts Options) *jen.File {
+func sourceFile(k *ir.Kernel, n *names, src Source, opts Request) *jen.File {
 	f := newFile(opts, k.SpecPath)
-	src := string(opts.MSLSource(k))
 	f.Add(comment(
-		fmt.Sprintf("%s is the Metal source of kernel %s, byte for byte %s;", n.source, k.Name, opts.MSLPath(k)),
+		fmt.Sprintf("%s is the Metal source of kernel %s, byte for byte %s;", n.source, k.Name, src.Path),
 		fmt.Sprintf("every key in %s's dtype-key table hashes it, and kgenrt checks that", n.desc),
 		"before it compiles it.",
 	))
-	f.Const().Id(n.source).Op("=").Add(stringLit(src))
+	f.Const().Id(n.source).Op("=").Add(stringLit(string(src.Data)))
 	return f
 }
 

@@ -114,19 +114,21 @@ type Dispatch struct {
 	Threadgroup [3]int    `json:"threadgroup"`
 }
 
-// Build makes the inventory. mslPath gives each kernel's .metal path
-// relative to the config folder.
-func Build(kernels []*ir.Kernel, mslPath func(*ir.Kernel) string) Inventory {
+// Build makes the inventory. msl gives each kernel's .metal path relative
+// to the config folder and its bytes, which every variant key hashes.
+func Build(kernels []*ir.Kernel, msl func(*ir.Kernel) (path string, source []byte)) Inventory {
 	inv := Inventory{Version: 1, Kernels: []Kernel{}}
 	for _, k := range kernels {
-		inv.Kernels = append(inv.Kernels, kernel(k, mslPath(k)))
+		inv.Kernels = append(inv.Kernels, kernel(k, msl))
 	}
 	return inv
 }
 
-func kernel(k *ir.Kernel, msl string) Kernel {
+func kernel(k *ir.Kernel, msl func(*ir.Kernel) (string, []byte)) Kernel {
+	path, source := msl(k)
+	key := func(v ir.Variant) string { return ir.Key(source, v.HostName, k.Math) }
 	out := Kernel{
-		Name: k.Name, Kind: k.Kind.String(), Spec: k.SpecPath, MSL: msl, Math: k.Math,
+		Name: k.Name, Kind: k.Kind.String(), Spec: k.SpecPath, MSL: path, Math: k.Math,
 		Threadgroup: k.Threadgroup, Ports: map[string]*string{},
 		Dispatch: Dispatch{Grid: k.Launch(ir.Metal).GridStrings(), Threadgroup: k.Launch(ir.Metal).Threadgroup},
 	}
@@ -138,7 +140,7 @@ func kernel(k *ir.Kernel, msl string) Kernel {
 		}
 	}
 	for _, v := range k.Variants {
-		out.Variants = append(out.Variants, Variant{DType: v.DType.String(), HostName: v.HostName, Key: v.Key})
+		out.Variants = append(out.Variants, Variant{DType: v.DType.String(), HostName: v.HostName, Key: key(v)})
 	}
 	for _, b := range k.Bindings {
 		bd := binding(b)
@@ -178,7 +180,7 @@ func kernel(k *ir.Kernel, msl string) Kernel {
 		for _, p := range ph {
 			pj := Phase{Entry: p.Entry, Does: p.Comment, Dispatch: Dispatch{Grid: p.Launch.GridStrings(), Threadgroup: p.Launch.Threadgroup}}
 			for _, v := range p.Variants {
-				pj.Variants = append(pj.Variants, Variant{DType: v.DType.String(), HostName: v.HostName, Key: v.Key})
+				pj.Variants = append(pj.Variants, Variant{DType: v.DType.String(), HostName: v.HostName, Key: key(v)})
 			}
 			for _, b := range p.Bindings {
 				pj.Bindings = append(pj.Bindings, binding(b))

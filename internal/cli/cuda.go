@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kgen-dev/kgen/emit/cuda"
-	"github.com/kgen-dev/kgen/emit/golang"
 	"github.com/kgen-dev/kgen/generate"
 	"github.com/kgen-dev/kgen/internal/output"
 	"github.com/kgen-dev/kgen/internal/par"
@@ -66,7 +65,7 @@ func (o *options) cudaBuild(outDir, cutlassDir string, skipCUTLASS bool) error {
 		// The default folder is one of kgen's out folders: like gen, write
 		// (and remove old fatbins) only if no symlink on the way sends the
 		// writes elsewhere.
-		rel := path.Join(cfg.OutGo, golang.CUDABinDir)
+		rel := path.Join(cfg.OutGo, cuda.BinDir)
 		if err := output.CheckReal(cfg.Dir, rel); err != nil {
 			return fmt.Errorf("kgen cuda: %w", err)
 		}
@@ -90,7 +89,7 @@ func (o *options) cudaBuild(outDir, cutlassDir string, skipCUTLASS bool) error {
 	for _, k := range res.Kernels {
 		switch {
 		case !k.Ports[spec.CUDA]:
-		case golang.CUDAIsLibrary(k):
+		case cuda.IsLibrary(k):
 			libs = append(libs, k)
 		default:
 			names = append(names, k.Name)
@@ -121,7 +120,7 @@ func (o *options) cudaBuild(outDir, cutlassDir string, skipCUTLASS bool) error {
 	}
 	fatbins := make([]string, len(names))
 	err = par.Do(len(names), 0, func(i int) error {
-		bin := golang.CUDABinary(names[i], srcs[i])
+		bin := cuda.Fatbin(names[i], srcs[i])
 		if err := cuda.Compile(context.Background(), nvcc, names[i], srcs[i], "fatbin", filepath.Join(outDir, bin)); err != nil {
 			return fmt.Errorf("kernel %s: %w", names[i], err)
 		}
@@ -141,7 +140,7 @@ func (o *options) cudaBuild(outDir, cutlassDir string, skipCUTLASS bool) error {
 		keep[name] = fatbins[i]
 	}
 	for _, k := range libs {
-		keep[k.Name] = golang.CUDABinaryOf(k, sources[generate.CUDAPath(cfg, k)])
+		keep[k.Name] = cuda.BinaryOf(k, sources[generate.CUDAPath(cfg, k)])
 	}
 	var kept []string
 	if err := manifest.update(written, func() error {

@@ -9,9 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/kgen-dev/kgen/emit/cfam"
 	"github.com/kgen-dev/kgen/emit/cuda"
-	"github.com/kgen-dev/kgen/emit/golang"
 	"github.com/kgen-dev/kgen/internal/par"
 	"github.com/kgen-dev/kgen/ir"
 )
@@ -55,11 +53,11 @@ func (lb *libBuild) build(libs []*ir.Kernel, sources map[string][]byte, cuPath f
 	var link []*ir.Kernel
 	for _, k := range libs {
 		src := sources[cuPath(k)]
-		if _, err := os.Stat(filepath.Join(lb.outDir, golang.CUDABinaryOf(k, src))); err == nil {
+		if _, err := os.Stat(filepath.Join(lb.outDir, cuda.BinaryOf(k, src))); err == nil {
 			continue // this exact source is built
 		}
 		link = append(link, k)
-		for _, part := range cfam.CUTLASSParts(k) {
+		for _, part := range cuda.Parts(k) {
 			sum := sha256.Sum256([]byte(string(src) + "\x00" + part + "\x00" + flags))
 			obj := filepath.Join(cache, k.Name+"-"+part+"-"+hex.EncodeToString(sum[:8])+".o")
 			objs[k] = append(objs[k], obj)
@@ -84,7 +82,7 @@ func (lb *libBuild) build(libs []*ir.Kernel, sources map[string][]byte, cuPath f
 	}
 	err = par.Do(len(link), 0, func(i int) error {
 		k := link[i]
-		bin := golang.CUDABinaryOf(k, sources[cuPath(k)])
+		bin := cuda.BinaryOf(k, sources[cuPath(k)])
 		tmp := filepath.Join(lb.outDir, bin+".tmp")
 		if err := cuda.LinkLibrary(context.Background(), lb.nvcc, objs[k], tmp); err != nil {
 			os.Remove(tmp)
@@ -93,7 +91,7 @@ func (lb *libBuild) build(libs []*ir.Kernel, sources map[string][]byte, cuPath f
 		return os.Rename(tmp, filepath.Join(lb.outDir, bin))
 	})
 	for _, k := range link {
-		linked = append(linked, golang.CUDABinaryOf(k, sources[cuPath(k)]))
+		linked = append(linked, cuda.BinaryOf(k, sources[cuPath(k)]))
 	}
 	return len(todo), cached, linked, err
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/diag"
-	"github.com/kgen-dev/kgen/emit/golang"
+	"github.com/kgen-dev/kgen/emit/cuda"
 	"github.com/kgen-dev/kgen/generate"
 	"github.com/kgen-dev/kgen/internal/gocheck"
 	"github.com/kgen-dev/kgen/internal/output"
@@ -144,8 +144,10 @@ func (o *options) typeCheck(cfg *config.Config, res *generate.Result) error {
 }
 
 // OutDirs lists the folders kgen owns under a config.
+// They are every backend's source folder, the Go package and its folder of
+// CUDA binaries.
 func OutDirs(cfg *config.Config) []string {
-	return []string{cfg.OutMSL, cfg.OutGo, cfg.OutCUDA, path.Join(cfg.OutGo, golang.CUDABinDir)}
+	return append(append(cfg.Out[:0:0], cfg.Out[:]...), cfg.OutGo, path.Join(cfg.OutGo, cuda.BinDir))
 }
 
 // reportErr prints spec diagnostics one per line with a count, and returns

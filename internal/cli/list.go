@@ -9,8 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kgen-dev/kgen/emit/inventory"
-	"github.com/kgen-dev/kgen/generate"
-	"github.com/kgen-dev/kgen/ir"
 )
 
 func listCmd(o *options) *cobra.Command {
@@ -20,11 +18,11 @@ func listCmd(o *options) *cobra.Command {
 		Short: "Print the kernel inventory (kernels, variants, keys, bindings, dispatch)",
 		Args:  noArgs,
 		RunE: func(*cobra.Command, []string) error {
-			cfg, res, err := o.generate()
+			_, res, err := o.generate()
 			if err != nil {
 				return err
 			}
-			inv := inventory.Build(res.Kernels, func(k *ir.Kernel) string { return generate.MSLPath(cfg, k) })
+			inv := inventory.Build(res.Kernels, res.MSL)
 			if asJSON {
 				enc := json.NewEncoder(o.stdout)
 				enc.SetIndent("", "  ")

@@ -53,6 +53,10 @@ func (a *analysis) kernelDoc() string {
 			continue
 		}
 		l := a.built.Launch(ir.Backend(be))
+		if l.Host() {
+			fmt.Fprintf(&b, "\nlaunch (%s): by the port's own host code (a library entry point)\n", ir.Backend(be))
+			continue
+		}
 		tg := l.Threadgroup
 		fmt.Fprintf(&b, "\nlaunch (%s): grid [%s, %s, %s], threadgroup [%d, %d, %d]\n", ir.Backend(be), l.Grid[0], l.Grid[1], l.Grid[2], tg[0], tg[1], tg[2])
 		for _, d := range l.Derived {

@@ -215,7 +215,9 @@ func storeBuild(key, bin string) {
 const launchLimit = 2 * time.Minute
 
 // runner runs one parity launch: Grid[0] threads in blocks of
-// Threadgroup[0], as the ROCm launch; an empty grid launches nothing.
+// Threadgroup[0], as the ROCm launch, the threads of a block in the
+// launch's lane order (forward, reverse, shuffled: the shim's scheduling
+// order); an empty grid launches nothing.
 func (b *cpuBuild) runner() func(context.Context, mslcpu.Launch) ([][]byte, error) {
 	return func(ctx context.Context, l mslcpu.Launch) ([][]byte, error) {
 		if l.Grid[0] == 0 {
@@ -235,7 +237,7 @@ func (b *cpuBuild) runner() func(context.Context, mslcpu.Launch) ([][]byte, erro
 		defer cancel()
 		t := l.Threadgroup[0]
 		blocks := (l.Grid[0] + t - 1) / t
-		out, err := exec.CommandContext(ctx, b.bin, l.HostName, fmt.Sprint(blocks), fmt.Sprint(t), dir).CombinedOutput()
+		out, err := exec.CommandContext(ctx, b.bin, l.HostName, fmt.Sprint(blocks), fmt.Sprint(t), dir, fmt.Sprint(uint32(l.Order))).CombinedOutput()
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%s: no end in %v: %s", l.HostName, launchLimit, firstLines(string(out), 20))
 		}

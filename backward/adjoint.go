@@ -14,6 +14,10 @@ type derivation struct {
 	g       *graph
 	s       *spec.Spec
 	targets []spec.Input
+	params  []spec.Param // the float params differentiated (params.go)
+	// view marks an elementwise forward derived as a rowwise kernel over a
+	// [rows, cols] view of its elements (elemRows).
+	view bool
 	// adj holds each name's adjoint terms, summed when the name is reached.
 	adj map[string][]expr.Node
 	// seeds are the gradient inputs, one per floating-point output.
@@ -38,7 +42,7 @@ type derivation struct {
 func (d *derivation) seedOutputs(diags *diag.List) bool {
 	at := d.s.Backward.Pos
 	for _, v := range d.g.values {
-		if !v.output || v.dtype.Type.IsInt() || d.g.typeOf(v.tree) != expr.Num {
+		if !v.output || v.dtype.Type.IsInt() || d.g.typeOf(v.tree) != expr.Num || d.s.IsSaved(v.name) { // a saved let's output has no gradient
 			continue
 		}
 		name := v.name + GradSuffix
@@ -90,6 +94,10 @@ func (d *derivation) adjoints() {
 			}
 			c := masking(m, mul(a, g.d(tree, r)))
 			if c == nil {
+				continue
+			}
+			if d.isParamTarget(r) {
+				d.adj[r] = append(d.adj[r], d.paramTerm(v, c))
 				continue
 			}
 			if g.rowwise && !v.perRow && !g.perElem[r] { // a per-row value read by every element
@@ -193,6 +201,9 @@ func (d *derivation) sumOverRow(c expr.Node) expr.Node {
 // differentiable reports whether name carries a gradient to collect:
 // a let or a value of the forward, or an input being differentiated.
 func (d *derivation) differentiable(name string) bool {
+	if d.isParamTarget(name) {
+		return true
+	}
 	if d.g.syms[name] != symFloat {
 		return false
 	}

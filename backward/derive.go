@@ -100,9 +100,14 @@ func derive(s *spec.Spec, diags *diag.List) *spec.Spec {
 			return nil
 		}
 	}
-	targets := targetInputs(s, diags)
-	if targets == nil {
+	targets, ok := targetInputs(s, diags)
+	params, pok := paramTargets(s, diags)
+	if !ok || !pok {
 		return nil
+	}
+	view := s.Kind == spec.Elementwise && len(params) > 0
+	if view {
+		s = elemRows(s)
 	}
 	g := newGraph(s)
 	for _, f := range s.Let {
@@ -111,8 +116,8 @@ func derive(s *spec.Spec, diags *diag.List) *spec.Spec {
 	for _, f := range s.Outputs {
 		g.lift(f.Name.Name, parse(f), true, f.DType)
 	}
-	d := &derivation{g: g, s: s, targets: targets, adj: map[string][]expr.Node{}, pairs: map[string]pairRead{}, masks: map[string]*mask{}}
-	if !d.seedOutputs(diags) {
+	d := &derivation{g: g, s: s, targets: targets, params: params, view: view, adj: map[string][]expr.Node{}, pairs: map[string]pairRead{}, masks: map[string]*mask{}}
+	if !d.checkSaved(diags) || !d.seedOutputs(diags) {
 		return nil
 	}
 	if d.adjoints(); d.err != nil {
@@ -175,13 +180,19 @@ func supported(s *spec.Spec, diags *diag.List) bool {
 	return ok
 }
 
-// targetInputs are the inputs to differentiate, in the spec's order.
-func targetInputs(s *spec.Spec, diags *diag.List) []spec.Input {
+// targetInputs are the inputs to differentiate, in the spec's order (a
+// listed param is paramTargets'); ok is false after an error.
+func targetInputs(s *spec.Spec, diags *diag.List) ([]spec.Input, bool) {
 	byName := map[string]spec.Input{}
 	var names []string
 	for _, in := range s.Inputs {
 		byName[in.Name.Name] = in
 		names = append(names, in.Name.Name)
+	}
+	params := map[string]bool{}
+	for _, p := range s.Params {
+		params[p.Name.Name] = true
+		names = append(names, p.Name.Name)
 	}
 	if s.Backward.Of == nil {
 		var out []spec.Input
@@ -190,15 +201,16 @@ func targetInputs(s *spec.Spec, diags *diag.List) []spec.Input {
 				out = append(out, in)
 			}
 		}
-		return out
+		return out, true
 	}
 	want := map[string]bool{}
 	ok := true
 	for _, n := range s.Backward.Of {
 		in, found := byName[n.Name]
 		switch {
+		case params[n.Name]:
 		case !found:
-			diags.Addf(n.Pos, "backward lists %q, which is not an input (params and constants get no gradient)%s", n.Name, diag.Suggest(n.Name, names))
+			diags.Addf(n.Pos, "backward lists %q, which is not an input or a param (constants are baked: they get no gradient)%s", n.Name, diag.Suggest(n.Name, names))
 			ok = false
 		case in.DType.Type.IsInt():
 			diags.Addf(n.Pos, "input %s is an integer (%s): it has no gradient", n.Name, in.DType.Type)
@@ -207,7 +219,7 @@ func targetInputs(s *spec.Spec, diags *diag.List) []spec.Input {
 		want[n.Name] = true
 	}
 	if !ok {
-		return nil
+		return nil, false
 	}
 	var out []spec.Input
 	for _, in := range s.Inputs {
@@ -215,7 +227,7 @@ func targetInputs(s *spec.Spec, diags *diag.List) []spec.Input {
 			out = append(out, in)
 		}
 	}
-	return out
+	return out, true
 }
 
 // fixed is the position map of a derived formula: its every character

@@ -125,7 +125,7 @@ func (g *graph) dCall(v *expr.Call, r string) expr.Node {
 		if da == nil {
 			continue
 		}
-		sum = add(sum, mul(da, partial(fn, i, v, g.named[v])))
+		sum = add(sum, mul(da, g.partialOf(fn, i, v)))
 	}
 	return sum
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/kgen-dev/kgen/diag"
@@ -58,9 +59,10 @@ func newProblem(fwd, bwd *ir.Kernel, rows, cols int, params []float64, seed uint
 		for i := range v {
 			v[i] = r.Float64()*4 - 2
 		}
-		if b.Role == ir.Input {
+		switch {
+		case b.Role == ir.Input:
 			p.in[b.Name] = v
-		} else {
+		case !strings.HasSuffix(b.Name, spec.SavedSuffix): // a saved value (save:) has no gradient
 			p.g[b.Name+GradSuffix] = v
 		}
 	}
@@ -69,6 +71,8 @@ func newProblem(fwd, bwd *ir.Kernel, rows, cols int, params []float64, seed uint
 
 func (p *problem) size(b ir.Binding) int {
 	switch {
+	case b.IsTotal():
+		return 1
 	case b.IsRowVector():
 		return p.cols
 	case b.IsPerRow():
@@ -110,7 +114,7 @@ func (p *problem) run(k *ir.Kernel, vals tensors) tensors {
 		}
 		var res, bounds [][]float64
 		if k.Kind == ir.Rowwise {
-			res, bounds = k.EvalRowsBoundAt(r, p.rows, in, p.params, ir.Rounding{})
+			res, bounds = k.EvalRowsBoundAt(r, p.rows, in, p.paramsOf(k), ir.Rounding{})
 		} else {
 			res = p.elementwise(k, in)
 		}
@@ -127,9 +131,30 @@ func (p *problem) run(k *ir.Kernel, vals tensors) tensors {
 	f := 0
 	for _, b := range outs {
 		if b.IsColOutput() {
-			out[b.Name], _ = folds[f].Result(ir.Rounding{})
+			if folds[f].Whole() {
+				v, _ := folds[f].Total(ir.Rounding{})
+				out[b.Name] = []float64{v}
+			} else {
+				out[b.Name], _ = folds[f].Result(ir.Rounding{})
+			}
 			f++
 		}
+	}
+	return out
+}
+
+// paramsOf is k's params by name from the forward's values (a backward
+// kernel reads only the params its formulas use).
+func (p *problem) paramsOf(k *ir.Kernel) []float64 {
+	byName := map[string]float64{}
+	for i, f := range p.fwd.Params() {
+		if i < len(p.params) {
+			byName[f.Name] = p.params[i]
+		}
+	}
+	var out []float64
+	for _, f := range k.Params() {
+		out = append(out, byName[f.Name])
 	}
 	return out
 }
@@ -141,7 +166,7 @@ func (p *problem) elementwise(k *ir.Kernel, in [][]float64) [][]float64 {
 		for i := range in {
 			el[i] = in[i][j]
 		}
-		for o, y := range k.Eval64(el, p.params) {
+		for o, y := range k.Eval64(el, p.paramsOf(k)) {
 			if j == 0 {
 				res = append(res, make([]float64, p.cols))
 			}
@@ -155,7 +180,10 @@ func (p *problem) elementwise(k *ir.Kernel, in [][]float64) [][]float64 {
 func (p *problem) loss(vals tensors) float64 {
 	sum := 0.0
 	for name, y := range p.run(p.fwd, vals) {
-		g := p.g[name+GradSuffix]
+		g, ok := p.g[name+GradSuffix]
+		if !ok {
+			continue
+		}
 		for i := range y {
 			sum += g[i] * y[i]
 		}
@@ -173,6 +201,11 @@ func (p *problem) check(t *testing.T) {
 	}
 	for n, v := range p.g {
 		all[n] = v
+	}
+	for n, v := range p.run(p.fwd, p.in) { // the saved values (save:) the backward reads
+		if strings.HasSuffix(n, spec.SavedSuffix) {
+			all[n] = v
+		}
 	}
 	grads := p.run(p.bwd, all)
 	checked := 0
@@ -196,6 +229,25 @@ func (p *problem) check(t *testing.T) {
 			}
 			checked++
 		}
+	}
+	for i, f := range p.fwd.Params() {
+		got, ok := grads[f.Name+GradSuffix]
+		if !ok {
+			continue
+		}
+		keep := p.params[i]
+		h := 1e-5 * math.Max(1, math.Abs(keep))
+		p.params[i] = keep + h
+		up := p.loss(p.in)
+		p.params[i] = keep - h
+		down := p.loss(p.in)
+		p.params[i] = keep
+		fd := (up - down) / (2 * h)
+		if math.Abs(fd-got[0]) > 1e-6*(1+math.Abs(fd)) {
+			t.Errorf("%s_grad = %.12g, central difference %.12g", f.Name, got[0], fd)
+			return
+		}
+		checked++
 	}
 	if checked == 0 {
 		t.Fatal("no gradient checked")

@@ -155,22 +155,34 @@ func (d *derivation) isRowVector(name string) bool {
 }
 
 // rewrite copies n, replacing each node for which f returns non-nil (its
-// children are not visited).
+// children are not visited); a subtree with nothing replaced is returned
+// as it is, so graph.named still knows a let's call by its node.
 func rewrite(n expr.Node, f func(expr.Node) expr.Node) expr.Node {
 	if r := f(n); r != nil {
 		return r
 	}
 	switch v := n.(type) {
 	case *expr.Paren:
-		return &expr.Paren{X: rewrite(v.X, f)}
+		if x := rewrite(v.X, f); x != v.X {
+			return &expr.Paren{X: x}
+		}
 	case *expr.Unary:
-		return &expr.Unary{Op: v.Op, X: rewrite(v.X, f)}
+		if x := rewrite(v.X, f); x != v.X {
+			return &expr.Unary{Op: v.Op, X: x}
+		}
 	case *expr.Binary:
-		return &expr.Binary{X: rewrite(v.X, f), Op: v.Op, Y: rewrite(v.Y, f)}
+		if x, y := rewrite(v.X, f), rewrite(v.Y, f); x != v.X || y != v.Y {
+			return &expr.Binary{X: x, Op: v.Op, Y: y}
+		}
 	case *expr.Call:
 		args := make([]expr.Node, len(v.Args))
+		same := true
 		for i, a := range v.Args {
 			args[i] = rewrite(a, f)
+			same = same && args[i] == a
+		}
+		if same { // the node itself: graph.named knows a let's call by it
+			return v
 		}
 		return call(v.Fn, args...)
 	}

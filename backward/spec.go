@@ -27,6 +27,9 @@ func (d *derivation) spec(diags *diag.List) *spec.Spec {
 		if v.reduce != "" {
 			text = v.reduce + "(" + text + ")"
 		}
+		if d.g.isSavedLet(v.name) { // the forward's value, read instead of recomputed (saved.go)
+			text = v.name + spec.SavedSuffix
+		}
 		lets = append(lets, d.formula(v.name, text, spec.TypeRef{}))
 	}
 	lets = prune(append(lets, d.lets...), outs)
@@ -40,7 +43,7 @@ func (d *derivation) spec(diags *diag.List) *spec.Spec {
 	b.Kernel = spec.Name{Name: d.s.Kernel.Name + KernelSuffix, Pos: d.s.Backward.Pos}
 	b.Doc = d.doc(outs)
 	b.Inputs = nil
-	for _, in := range append(slices.Clone(d.s.Inputs), d.seeds...) {
+	for _, in := range append(append(slices.Clone(d.s.Inputs), d.savedInputs()...), d.seeds...) {
 		if used[in.Name.Name] {
 			b.Inputs = append(b.Inputs, in)
 		}
@@ -48,7 +51,13 @@ func (d *derivation) spec(diags *diag.List) *spec.Spec {
 	b.Params = slices.DeleteFunc(slices.Clone(d.s.Params), func(p spec.Param) bool { return !used[p.Name.Name] })
 	b.Constants = slices.DeleteFunc(slices.Clone(d.s.Constants), func(c spec.Constant) bool { return !used[c.Name.Name] })
 	b.Let, b.Outputs = lets, outs
-	b.Backward, b.Tolerances, b.Damaged = nil, nil, nil
+	b.Backward, b.Tolerances, b.Damaged, b.Save = nil, nil, nil, nil
+	if reducesColumns(outs) {
+		// The backward's ports are the forward's, except ROCm for a
+		// backward with column reductions: kgenrt's ROCm port does not
+		// launch phases yet (ir refuses such a port at the spec).
+		b.Ports[spec.ROCm] = spec.Port{}
+	}
 	// A gradient at an infinite input is NaN or ±inf by the order of its
 	// operations (x · pow(1 + g, x - 1) at x = -inf, g below f32's
 	// epsilon: -inf in f32, NaN in float64), so parity feeds the backward
@@ -93,6 +102,11 @@ func (d *derivation) gradOutputs(diags *diag.List) []spec.Formula {
 		}
 		outs = append(outs, d.formula(name, text, x.DType))
 	}
+	pouts, ok := d.paramOutputs(diags)
+	if !ok {
+		return nil
+	}
+	outs = append(outs, pouts...)
 	if len(outs) == 0 {
 		diags.Addf(at, "no output's gradient reaches any floating-point input")
 		return nil
@@ -118,8 +132,12 @@ func (d *derivation) doc(outs []spec.Formula) string {
 	for _, s := range d.seeds {
 		seeds = append(seeds, s.Name.Name)
 	}
-	return fmt.Sprintf("The gradient of %s (%s) from its outputs' gradients (%s): derived by kgen from %s (backward:).",
+	doc := fmt.Sprintf("The gradient of %s (%s) from its outputs' gradients (%s): derived by kgen from %s (backward:).",
 		d.s.Kernel.Name, strings.Join(grads, ", "), strings.Join(seeds, ", "), d.s.Path)
+	if d.view {
+		doc += " A rowwise kernel over a [rows, cols] view of the forward's n elements (any rows × cols = n): a param's gradient is a sum over every element (total_sum)."
+	}
+	return doc
 }
 
 // prune keeps the lets the outputs need, in order.
@@ -154,4 +172,16 @@ func refs(text string) []string {
 		panic(fmt.Sprintf("backward: a derived formula does not parse: %q: %v", text, err))
 	}
 	return expr.Refs(n)
+}
+
+// reducesColumns reports whether an output is a reduction over the rows
+// (a [cols] gradient, col_*, or a param's whole-kernel one, total_*), which
+// runs as phases.
+func reducesColumns(outs []spec.Formula) bool {
+	for _, o := range outs {
+		if t := strings.TrimSpace(o.Text); strings.HasPrefix(t, "col_") || strings.HasPrefix(t, "total_") {
+			return true
+		}
+	}
+	return false
 }

@@ -16,7 +16,7 @@ type Resolver func(name string) (Type, string)
 type Checker struct {
 	Resolve Resolver
 	Rowwise bool // allow row_* and col_* reductions
-	NoTopK  bool // refuse topk, topk_index and topk_norm where Rowwise holds (a matmul's epilogue)
+	NoTopK  bool // refuse topk, topk_index and topk_norm, col_* and total_sum where Rowwise holds (a matmul's epilogue)
 	// Indexed types the tensor a subscript reads (name[…]), or says why it
 	// cannot be read so; nil where the kind has no subscripts.
 	Indexed Resolver
@@ -218,10 +218,13 @@ func (c *Checker) call(v *Call) Type {
 		}
 		return Unknown
 	}
-	if f.Reduction && !c.Rowwise {
+	if f.Reduction && (!c.Rowwise || c.NoTopK && !strings.HasPrefix(v.Fn, "row_")) { // a matmul's epilogue reduces rows only
 		what := "reduces over a row"
 		if strings.HasPrefix(v.Fn, "col_") {
 			what = "reduces a column over the rows"
+		}
+		if strings.HasPrefix(v.Fn, "total_") {
+			what = "reduces over every element of the launch"
 		}
 		c.Report(v.Off, fmt.Sprintf("%s %s: it is only available in rowwise kernels", v.Fn, what))
 	}

@@ -71,11 +71,22 @@ type Func struct {
 	// other operand) gets none. nil: not differentiable by formula (select
 	// routes gradients; reductions are the schedule's).
 	Grad []string
+	// GradY is a one-argument function's derivative in the result y alone,
+	// where Grad also reads x: what the backward takes when y is a saved
+	// value (save:), so x's row reduction need not be recomputed. "" when
+	// Grad already reads y alone or no such form exists.
+	GradY string
 }
 
 // grad sets a one-argument row's derivative.
 func (f Func) grad(d string) Func {
 	f.Grad = []string{d}
+	return f
+}
+
+// gradY sets a one-argument row's derivative in y alone (GradY).
+func (f Func) gradY(d string) Func {
+	f.GradY = d
 	return f
 }
 

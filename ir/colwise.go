@@ -42,15 +42,21 @@ type Cols struct {
 	// Outputs order.
 	Space         []Binding
 	Rows, Combine Phase
+	// Total is the third launch of a kernel with total_sum outputs
+	// (total.go); its Suffix is "" when there are none.
+	Total Phase
 }
 
 // ColOutput is one [cols] output. Its step's Expr is the term, the
 // reduction's argument; the step's Source keeps the col_* call.
 type ColOutput struct {
-	Op   ReduceOp
-	Step int      // index into Kernel.Steps
-	Out  int      // index among the outputs
-	Pos  diag.Pos // where the spec calls it, for messages
+	Op ReduceOp
+	// Whole marks a total_sum output (total.go): the column sums are
+	// folded once more, over the columns, into one value.
+	Whole bool
+	Step  int      // index into Kernel.Steps
+	Out   int      // index among the outputs
+	Pos   diag.Pos // where the spec calls it, for messages
 }
 
 // The column schedule's constants; kgenrt mirrors them (ColAcc) and a
@@ -113,11 +119,12 @@ func (sc *scheduler) colOutputs() {
 	for i, st := range sc.k.Steps {
 		e := st.Expr
 		op, ok := ColReduceOpOf(e.Func)
-		if !st.Output || e.Op != OpCall || !ok || len(e.Args) != 1 {
+		whole := e.Func == TotalFunc
+		if !st.Output || e.Op != OpCall || !ok && !whole || len(e.Args) != 1 {
 			continue
 		}
 		o := sc.k.OutputIndex(i)
-		cols.Outputs = append(cols.Outputs, ColOutput{Op: op, Step: i, Out: o, Pos: sc.s.Outputs[o].Map.At(e.Off)})
+		cols.Outputs = append(cols.Outputs, ColOutput{Op: op, Whole: whole, Step: i, Out: o, Pos: sc.s.Outputs[o].Map.At(e.Off)})
 		sc.k.Steps[i].Expr = e.Args[0]
 	}
 	if len(cols.Outputs) > 0 {
@@ -131,10 +138,12 @@ func (sc *scheduler) colOutputs() {
 func (sc *scheduler) checkColTerm(o ColOutput, in valueInfo) {
 	pos := o.Pos
 	switch {
+	case !in.elem && o.Whole:
+		sc.diags.Addf(pos, "%s of a per-row value: it sums over every element; to count a per-row value v once per row, write %s(select(col == 0, v, 0))", o.Func(), o.Func())
 	case !in.elem:
-		sc.diags.Addf(pos, "%s of a per-row value: every column would hold the same number; reduce an expression of the row's elements", o.Op.ColFunc())
+		sc.diags.Addf(pos, "%s of a per-row value: every column would hold the same number; reduce an expression of the row's elements", o.Func())
 	case !in.byRow:
-		sc.diags.Addf(pos, "%s of values that are the same in every row ([cols] inputs, col, params): the result is rows times the term; compute it outside the kernel, or reduce an expression of a [rows, cols] input", o.Op.ColFunc())
+		sc.diags.Addf(pos, "%s of values that are the same in every row ([cols] inputs, col, params): the result is rows times the term; compute it outside the kernel, or reduce an expression of a [rows, cols] input", o.Func())
 	}
 }
 
@@ -147,7 +156,7 @@ func (sc *scheduler) checkCols() {
 		return
 	}
 	if len(sc.k.Segments) > 0 {
-		sc.diags.Addf(c.Outputs[0].Pos, "%s: column reductions are not supported in a kernel with segments (each would need its own partials and combine); write one kernel per segment", c.Outputs[0].Op.ColFunc())
+		sc.diags.Addf(c.Outputs[0].Pos, "%s: column reductions are not supported in a kernel with segments (each would need its own partials and combine); write one kernel per segment", c.Outputs[0].Func())
 	}
 }
 
@@ -157,6 +166,9 @@ func layOutCols(k *Kernel, c *Cols) {
 	for _, o := range c.Outputs {
 		b := k.SegmentBindings(0, Output)[o.Out]
 		k.Bindings[b.Index].Shape = Shape{"cols"}
+		if o.Whole {
+			k.Bindings[b.Index].Shape = Shape{TotalDim}
+		}
 	}
 	addSizeField(k, Field{Name: ChunksField, Type: dtype.U32, Size: true,
 		Derived: fmt.Sprintf("ceildiv(rows, %d): the chunks of %d rows whose partials the workspaces hold", ColChunk, ColChunk)})
@@ -171,6 +183,9 @@ func layOutCols(k *Kernel, c *Cols) {
 	rowsRoles, combRoles := map[int]Role{}, map[int]Role{}
 	for w := range c.Space {
 		rowsRoles[len(from)], combRoles[len(from)] = Output, Input
+		if c.Outputs[w].Whole { // the combine leaves the column sums in the partials' row 0
+			combRoles[len(from)] = Output
+		}
 		from = append(from, -1-w)
 	}
 	from = append(from, args)
@@ -186,6 +201,7 @@ func layOutCols(k *Kernel, c *Cols) {
 			Grid:        [3]*launch.Expr{launch.Times(launch.Ceil(launch.V("cols"), launch.N(ColCombineCols)), launch.N(tg)), launch.N(1), launch.N(1)},
 			Threadgroup: [3]int{tg, 1, 1},
 		})
+	layOutTotal(k, c, from)
 }
 
 // colRowsGrid is the first launch's grid: a team per chunk.

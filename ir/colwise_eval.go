@@ -17,6 +17,8 @@ type ColFold struct {
 	cols *Cols
 	acc  []rowAcc
 	rows int
+	// whole marks a total_sum output: Total, not Result, finishes it.
+	whole bool
 }
 
 // NewColFolds returns one ColFold per [cols] output, in Cols.Outputs
@@ -28,7 +30,7 @@ func (k *Kernel) NewColFolds(cols int) []*ColFold {
 	}
 	var out []*ColFold
 	for _, o := range c.Outputs {
-		f := &ColFold{op: o.Op, cols: c, acc: make([]rowAcc, cols)}
+		f := &ColFold{op: o.Op, cols: c, acc: make([]rowAcc, cols), whole: o.Whole}
 		for j := range f.acc {
 			f.acc[j].v = o.Op.Identity()
 		}

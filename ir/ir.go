@@ -132,9 +132,10 @@ func (s Shape) String() string { return "[" + strings.Join(s, ", ") + "]" }
 func (b Binding) IsRowVector() bool { return len(b.Shape) == 1 && b.Shape[0] == "cols" }
 
 // IsColOutput reports whether the tensor is a rowwise kernel's [cols]
-// output, a column reduction over every row (Rows.Cols), which the
-// combine launch writes and the row passes do not.
-func (b Binding) IsColOutput() bool { return b.Role == Output && b.IsRowVector() }
+// output, a column reduction over every row (Rows.Cols), or its [1]
+// total_sum output, which the later launches write and the row passes do
+// not.
+func (b Binding) IsColOutput() bool { return b.Role == Output && (b.IsRowVector() || b.IsTotal()) }
 
 // IsPerRow reports whether the tensor of a rowwise kernel holds one value
 // per row: [rows] (or [<segment>_rows]), a per-row scale, position or max.

@@ -121,6 +121,9 @@ func (p *Phase) LaunchOn(b Backend) launch.Launch {
 // inside one library call (SplitCUDA).
 func (k *Kernel) Phases() []*Phase {
 	if c := k.ColReductions(); c != nil {
+		if c.HasTotal() {
+			return []*Phase{&c.Rows, &c.Combine, &c.Total}
+		}
 		return []*Phase{&c.Rows, &c.Combine}
 	}
 	mm := k.Matmul()

@@ -384,11 +384,19 @@ func (sc *scheduler) classify(e *Expr) valueInfo {
 			return in
 		}
 		pos := sc.cur.Map.At(e.Off)
-		if _, isCol := ColReduceOpOf(e.Func); isCol {
+		if _, isCol := ColReduceOpOf(e.Func); isCol || e.Func == TotalFunc {
 			if sc.k.Kind == KindMatmul {
-				sc.diags.Addf(pos, "%s reduces a column over the rows: column reductions are for rowwise kernels; a matmul's epilogue reduces rows only", e.Func)
+				what := "reduces a column over the rows"
+				if e.Func == TotalFunc {
+					what = "sums over every element"
+				}
+				sc.diags.Addf(pos, "%s %s: column reductions and totals are for rowwise kernels; a matmul's epilogue reduces rows only", e.Func, what)
 			} else {
-				sc.diags.Addf(pos, "%s is one value per column, known only after every row: it must be an output's whole formula (dw: %s(dy * x)), not part of a let or of a larger expression", e.Func, e.Func)
+				what, eg := "one value per column", "dw: "+e.Func+"(dy * x)"
+				if e.Func == TotalFunc {
+					what, eg = "one value for the whole launch", "loss: total_sum(e * e)"
+				}
+				sc.diags.Addf(pos, "%s is %s, known only after every row: it must be an output's whole formula (%s), not part of a let or of a larger expression", e.Func, what, eg)
 			}
 			return in
 		}
@@ -697,7 +705,7 @@ func (r *Rows) Describe(k *Kernel) []string {
 		} else {
 			for i, st := range k.Steps {
 				if o, ok := r.Cols.ColOf(i); ok {
-					what = append(what, fmt.Sprintf("fold %s's term %s into its chunk's partials (%s)", st.Name, k.FormatExpr(st.Expr), o.Op.ColFunc()))
+					what = append(what, fmt.Sprintf("fold %s's term %s into its chunk's partials (%s)", st.Name, k.FormatExpr(st.Expr), o.Func()))
 				} else if st.Output && !r.Info[i].PerRow && !r.TopK.Has(i) {
 					what = append(what, "store "+st.Name)
 				}
@@ -728,6 +736,9 @@ func (r *Rows) Describe(k *Kernel) []string {
 	}
 	if c := r.Cols; c != nil {
 		out = append(out, fmt.Sprintf("then: %s", c.Combine.Comment))
+		if c.HasTotal() {
+			out = append(out, fmt.Sprintf("then: %s", c.Total.Comment))
+		}
 	}
 	return out
 }

@@ -175,7 +175,7 @@ func (sc *scheduler) checkTopK() {
 		sc.diags.Addf(o.Pos, "%s: top-k selections are not supported in a kernel with segments; write one kernel per segment", o.What.Func())
 	}
 	if c := sc.rows.Cols; c != nil {
-		sc.diags.Addf(o.Pos, "%s: a top-k selection and a column reduction (%s) in one kernel are not supported; write two kernels", o.What.Func(), c.Outputs[0].Op.ColFunc())
+		sc.diags.Addf(o.Pos, "%s: a top-k selection and a column reduction (%s) in one kernel are not supported; write two kernels", o.What.Func(), c.Outputs[0].Func())
 	}
 }
 

@@ -48,7 +48,7 @@ func TestDarwinCgoGoSideTypeChecks(t *testing.T) {
 	files, _ := filepath.Glob("*")
 	for _, f := range files {
 		switch {
-		case f == "metal_other.go" || f == "cuda_other.go" || strings.HasSuffix(f, "_test.go") || strings.HasSuffix(f, ".m"):
+		case f == "metal_other.go" || f == "cuda_other.go" || f == "rocm_other.go" || strings.HasSuffix(f, "_test.go") || strings.HasSuffix(f, ".m"):
 			continue
 		case strings.HasSuffix(f, ".go") || strings.HasSuffix(f, ".h"):
 			dst := f

@@ -81,3 +81,30 @@ func (a *ColAcc64) Add(_, j int, v float64) { a.cols[j].Add(v) }
 
 // Result is column j's reduction; RowMean divides the sum by rows.
 func (a *ColAcc64) Result(j int) float64 { return a.cols[j].Result(a.rows) }
+
+// TotalWays is the ways of a total_sum's last launch (ir.TotalWays).
+const TotalWays = 256
+
+// Total is a total_sum output: the column sums (Result) folded in the
+// kernels' order, way w taking columns w, w+TotalWays, … from 0, then the
+// ways in order.
+func (a *ColAcc) Total() float32 {
+	var r float32
+	for w := range TotalWays {
+		var p float32
+		for j := w; j < a.cols; j += TotalWays {
+			p += a.Result(j)
+		}
+		r += p
+	}
+	return r
+}
+
+// Total is a total_sum output: the column sums in column order.
+func (a *ColAcc64) Total() float64 {
+	var r float64
+	for j := range a.cols {
+		r += a.Result(j)
+	}
+	return r
+}

@@ -21,7 +21,8 @@ import (
 // about a kind's geometry itself.
 type cudaGeom struct {
 	k       *Kernel
-	err     error // the launch is not one the CUDA port can make
+	b       Backend // whose launch (CUDA, or ROCm, whose HIP kernels launch alike)
+	err     error   // the launch is not one the CUDA port can make
 	threads uint32
 	fields  []geomField
 	derived []int // index into fields of each of l.Derived
@@ -32,12 +33,16 @@ type geomField struct {
 	offset int
 }
 
-func newCUDAGeom(k *Kernel) *cudaGeom {
-	g := &cudaGeom{k: k}
-	l := &k.Launch[CUDA]
+func newCUDAGeom(k *Kernel) *cudaGeom { return newGeom(k, CUDA) }
+
+// newGeom prepares kernel k's launch on backend b, a CUDA-like launch:
+// blocks of Threadgroup[0] threads along x, a batch along z.
+func newGeom(k *Kernel, b Backend) *cudaGeom {
+	g := &cudaGeom{k: k, b: b}
+	l := &k.Launch[b]
 	tg := l.Threadgroup[0]
 	if l.Grid[0] == nil || tg <= 0 || tg > 1024 || l.Threadgroup[1] != 1 || l.Threadgroup[2] != 1 {
-		g.err = fmt.Errorf("kgenrt: kernel %s: its CUDA launch (threadgroup %v) is not a 1-D launch of at most 1024 threads per block", k.Name, l.Threadgroup)
+		g.err = fmt.Errorf("kgenrt: kernel %s: its %s launch (threadgroup %v) is not a 1-D launch of at most 1024 threads per block", k.Name, b, l.Threadgroup)
 		return g
 	}
 	g.threads = uint32(tg)
@@ -122,7 +127,7 @@ func (g *cudaGeom) prepare(c *Call, ptrs []DevicePtr, buf *launchBuf) (uint32, e
 		}
 		return 0, false
 	}
-	l := &g.k.Launch[CUDA]
+	l := &g.k.Launch[g.b]
 	for j, d := range l.Derived {
 		v, err := d.Rule.Eval(env)
 		if err != nil {

@@ -234,7 +234,7 @@ func (g *cudaGeom) derive(c *Call, args []byte) (launch.Env, error) {
 		}
 		return 0, false
 	}
-	for j, d := range g.k.Launch[CUDA].Derived {
+	for j, d := range g.k.Launch[g.b].Derived {
 		v, err := d.Rule.Eval(env)
 		if err != nil {
 			return nil, fmt.Errorf("kgenrt: kernel %s: launch: %s: %w", g.k.Name, d.Field, err)

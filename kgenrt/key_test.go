@@ -47,7 +47,7 @@ func TestEnumsMirrorTheGenerator(t *testing.T) {
 
 // The column schedule's constants are the generator's.
 func TestColScheduleMirrorsTheGenerator(t *testing.T) {
-	if kgenrt.ColChunk != ir.ColChunk || kgenrt.ColWays != ir.ColWays {
+	if kgenrt.ColChunk != ir.ColChunk || kgenrt.ColWays != ir.ColWays || kgenrt.TotalWays != ir.TotalWays {
 		t.Fatalf("kgenrt ColChunk, ColWays = %d, %d; ir has %d, %d", kgenrt.ColChunk, kgenrt.ColWays, ir.ColChunk, ir.ColWays)
 	}
 }

@@ -14,8 +14,9 @@ type Backward struct {
 	// Pos is where the field is written: every position in the derived
 	// kernel points here.
 	Pos diag.Pos
-	// Of names the inputs to differentiate (`backward: [x, w]`); nil for
-	// `backward: true`, every input of a floating-point dtype.
+	// Of names the inputs and float params to differentiate (`backward:
+	// [x, w, scale]`); nil for `backward: true`, every input of a
+	// floating-point dtype (params only when listed).
 	Of []Name
 }
 
@@ -30,7 +31,7 @@ func (p *parser) backward(key diag.Pos, n ast.Node) *Backward {
 		return nil
 	}
 	if _, isSeq := n.(*ast.SequenceNode); !isSeq {
-		p.diags.Addf(p.doc.Pos(n), "backward must be true, false or a list of inputs, not %s", yamlnode.Describe(n))
+		p.diags.Addf(p.doc.Pos(n), "backward must be true, false or a list of inputs and params, not %s", yamlnode.Describe(n))
 		return nil
 	}
 	items, ok := p.doc.Seq(n, "backward", p.diags)
@@ -52,7 +53,7 @@ func (p *parser) backward(key diag.Pos, n ast.Node) *Backward {
 		bw.Of = append(bw.Of, name)
 	}
 	if len(bw.Of) == 0 {
-		p.diags.Addf(p.doc.Pos(n), "backward lists no input; write backward: true for every input")
+		p.diags.Addf(p.doc.Pos(n), "backward lists no input or param; write backward: true for every input")
 		return nil
 	}
 	return bw

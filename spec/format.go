@@ -16,7 +16,7 @@ import (
 // with the segments extension next to the kind it qualifies and the
 // matmul operands before the inputs they join.
 var layout = []string{"kernel", "doc", "kind", "segments", "dtypes", "compute", "matmul", "inputs", "params",
-	"constants", "let", "outputs", "backward", "math", "domain", "threadgroup", "tile", "cuda_tiles", "ports", "tolerance"}
+	"constants", "let", "outputs", "backward", "save", "math", "domain", "threadgroup", "tile", "cuda_tiles", "ports", "tolerance"}
 
 // Format returns src in kgen's canonical spec layout (`kgen fmt`): the
 // top-level keys in the order of layout (unknown keys last, in their own

@@ -26,7 +26,7 @@ const DefaultThreadgroup = 256
 
 // Fields lists the top-level keys of a spec, in the order the contract gives.
 var Fields = []string{"kernel", "doc", "kind", "dtypes", "compute", "inputs", "params",
-	"constants", "let", "outputs", "math", "threadgroup", "ports", "tolerance", "segments", "backward", "domain", "matmul", "tile", "cuda_tiles"}
+	"constants", "let", "outputs", "math", "threadgroup", "ports", "tolerance", "segments", "backward", "save", "domain", "matmul", "tile", "cuda_tiles"}
 
 // parser holds the state of reading one spec file.
 type parser struct {
@@ -70,6 +70,7 @@ func Parse(path string, src []byte, diags *diag.List) *Spec {
 			p.spec.Damaged = append(p.spec.Damaged, f.Key)
 		}
 	}
+	p.applySave()
 	for _, req := range []string{"kernel", "dtypes", "outputs"} {
 		// A misspelt key ("ouputs") was reported as unknown with the
 		// right name: that is the root cause, not a missing field.
@@ -126,6 +127,8 @@ func (p *parser) field(f yamlnode.Field) {
 		s.Tolerances = p.tolerances(f.Value)
 	case "backward":
 		s.Backward = p.backward(f.KeyPos, f.Value)
+	case "save":
+		s.Save = p.save(f.Value)
 	case "segments":
 		s.Segments = p.segments(f.Value)
 		s.SegmentsPos = f.KeyPos

@@ -231,6 +231,9 @@ type Spec struct {
 	SegmentsPos diag.Pos // zero when the field is absent
 	// Backward asks for a derived <kernel>_backward kernel (nil: none).
 	Backward *Backward
+	// Save names per-row lets the forward also writes (f32 [rows] outputs
+	// <let>_saved, added to Outputs) for the backward to read (save.go).
+	Save []Name
 	// Matmul is a matmul kernel's operands (nil for other kinds); Tile its
 	// tile override (nil: kgen's choice).
 	Matmul *MatmulSpec

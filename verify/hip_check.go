@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"path"
@@ -19,8 +20,11 @@ import (
 // per entry point (hip.CheckObject). Builds are cached (hip.Compile), so
 // an unchanged source costs nothing the second time.
 func (r *Report) hipPorts(ctx context.Context, res *generate.Result) {
-	srcs := map[string]generate.File{}
+	srcs, goFiles := map[string]generate.File{}, map[string][]byte{}
 	for _, f := range res.Files {
+		if path.Dir(f.Path) == res.Config.OutGo {
+			goFiles[path.Base(f.Path)] = f.Data
+		}
 		if strings.HasSuffix(f.Path, ".hip") {
 			srcs[strings.TrimSuffix(path.Base(f.Path), ".hip")] = f
 		}
@@ -32,6 +36,10 @@ func (r *Report) hipPorts(ctx context.Context, res *generate.Result) {
 		}
 		if _, ok := srcs[k.Name]; !ok {
 			r.Findings = append(r.Findings, Finding{Check: "rocm", Pos: diag.Pos{Path: k.SpecPath, Line: 1, Col: 1}, Msg: "rocm: generated, but no .hip source was generated"})
+			continue
+		}
+		if !bytes.Contains(goFiles[k.Name+"_rocm.go"], []byte(`"`+hip.Hash(srcs[k.Name].Data)+`"`)) {
+			r.Findings = append(r.Findings, Finding{Check: "rocm", Pos: diag.Pos{Path: k.SpecPath, Line: 1, Col: 1}, Msg: "the Go ROCm module does not name the hash of " + srcs[k.Name].Path})
 			continue
 		}
 		todo = append(todo, k)

@@ -120,7 +120,7 @@ func (b *cpuBuild) rowRunner() func(context.Context, mslcpu.Launch) ([][]byte, e
 }
 
 // TestColsCUDAOnCPU runs the CUDA port of the built-in column reductions,
-// both launches, on the CPU with the CUDA launch geometry (teams from one
+// every launch (softcap_backward's cap_grad, a total_sum, takes three), on the CPU with the CUDA launch geometry (teams from one
 // lane, 16-byte vector paths where cols is a multiple of the vector, the
 // register cache and the re-reading loop), judged by parity against the
 // float64 reference: widths 1 and 7 (scalar), 64 and 1024 (vectors,
@@ -129,7 +129,7 @@ func (b *cpuBuild) rowRunner() func(context.Context, mslcpu.Launch) ([][]byte, e
 func TestColsCUDAOnCPU(t *testing.T) {
 	tc := findToolchain(t)
 	ks, files := loadKernels(t)
-	for _, name := range []string{"rms_norm_backward", "bias_grad"} {
+	for _, name := range []string{"rms_norm_backward", "bias_grad", "softcap_backward"} {
 		k := ks[name]
 		if k == nil || files[name] == nil {
 			t.Fatalf("no built-in %s with a CUDA source", name)

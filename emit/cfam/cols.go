@@ -55,7 +55,7 @@ func (rows) entries(k *ir.Kernel, d *Dialect) []entry {
 	p := &c.Combine
 	pk := *k
 	pk.Bindings, pk.Variants = p.Bindings, p.Variants
-	return []entry{{name: p.Entry, kernel: &pk, comment: p.Comment, body: func(w *Writer) { colCombine(w, k, d) }}}
+	return append([]entry{{name: p.Entry, kernel: &pk, comment: p.Comment, body: func(w *Writer) { colCombine(w, k, d) }}}, totalEntry(k, d)...)
 }
 
 // colCombine writes the combine's body: column group·ColCombineCols + lane
@@ -96,6 +96,10 @@ func colCombine(w *Writer, k *ir.Kernel, d *Dialect) {
 			v := r
 			if o.Op.Divides() {
 				v = r + " / " + d.FloatCast("args.rows")
+			}
+			if o.Whole { // the column's sum, for the total launch (totalSum); rows = 0 leaves no partials
+				w.P("if (args.", ir.ChunksField, " > 0u) ", ws, "[kgen_j] = ", v, ";")
+				return
 			}
 			w.P(b.Name, "[kgen_j] = ", storeCvt(d, b, v), ";")
 		})

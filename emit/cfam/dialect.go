@@ -223,4 +223,4 @@ var CUDA = &Dialect{
 // dialect that writes each backend's source, nil where kgen writes none yet.
 // Generate loops over it for every kernel's ir.Kernel.Sources, and the
 // templates are parsed from it; a backend gets a source by getting a row.
-var Dialects = [ir.NumBackends]*Dialect{ir.Metal: Metal, ir.CUDA: CUDA}
+var Dialects = [ir.NumBackends]*Dialect{ir.Metal: Metal, ir.CUDA: CUDA, ir.ROCm: HIP}

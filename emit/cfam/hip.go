@@ -68,8 +68,6 @@ var HIP = &Dialect{
 	Waves: func(n string) string { return "kgen_waves(" + n + ")" },
 }
 
-func init() { parsed[HIP.Name] = parse(HIP.Name) }
-
 // hipSpell spells a function as the CUDA column of the funcs table does,
 // with HIP's own definition of every name: a kgen_ helper keeps its name
 // (templates/hip/prelude.tmpl has a block of the same name), a libdevice

@@ -37,6 +37,11 @@ var ports = [ir.NumBackends]*port{
 		names: func(n *names) []string { return []string{n.cudaModule()} },
 		pkg:   cudaPackageFiles,
 	},
+	ir.ROCm: {
+		suffix: "_rocm.go", file: rocmFile, slot: rocmSlot,
+		names: func(n *names) []string { return []string{n.rocmModule()} },
+		pkg:   rocmPackageFiles,
+	},
 }
 
 // hasSource reports whether any kernel has a source for backend b.

@@ -66,7 +66,7 @@ func rowLoops(g *evalGen) []jen.Code {
 	if c != nil {
 		for _, o := range c.Outputs {
 			out = append(out, jen.Id(colAccName(g.k, g.k.SegmentBindings(0, ir.Output)[o.Out])).Op(":=").Add(g.io.colAcc(o)).
-				Comment(o.Op.ColFunc()+"("+g.k.FormatExpr(g.k.Steps[o.Step].Expr)+")"))
+				Comment(o.Func()+"("+g.k.FormatExpr(g.k.Steps[o.Step].Expr)+")"))
 		}
 	}
 	out = append(out, topkDecl(g)...)
@@ -83,9 +83,16 @@ func rowLoops(g *evalGen) []jen.Code {
 		var stores []jen.Code
 		for _, o := range c.Outputs {
 			b := g.k.SegmentBindings(0, ir.Output)[o.Out]
+			if o.Whole {
+				out = append(out, jen.Comment("total_sum: the column sums folded over the columns (docs/colwise.md)."),
+					g.io.store(b, jen.Lit(0), jen.Id(colAccName(g.k, b)).Dot("Total").Call()))
+				continue
+			}
 			stores = append(stores, g.io.store(b, jen.Id("kgenJ"), jen.Id(colAccName(g.k, b)).Dot("Result").Call(jen.Id("kgenJ"))))
 		}
-		out = append(out, jen.Comment("The [cols] outputs, once every row is folded."), rowColLoop(stores...))
+		if len(stores) > 0 {
+			out = append(out, jen.Comment("The [cols] outputs, once every row is folded."), rowColLoop(stores...))
+		}
 	}
 	return out
 }
@@ -215,8 +222,14 @@ func rowDispatchDoc(b *strings.Builder, ik *ir.Kernel, k inventory.Kernel) {
 			ws = append(ws, fmt.Sprintf("`%s` f32 %s", w.Name, w.Shape))
 		}
 		g := c.Combine.Launch.GridStrings()
-		fmt.Fprintf(b, "- two launches (docs/colwise.md): this one, then `%s_<dtype>`, grid (`%s`, `%s`, `%s`), threadgroup (%d, 1, 1); both bind the workspaces %s after the outputs, before args\n",
-			c.Combine.Entry, g[0], g[1], g[2], c.Combine.Launch.Threadgroup[0], strings.Join(ws, ", "))
+		if c.HasTotal() { // total_sum: a third launch (ir/total.go)
+			t := c.Total.Launch.GridStrings()
+			fmt.Fprintf(b, "- three launches (docs/colwise.md): this one, then `%s_<dtype>`, grid (`%s`, `%s`, `%s`), threadgroup (%d, 1, 1), then `%s_<dtype>`, grid (`%s`, `%s`, `%s`), threadgroup (%d, 1, 1); all bind the workspaces %s after the outputs, before args\n",
+				c.Combine.Entry, g[0], g[1], g[2], c.Combine.Launch.Threadgroup[0], c.Total.Entry, t[0], t[1], t[2], c.Total.Launch.Threadgroup[0], strings.Join(ws, ", "))
+		} else {
+			fmt.Fprintf(b, "- two launches (docs/colwise.md): this one, then `%s_<dtype>`, grid (`%s`, `%s`, `%s`), threadgroup (%d, 1, 1); both bind the workspaces %s after the outputs, before args\n",
+				c.Combine.Entry, g[0], g[1], g[2], c.Combine.Launch.Threadgroup[0], strings.Join(ws, ", "))
+		}
 	}
 	b.WriteString("\n")
 }

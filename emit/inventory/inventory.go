@@ -87,7 +87,7 @@ type Binding struct {
 	Fields []Field `json:"fields,omitempty"`
 	// Shape is "row" for a rowwise kernel's [cols] row vector, "rows" for a
 	// [rows] per-row tensor, "cols" for a [cols] output (a column
-	// reduction), "[rows, 8]" for a top-k selection's output (k baked),
+	// reduction), "[1]" for a total_sum output, "[rows, 8]" for a top-k selection's output (k baked),
 	// the dimensions in brackets for an indexable input read by subscript
 	// ("[vocab, cols]", docs/indexing.md); Segment names
 	// the segment of a multi-segment rowwise kernel the tensor belongs to.
@@ -147,6 +147,8 @@ func kernel(k *ir.Kernel, msl func(*ir.Kernel) (string, []byte)) Kernel {
 		switch {
 		case b.IsTopKOutput():
 			bd.Shape = b.Shape.String() // [rows, k]: a top-k selection, k baked
+		case b.IsTotal():
+			bd.Shape = b.Shape.String() // [1]: a total_sum over every element of the launch
 		case b.IsColOutput():
 			bd.Shape = "cols" // one value per column, reduced over the rows
 		case b.IsRowVector():

@@ -81,7 +81,7 @@ dtype-key tables, and checks in CI that nothing drifted.`,
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.PersistentFlags().StringVar(&o.configPath, "config", "", "path to kgen.yaml (default: found by walking up from the working folder)")
-	root.AddCommand(genCmd(o), fmtCmd(o), verifyCmd(o), breakingCmd(o), listCmd(o), schemaCmd(o), initCmd(o), versionCmd(o), cudaCmd(o), emuCmd(o), lspCmd(o))
+	root.AddCommand(genCmd(o), fmtCmd(o), verifyCmd(o), breakingCmd(o), listCmd(o), schemaCmd(o), initCmd(o), versionCmd(o), cudaCmd(o), rocmCmd(o), emuCmd(o), lspCmd(o))
 	return root
 }
 

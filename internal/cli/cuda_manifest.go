@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -27,7 +28,11 @@ import (
 // by hand, copied in, built by another tool or by a kgen without the
 // manifest, or changed since — is kept, and kgen cuda says so. The name
 // starts with a dot, so `//go:embed cudabin` leaves it out of the binary.
-const cudaManifestName = ".kgen-cuda.sum"
+// `kgen rocm` keeps the same kind of list of its code objects in hipbin/.
+const (
+	cudaManifestName = ".kgen-cuda.sum"
+	rocmManifestName = ".kgen-rocm.sum"
+)
 
 // cudaManifestLine is one entry: the sha256 in hex, two spaces and a file
 // name without a separator (the layout of sha256sum, so `sha256sum -c`
@@ -36,6 +41,7 @@ var cudaManifestLine = regexp.MustCompile(`^([0-9a-f]{64})  ([^/\\]+)$`)
 
 // cudaManifest is the manifest of one folder: file name → sha256.
 type cudaManifest struct {
+	file  string // the manifest's name in dir (cudaManifestName, rocmManifestName)
 	dir   string
 	shown string // dir as the user knows it, for messages
 	sums  map[string]string
@@ -46,8 +52,13 @@ type cudaManifest struct {
 // a manifest kgen cannot read proves nothing, and guessing could delete a
 // user's file.
 func readCUDAManifest(dir, shown string) (*cudaManifest, error) {
-	m := &cudaManifest{dir: dir, shown: shown, sums: map[string]string{}}
-	path := filepath.Join(dir, cudaManifestName)
+	return readManifest(dir, shown, cudaManifestName)
+}
+
+// readManifest reads dir's manifest named file (readCUDAManifest).
+func readManifest(dir, shown, file string) (*cudaManifest, error) {
+	m := &cudaManifest{file: file, dir: dir, shown: shown, sums: map[string]string{}}
+	path := filepath.Join(dir, file)
 	data, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
 		return m, nil
@@ -64,7 +75,7 @@ func readCUDAManifest(dir, shown string) (*cudaManifest, error) {
 		e := cudaManifestLine.FindStringSubmatch(text)
 		if e == nil {
 			return nil, fmt.Errorf("%s:%d:1: not a manifest entry (`<sha256>  <file>`); kgen cuda writes this file to prove which binaries it built: delete it and rebuild",
-				filepath.Join(m.shown, cudaManifestName), line)
+				filepath.Join(m.shown, m.file), line)
 		}
 		m.sums[e[2]] = e[1]
 	}
@@ -111,16 +122,17 @@ func (m *cudaManifest) owned(name string) bool {
 }
 
 // removeOlder removes the binaries of kernel with keep's extension other
-// than keep that the manifest proves are kgen's, and returns the names of
-// the others it left in place (sorted). A kernel's binaries are named
-// <kernel>-<hash><ext>; a name with a further "-" belongs to another
-// kernel whose name extends this one.
-func (m *cudaManifest) removeOlder(kernel, keep string) ([]string, error) {
-	old, _ := filepath.Glob(filepath.Join(m.dir, kernel+"-*"+filepath.Ext(keep)))
+// than keep (one name, or a kernel's code objects for every target) that
+// the manifest proves are kgen's, and returns the names of the others it
+// left in place (sorted). A kernel's binaries are named <kernel>-<hash><ext>
+// (<ext> may hold a target: .gfx942.co); a name with a further "-" belongs
+// to another kernel whose name extends this one.
+func (m *cudaManifest) removeOlder(kernel string, keep ...string) ([]string, error) {
+	old, _ := filepath.Glob(filepath.Join(m.dir, kernel+"-*"+filepath.Ext(keep[0])))
 	var kept []string
 	for _, p := range old {
 		name := filepath.Base(p)
-		if name == keep || strings.Contains(strings.TrimPrefix(name, kernel+"-"), "-") {
+		if slices.Contains(keep, name) || strings.Contains(strings.TrimPrefix(name, kernel+"-"), "-") {
 			continue
 		}
 		if !m.owned(name) {
@@ -150,7 +162,7 @@ func (m *cudaManifest) write() error {
 	for _, name := range names {
 		fmt.Fprintf(&b, "%s  %s\n", m.sums[name], name)
 	}
-	return renameio.WriteFile(filepath.Join(m.dir, cudaManifestName), []byte(b.String()), 0o644)
+	return renameio.WriteFile(filepath.Join(m.dir, m.file), []byte(b.String()), 0o644)
 }
 
 // update records the binaries just written, runs remove (nil: nothing to

@@ -10,6 +10,7 @@ import (
 	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/diag"
 	"github.com/kgen-dev/kgen/emit/cuda"
+	"github.com/kgen-dev/kgen/emit/hip"
 	"github.com/kgen-dev/kgen/generate"
 	"github.com/kgen-dev/kgen/internal/gocheck"
 	"github.com/kgen-dev/kgen/internal/output"
@@ -145,9 +146,9 @@ func (o *options) typeCheck(cfg *config.Config, res *generate.Result) error {
 
 // OutDirs lists the folders kgen owns under a config.
 // They are every backend's source folder, the Go package and its folder of
-// CUDA binaries.
+// CUDA binaries and ROCm code objects.
 func OutDirs(cfg *config.Config) []string {
-	return append(append(cfg.Out[:0:0], cfg.Out[:]...), cfg.OutGo, path.Join(cfg.OutGo, cuda.BinDir))
+	return append(append(cfg.Out[:0:0], cfg.Out[:]...), cfg.OutGo, path.Join(cfg.OutGo, cuda.BinDir), path.Join(cfg.OutGo, hip.BinDir))
 }
 
 // reportErr prints spec diagnostics one per line with a count, and returns

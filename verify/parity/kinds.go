@@ -220,6 +220,11 @@ func rowReference(c *check, visit visitor) {
 		if !b.IsColOutput() {
 			continue
 		}
+		if f := folds[colOut[o]]; f.Whole() {
+			want, bound := f.Total(c.rounding)
+			visit(b, 0, -1, want, bound)
+			continue
+		}
 		want, bound := folds[colOut[o]].Result(c.rounding)
 		for j := range cols {
 			visit(b, j, -1, want[j], bound[j])

@@ -1,0 +1,206 @@
+package kgenrt
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// The ROCm path. A kernel whose spec says `rocm: generated` has a .hip file
+// (written by `kgen gen`) and a ROCmModule in its generated package; `kgen
+// rocm` compiles the .hip with clang into one AMDGPU code object per target,
+// <kernel>-<hash>.<arch>.co inside the package's hipbin/ folder, which the
+// package embeds. At run time the port opens HIP's runtime (libamdhip64.so,
+// with purego: no cgo, no ROCm headers), loads the first of the kernel's
+// code objects that device 0 accepts (hipModuleLoadData), and launches the
+// variant's extern "C" entry point with hipModuleLaunchKernel: the
+// tensors' device pointers in binding order and the args struct by value,
+// on the grid of the descriptor's ROCm launch, exactly as the CUDA port
+// does.
+//
+// What it offers: Run (host tensors staged through device memory, one
+// launch, a wait). Not offered yet: Enqueue on a caller's HIP stream with
+// device tensors, and kernels with PortPhases (column reductions, several
+// launches with workspaces), which the IR does not let a spec port to ROCm.
+// This port has not run on AMD hardware: the kernels are proven by
+// compiling them for gfx942 and gfx1100 and running their HIP source on the
+// CPU with 64- and 32-lane wavefronts (e2e/hipcpu); the runtime calls
+// follow HIP's documented module API.
+
+// ROCmCodeObjectDirEnv names a folder searched for the code objects before
+// the embedded ones (objects built after the program).
+const ROCmCodeObjectDirEnv = "KGEN_ROCM_CODE_OBJECT_DIR"
+
+// ROCmModule is one kernel's compiled ROCm code, as the generated package
+// describes it. Generated packages declare one per ROCm port.
+type ROCmModule struct {
+	Kernel   *Kernel
+	Source   string   // the .hip file, relative to the kgen.yaml folder
+	Hash     string   // the first 16 hex digits of the sha256 of the .hip file
+	Archs    []string // the targets `kgen rocm` builds, in the order tried
+	Binaries fs.FS    // the package's embedded code objects
+	Dir      string   // their folder inside Binaries
+
+	once sync.Once
+	err  error
+	mod  rocmModuleHandle
+	fns  []rocmFunction // per entry of Kernel.Variants
+	errs []error
+}
+
+// CodeObjects lists the module's code object file names, one per target.
+func (m *ROCmModule) CodeObjects() []string {
+	var out []string
+	for _, a := range m.Archs {
+		out = append(out, m.Kernel.Name+"-"+m.Hash+"."+a+".co")
+	}
+	return out
+}
+
+// images returns the module's code objects that exist, in Archs order:
+// from $KGEN_ROCM_CODE_OBJECT_DIR, then embedded.
+func (m *ROCmModule) images() ([][]byte, error) {
+	var out [][]byte
+	for _, name := range m.CodeObjects() {
+		if dir := os.Getenv(ROCmCodeObjectDirEnv); dir != "" {
+			if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
+				out = append(out, b)
+				continue
+			}
+		}
+		if m.Binaries != nil {
+			if b, err := fs.ReadFile(m.Binaries, path.Join(m.Dir, name)); err == nil {
+				out = append(out, b)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no ROCm code object (%s) for %s in the package's %s/ folder: build them with `kgen rocm` (needs clang and lld 19+), then rebuild this program (or set %s to the folder holding them)",
+			strings.Join(m.CodeObjects(), ", "), m.Source, m.Dir, ROCmCodeObjectDirEnv)
+	}
+	return out, nil
+}
+
+// load opens the runtime, loads the first code object the device accepts
+// and looks up every variant's entry point, once.
+func (m *ROCmModule) load() error {
+	m.once.Do(func() {
+		if m.err = rocmReady(); m.err != nil {
+			return
+		}
+		imgs, err := m.images()
+		if err != nil {
+			m.err = err
+			return
+		}
+		var why []string
+		for _, img := range imgs {
+			mod, err := rocmLoadModule(img)
+			if err == nil {
+				m.mod, why = mod, nil
+				break
+			}
+			why = append(why, err.Error())
+		}
+		if why != nil {
+			m.err = fmt.Errorf("kgenrt: kernel %s: the device accepts none of its code objects (%s): %s", m.Kernel.Name, strings.Join(m.Archs, ", "), strings.Join(why, "; "))
+			return
+		}
+		for _, v := range m.Kernel.Variants {
+			fn, err := rocmGetFunction(m.mod, v.HostName)
+			if err != nil {
+				err = fmt.Errorf("kgenrt: kernel %s: entry point %s: %w", m.Kernel.Name, v.HostName, err)
+			}
+			m.fns, m.errs = append(m.fns, fn), append(m.errs, err)
+		}
+	})
+	return m.err
+}
+
+// function is the entry point of variant v.
+func (m *ROCmModule) function(v *Variant) (rocmFunction, error) {
+	for i := range m.Kernel.Variants {
+		if m.Kernel.Variants[i].HostName == v.HostName {
+			return m.fns[i], m.errs[i]
+		}
+	}
+	return 0, fmt.Errorf("kgenrt: kernel %s: no variant %s in its dtype-key table", m.Kernel.Name, v.HostName)
+}
+
+// ROCmPort returns the ROCm port of kernel k over module m. Generated
+// packages call it only inside their port tables.
+func ROCmPort(k *Kernel, m *ROCmModule) Port { return &rocmPort{kernel: k, module: m} }
+
+type rocmPort struct {
+	kernel   *Kernel
+	module   *ROCmModule
+	geomOnce sync.Once
+	geom     *cudaGeom
+}
+
+func (p *rocmPort) Backend() Backend { return ROCm }
+
+func (p *rocmPort) Ready() error {
+	if p.kernel.PortPhases {
+		return fmt.Errorf("kgenrt: kernel %s: the ROCm port does not launch phases (column reductions) yet", p.kernel.Name)
+	}
+	return p.module.load()
+}
+
+// Run copies the host tensors to device memory (outputs too, so elements
+// a kernel does not write keep their values), launches on the null stream,
+// waits, and copies the outputs back.
+func (p *rocmPort) Run(c *Call) error {
+	if err := c.check(p.kernel); err != nil {
+		return err
+	}
+	if c.Next != nil {
+		return fmt.Errorf("kgenrt: kernel %s: the ROCm port launches one call, got a chain of phases", p.kernel.Name)
+	}
+	bs := p.kernel.Tensors()
+	for i, t := range c.Tensors {
+		if t.dev != nil || t.cuda != nil {
+			return p.kernel.tensorErr(bs[i], "is a device tensor of another backend; the ROCm port runs host tensors")
+		}
+	}
+	if c.empty() {
+		return nil
+	}
+	if err := p.Ready(); err != nil {
+		return err
+	}
+	fn, err := p.module.function(c.Variant)
+	if err != nil {
+		return err
+	}
+	p.geomOnce.Do(func() { p.geom = newGeom(p.kernel, ROCm) })
+	return rocmRunHost(p.geom, fn, c)
+}
+
+// Encode refuses: command buffers are Metal's.
+func (p *rocmPort) Encode(*CommandBuffer, *Call) error {
+	return fmt.Errorf("kgenrt: kernel %s: the ROCm port takes no Metal command buffer; use Run", p.kernel.Name)
+}
+
+// Enqueue refuses: launching on a caller's HIP stream with device tensors
+// is not offered yet.
+func (p *rocmPort) Enqueue(CUDAStream, *Call) error {
+	return fmt.Errorf("kgenrt: kernel %s: the ROCm port does not enqueue on a stream yet; use Run", p.kernel.Name)
+}
+
+// ROCmError is a failed HIP runtime call: the call, the hipError_t and the
+// runtime's name and description of it.
+type ROCmError struct {
+	Call   string
+	Result int
+	Name   string
+	Text   string
+}
+
+func (e *ROCmError) Error() string {
+	return fmt.Sprintf("%s: %s (%d): %s", e.Call, e.Name, e.Result, e.Text)
+}

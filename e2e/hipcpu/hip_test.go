@@ -89,3 +89,21 @@ func TestHIPOnCPUOrders(t *testing.T) {
 		})
 	}
 }
+
+// TestPortedKernelsRunHere: every built-in with rocm: generated is among
+// the kernels these tests run, from its generated file.
+func TestPortedKernelsRunHere(t *testing.T) {
+	ported := 0
+	for _, k := range builtins(t) {
+		if k.Ports[ir.ROCm] {
+			ported++
+			if generated[k.Name] == nil {
+				t.Errorf("%s: rocm: generated, but no .hip file", k.Name)
+			}
+		}
+	}
+	if ported == 0 || ported != len(generated) {
+		t.Errorf("%d kernels with a ROCm port, %d .hip files", ported, len(generated))
+	}
+	t.Logf("%d of %d elementwise and rowwise built-ins have a ROCm port", ported, len(builtins(t)))
+}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/verify/mslcpu"
 	"github.com/kgen-dev/kgen/verify/parity"
 )
 
@@ -67,4 +68,42 @@ func TestHIPOnCPUWave32(t *testing.T) {
 	if len(want) > 0 {
 		t.Errorf("no built-ins %v", want)
 	}
+}
+
+// TestHIPOnCPUOrders runs the kernels that share memory across a block
+// (team reductions over several wavefronts, the top-k's partials, the
+// column combine) with each block's threads scheduled forward, in reverse
+// and shuffled: the outputs must be the same bytes, or a read of shared
+// memory is not ordered after its write by a barrier.
+func TestHIPOnCPUOrders(t *testing.T) {
+	want := map[string]bool{"rms_norm": true, "softmax": true, "topk_softmax": true, "bias_grad": true}
+	for _, k := range builtins(t) {
+		if !want[k.Name] {
+			continue
+		}
+		t.Run(k.Name, func(t *testing.T) {
+			t.Parallel()
+			b := build(t, k, source(t, k), 64, "address,undefined")
+			check(t, k, b, parity.Options{Cols: []int{7, 2048, 4099}, Rows: []int{11},
+				Orders: []mslcpu.LaneOrder{mslcpu.Forward, mslcpu.Reverse, mslcpu.Shuffled}})
+		})
+	}
+}
+
+// TestPortedKernelsRunHere: every built-in with rocm: generated is among
+// the kernels these tests run, from its generated file.
+func TestPortedKernelsRunHere(t *testing.T) {
+	ported := 0
+	for _, k := range builtins(t) {
+		if k.Ports[ir.ROCm] {
+			ported++
+			if generated[k.Name] == nil {
+				t.Errorf("%s: rocm: generated, but no .hip file", k.Name)
+			}
+		}
+	}
+	if ported == 0 || ported != len(generated) {
+		t.Errorf("%d kernels with a ROCm port, %d .hip files", ported, len(generated))
+	}
+	t.Logf("%d of %d elementwise and rowwise built-ins have a ROCm port", ported, len(builtins(t)))
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/verify/mslcpu"
 	"github.com/kgen-dev/kgen/verify/parity"
 )
 
@@ -81,4 +82,35 @@ func fails(k *ir.Kernel, b *cpuBuild) (bool, string) {
 		}
 	}
 	return false, "every variant within bounds"
+}
+
+// TestMissingBarrierIsCaught: without the team reduction's barrier between
+// the wavefronts' partials and their reading, rms_norm at 4099 columns
+// (teams of four 64-lane wavefronts) reads partials not yet written: the
+// fibers really do stop at barriers and interleave there. (Each of the
+// three schedules TestHIPOnCPUOrders uses catches this one on its own.)
+func TestMissingBarrierIsCaught(t *testing.T) {
+	var k *ir.Kernel
+	for _, c := range builtins(t) {
+		if c.Name == "rms_norm" {
+			k = c
+		}
+	}
+	const from = "        part[simd] = v;\n    }\n    kgen_barrier();\n"
+	src := source(t, k)
+	if !strings.Contains(src, from) {
+		t.Fatalf("rms_norm: no barrier after the partials' stores in the source")
+	}
+	b := build(t, k, strings.Replace(src, from, "        part[simd] = v;\n    }\n", 1), 64, "")
+	for _, order := range []mslcpu.LaneOrder{mslcpu.Forward, mslcpu.Reverse, mslcpu.Shuffled} {
+		results, err := parity.Check(context.Background(), k, nil, parity.Options{Seed: 29, Backend: ir.ROCm, Run: b.runner(),
+			Cols: []int{4099}, Rows: []int{11}, Orders: []mslcpu.LaneOrder{order}})
+		caught := err != nil
+		for _, r := range parity.Summarize(results) {
+			caught = caught || !r.OK()
+		}
+		if !caught {
+			t.Errorf("rms_norm without its barrier passed the schedule %v", order)
+		}
+	}
 }

@@ -65,43 +65,61 @@ func Clang() (string, error) {
 // build of the same source by the same clang with the same flags is read
 // from the cache (CacheDir) instead of run again.
 func Compile(ctx context.Context, clang, name string, src []byte, arch string) ([]byte, error) {
+	co, _, err := build(ctx, clang, name, src, arch)
+	return co, err
+}
+
+// build compiles src for arch, with the compiler's report of each
+// kernel's resources (-Rpass-analysis=kernel-resource-usage, Resources),
+// and caches both under the hash of the compiler, flags, target and
+// source.
+func build(ctx context.Context, clang, name string, src []byte, arch string) (co []byte, report string, err error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00", toolID(clang), name, strings.Join(Args(arch, "", ""), "\x01"), arch)
 	h.Write(src)
-	key := fmt.Sprintf("%s-%s-%s.co", name, arch, hex.EncodeToString(h.Sum(nil))[:32])
+	key := fmt.Sprintf("%s-%s-%s", name, arch, hex.EncodeToString(h.Sum(nil))[:32])
 	var at string
 	if dir, err := CacheDir(); err == nil {
 		at = filepath.Join(dir, key)
-		if co, err := os.ReadFile(at); err == nil {
-			return co, nil
+		co, err1 := os.ReadFile(at + ".co")
+		report, err2 := os.ReadFile(at + ".usage")
+		if err1 == nil && err2 == nil {
+			return co, string(report), nil
 		}
 	}
 	dir, err := os.MkdirTemp("", "kgen-hip-")
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer os.RemoveAll(dir)
 	in, out := filepath.Join(dir, name+".hip"), filepath.Join(dir, name+"-"+arch+".co")
 	if err := os.WriteFile(in, src, 0o644); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	var buf bytes.Buffer
-	cmd := exec.CommandContext(ctx, clang, Args(arch, in, out)...)
+	cmd := exec.CommandContext(ctx, clang, append(Args(arch, in, out), remarks)...)
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("%s %s: %v\n%s", clang, strings.Join(Args(arch, name+".hip", name+"-"+arch+".co"), " "), err, strings.TrimSpace(buf.String()))
+		return nil, "", fmt.Errorf("%s %s: %v\n%s", clang, strings.Join(Args(arch, name+".hip", name+"-"+arch+".co"), " "), err, strings.TrimSpace(buf.String()))
 	}
-	co, err := os.ReadFile(out)
-	if err != nil {
-		return nil, err
+	if co, err = os.ReadFile(out); err != nil {
+		return nil, "", err
 	}
+	report = buf.String()
 	if at != "" && os.MkdirAll(filepath.Dir(at), 0o755) == nil {
-		tmp := fmt.Sprintf("%s.tmp%d", at, os.Getpid())
-		if os.WriteFile(tmp, co, 0o644) == nil {
-			os.Rename(tmp, at) // best effort: a cache that cannot be written only costs time
-		}
+		store(at+".usage", []byte(report))
+		store(at+".co", co)
 	}
-	return co, nil
+	return co, report, nil
+}
+
+// store writes data at path through a temporary file (best effort: a
+// cache that cannot be written only costs time).
+func store(path string, data []byte) {
+	tmp := fmt.Sprintf("%s.tmp%d", path, os.Getpid())
+	if os.WriteFile(tmp, data, 0o644) == nil {
+		os.Rename(tmp, path)
+	}
 }
 
 // CacheEnv names the folder of cached code objects; default <user cache

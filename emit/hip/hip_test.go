@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/kgen-dev/kgen/backend"
 	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/emit/cfam"
 	"github.com/kgen-dev/kgen/emit/hip"
@@ -19,7 +20,10 @@ import (
 // not say rocm: generated until the ROCm port is wired into generate, so
 // the sources come from cfam.Emit on the loaded kernels) and checks each
 // code object: AMDGPU HSA, the target's e_flags and metadata note, and one
-// kernel with its descriptor per variant. Builds are cached
+// kernel with its descriptor per variant; the compiler's resource report
+// must show no scratch (nothing spills: the row caches stay in registers;
+// a top-k kernel's run-time-indexed candidate list may live there, as its
+// CUDA stack frame does) and shared memory within ROCm's 64 KiB. Builds are cached
 // ($KGEN_HIP_CACHE), so a second run costs nothing.
 func TestCompileBuiltins(t *testing.T) {
 	clang, err := hip.Clang()
@@ -61,6 +65,24 @@ func TestCompileBuiltins(t *testing.T) {
 				}
 				if err := hip.CheckObject(co, arch, entries); err != nil {
 					t.Fatalf("%s for %s: %v", k.Name, arch, err)
+				}
+				us, err := hip.Resources(context.Background(), clang, k.Name, src, arch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(us) != len(entries) {
+					t.Errorf("%s: the compiler reports %d kernels; want %d", arch, len(us), len(entries))
+				}
+				frame := 0
+				if tk := k.TopKSelection(); tk != nil {
+					frame = 12 * tk.K // the lane's own top-k list, indexed at run time (as CUDA's stack frame)
+				}
+				for _, u := range us {
+					if u.Scratch > frame || u.LDS > backend.Table[ir.ROCm].ThreadgroupBytes {
+						t.Errorf("%s %s: %d bytes of scratch per lane (spills or private arrays), %d of LDS; want at most %d and %d",
+							arch, u.Kernel, u.Scratch, u.LDS, frame, backend.Table[ir.ROCm].ThreadgroupBytes)
+					}
+					t.Logf("%s %s: %d VGPRs, %d SGPRs, %d bytes of LDS, %d waves per SIMD", arch, u.Kernel, u.VGPRs, u.SGPRs, u.LDS, u.Occupancy)
 				}
 				mu.Lock()
 				sizes[k.Name+"/"+arch] = len(co)

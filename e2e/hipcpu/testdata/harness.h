@@ -1,9 +1,11 @@
 // harness.h: the CPU run of one entry point of a generated HIP source
 // (e2e/hipcpu), included after the kernel and its wrappers. Usage: run FN
-// BLOCKS THREADS DIR, where DIR holds the launch's buffers b0, b1, … in
+// BLOCKS THREADS DIR [ORDER], where DIR holds the launch's buffers b0, b1, … in
 // binding order, the args struct last; FN runs over BLOCKS blocks of
 // THREADS threads with the tensors as its device pointers, and every
-// buffer is written back as o0, o1, ….
+// buffer is written back as o0, o1, …; ORDER is the order the threads
+// of a block run in between waits (kgen_cpu::order: 0 forward, the default,
+// 1 reverse, 2 shuffled).
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -13,7 +15,8 @@ typedef void (*kgen_cpu_entry)(unsigned blocks, unsigned threads, void* const* p
 kgen_cpu_entry kgen_cpu_find(const std::string& name); // defined by the test, after
 
 int main(int argc, char** argv) {
-    if (argc != 5) kgen_cpu::die("usage: run FN BLOCKS THREADS DIR");
+    if (argc != 5 && argc != 6) kgen_cpu::die("usage: run FN BLOCKS THREADS DIR [ORDER]");
+    if (argc == 6) kgen_cpu::order = unsigned(std::stoul(argv[5]));
     const std::string dir = argv[4];
     kgen_cpu_entry fn = kgen_cpu_find(argv[1]);
     if (fn == nullptr) kgen_cpu::die((std::string("no entry ") + argv[1]).c_str());

@@ -93,6 +93,7 @@ struct launch_state {
     std::vector<fiber> fibers;
     gate block_gate; // s_barrier
     std::vector<wave> waves;
+    std::vector<unsigned> order; // the block's threads in the order they run
     fiber* cur = nullptr;
     bool quit = false;
 #ifdef __x86_64__
@@ -235,9 +236,28 @@ inline void start(fiber& f) {
 }
 #endif
 
-// run_block runs every thread of the block until all have returned.
+// order is the order in which the scheduler runs a block's threads between
+// waits: 0 forward, 1 reverse, 2 a fixed pseudo-random permutation per
+// block (the harness's ORDER). A kernel whose result depends on it reads
+// shared memory another thread writes without a barrier between.
+inline thread_local unsigned order = 0;
+
+// run_block runs every thread of the block until all have returned, in
+// the order s.order (set from kgen_cpu::order per block).
 inline void run_block(launch_state& s) {
     const unsigned nt = unsigned(s.fibers.size());
+    s.order.resize(nt);
+    for (unsigned i = 0; i < nt; ++i) s.order[i] = order == 1 ? nt - 1 - i : i;
+    if (order == 2) {
+        unsigned long long x = 0x9e3779b97f4a7c15ull * (group + 1);
+        for (unsigned i = nt - 1; i > 0; --i) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            const unsigned j = unsigned((x >> 33) % (i + 1));
+            const unsigned t = s.order[i];
+            s.order[i] = s.order[j];
+            s.order[j] = t;
+        }
+    }
     s.block_gate.expected = nt;
     s.block_gate.arrived = 0;
     for (size_t i = 0; i < s.waves.size(); ++i) {
@@ -250,7 +270,8 @@ inline void run_block(launch_state& s) {
     for (fiber& f : s.fibers) f.done = false;
     for (unsigned live = nt; live > 0;) {
         bool ran = false;
-        for (fiber& f : s.fibers) {
+        for (unsigned i = 0; i < nt; ++i) {
+            fiber& f = s.fibers[s.order[i]];
             if (f.done || (f.waits != nullptr && f.waits->gen == f.wait_gen)) continue;
             to_fiber(f);
             ran = true;

@@ -20,8 +20,9 @@ import (
 //
 // Only a list names params: `backward: true` still means every
 // floating-point input. A norm's eps or RoPE's theta is a setting, not a
-// weight; giving every built-in's backward their gradients would add a
-// third launch to each for numbers a training loop does not read.
+// weight; giving every built-in's backward their gradients would add
+// launches to each (a total's, and the column passes where there were
+// none) for numbers a training loop does not read.
 
 // paramTargets are the float params backward lists, in the spec's order;
 // ok is false when a listed name is an integer param (reported).

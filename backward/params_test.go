@@ -48,6 +48,15 @@ params: [{name: slope, type: f32}, {name: bias, type: f32}]
 outputs:
   - y: select(x > 0, x, slope * x) + bias
 backward: [slope, bias]`, []float64{0.01, 0.5}},
+	{"matmul_epilogue_scale", `kernel: mm_scaled
+kind: matmul
+dtypes: [f32]
+matmul: {a: x, b: w}
+inputs: [{name: bias, shape: [n]}]
+params: [{name: alpha, type: f32}]
+outputs:
+  - y: tanh(acc * alpha + bias)
+backward: [acc, bias, alpha]`, []float64{0.8}},
 }
 
 func TestParamGradientsMatchFiniteDifferences(t *testing.T) {

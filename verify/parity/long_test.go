@@ -29,6 +29,12 @@ var sweepMatmulShapes = long.Pick(smallMatmul(parity.DefaultMatmulShapes), nil)
 // and column tests run at 4304; nil in a long run.
 var sweepCols = long.Pick([]int{1, 7, 64}, nil)
 
+// sameBytesCols are TestColKernelsSameBytes' widths: two and 32 column
+// groups of the combine (ir.ColCombineCols), vector paths both; 64 and
+// 4304 in a long run (a 4304-wide launch was three quarters of the test's
+// time, and verify checks every column kernel at 4304 and 8192 in order).
+var sameBytesCols = long.Pick([]int{64, 1024}, []int{64, 4304})
+
 // mutationMatmulShapes and mutationChainShapes are the mutation sweep's
 // shapes: one small launch, and one wide enough for a row-reducing
 // matmul's split form (n > 928) or many blocks of a chain; nil in a long

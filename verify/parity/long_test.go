@@ -49,21 +49,19 @@ var (
 // fails at one row fails there too; {1, 11} in a long run.
 var mutationRows = long.Pick([]int{11}, []int{1, 11})
 
-// mutationSizes are an elementwise kernel's mutation sizes: SizesFor
-// without LargeSize (a replaced output fails at every size, and 65539
-// lanes were most of the sweep's time); nil, SizesFor itself, in a long
-// run and for the other kinds.
+// mutationSizes are an elementwise kernel's mutation sizes: a thread's
+// elements and one more (the vector path and its scalar tail) and a
+// partial last threadgroup, sizes of SizesFor with lanes enough that a
+// replaced output cannot agree by chance everywhere; nil, SizesFor
+// itself, in a long run and for the other kinds. Each size is a launch
+// per dtype and mutation: SizesFor's ten were most of the sweep's time.
 func mutationSizes(k *ir.Kernel) []int {
 	if long.Enabled() || k.Kind != ir.Elementwise {
 		return nil
 	}
-	var out []int
-	for _, n := range parity.SizesFor(k) {
-		if n != parity.LargeSize {
-			out = append(out, n)
-		}
-	}
-	return out
+	ept := max(k.Schedule.(*ir.Elems).PerThread, 1)
+	tg := max(k.Threadgroup, 1)
+	return []int{ept + 1, tg*ept + tg*ept/2 + ept/2 + 1}
 }
 
 // smallMatmul keeps the shapes under 2^15 products and the split's n.

@@ -16,11 +16,13 @@ LONG_FUZZTIME ?= 50000x
 PREPASS_FUZZTIME ?= 2000x
 # TIMEOUT bounds each test package: at least three times the slowest
 # package's time alone on two cores under a load average of 8 (README,
-# "Tests"), so a timeout means a hang, not a busy machine. 25m, not 10m:
-# e2e/cudacpu's cold run (empty build cache, as on a fresh CI machine) with
-# the tensor-core and column kernels added late in this round was not yet
-# measured alone, and timed out at 10m on a machine loaded by other builds.
-# The long runs take longer (TestPreludeExhaustive alone is about 17 minutes).
+# "Tests"), so a timeout means a hang, not a busy machine. With warm
+# caches the slowest is verify/parity, 145 s of CPU (100 s of wall time at
+# load 4-15 on the 2-core machine): 25m leaves more than that margin.
+# Cold, e2e/cudacpu's sanitizer builds take 460 s of CPU, and at a load
+# near 15 the package took 29 minutes: a cold run on a busy machine wants
+# TIMEOUT=45m. The long runs take longer (TestPreludeExhaustive alone is
+# about 17 minutes).
 TIMEOUT ?= 25m
 LONG_TIMEOUT ?= 60m
 

@@ -8,13 +8,21 @@ GO ?= go
 # fuzz workers late. `make test-long` fuzzes LONG_FUZZTIME inputs.
 FUZZTIME ?= 10000x
 LONG_FUZZTIME ?= 50000x
+# FuzzPrepass reads whole kernel sources (its seeds are the realistic
+# .metal files of verify/mslcpu/testdata) with the harness's regular
+# expressions: a thousand times a parser's cost per input, 30 s of the
+# default run at 10,000. 2,000 here; `make test-long` gives it
+# LONG_FUZZTIME like the others.
+PREPASS_FUZZTIME ?= 2000x
 # TIMEOUT bounds each test package: at least three times the slowest
 # package's time alone on two cores under a load average of 8 (README,
-# "Tests"), so a timeout means a hang, not a busy machine. 25m, not 10m:
-# e2e/cudacpu's cold run (empty build cache, as on a fresh CI machine) with
-# the tensor-core and column kernels added late in this round was not yet
-# measured alone, and timed out at 10m on a machine loaded by other builds.
-# The long runs take longer (TestPreludeExhaustive alone is about 17 minutes).
+# "Tests"), so a timeout means a hang, not a busy machine. With warm
+# caches the slowest is verify/parity, 145 s of CPU (100 s of wall time at
+# load 4-15 on the 2-core machine): 25m leaves more than that margin.
+# Cold, e2e/cudacpu's sanitizer builds take 460 s of CPU, and at a load
+# near 15 the package took 29 minutes: a cold run on a busy machine wants
+# TIMEOUT=45m. The long runs take longer (TestPreludeExhaustive alone is
+# about 17 minutes).
 TIMEOUT ?= 25m
 LONG_TIMEOUT ?= 60m
 
@@ -38,7 +46,7 @@ test: deps check unit fuzz verify
 ## largest shapes, full sweeps, the CUDA grid loop on the CPU, every float32
 ## input of the MSL prelude) and 50,000 fuzzed inputs per target
 test-long:
-	KGEN_LONG=1 $(MAKE) test FUZZTIME=$(LONG_FUZZTIME) TIMEOUT=$(LONG_TIMEOUT)
+	KGEN_LONG=1 $(MAKE) test FUZZTIME=$(LONG_FUZZTIME) PREPASS_FUZZTIME=$(LONG_FUZZTIME) TIMEOUT=$(LONG_TIMEOUT)
 
 ## deps: install clang-19, its sanitizer runtimes and llvm-symbolizer (as
 ## root with apt-get), else stop with the command to run
@@ -53,12 +61,18 @@ check:
 ## unit: every package's tests; the CUDA compile tests get nvcc from PyPI
 ## (scripts/cuda-tools, best effort) unless $KGEN_NVCC names one
 unit:
-	$(WITH_NVCC) $(GO) test -count=1 -timeout $(TIMEOUT) ./...
+	$(WITH_NVCC) $(GO) test -count=1 -timeout $(TIMEOUT) $(SLOW) ./...
+
+# SLOW are the packages that take longest, named before ./... so that go
+# test, which runs two packages at once on two cores and starts them in
+# the order named, starts them first: the run then ends with several
+# short packages side by side, not with one long one alone.
+SLOW = ./verify/parity ./e2e/cudacpu ./e2e ./tests
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./spec
 	$(GO) test -run '^$$' -fuzz '^FuzzFormula$$' -fuzztime $(FUZZTIME) ./expr
-	$(GO) test -run '^$$' -fuzz '^FuzzPrepass$$' -fuzztime $(FUZZTIME) ./verify/mslcpu
+	$(GO) test -run '^$$' -fuzz '^FuzzPrepass$$' -fuzztime $(PREPASS_FUZZTIME) ./verify/mslcpu
 
 ## verify: kgen's own CI check on its own specs (drift, keys, coverage; the
 ## generated CUDA and each CUTLASS matmul's first part compiled by nvcc where

@@ -110,6 +110,11 @@ type rowEval struct {
 	depth         float64        // summation depth D of the float accumulators
 	sizes         map[string]int // the launch's size fields (EvalRowsBoundSized), nil when not given
 	whole         [][]float64    // each input's whole tensor, for its gathers (EvalRowsBoundSized)
+	// paired and pairedSet keep pairInputs, which setElem asks for at
+	// every element: listing the bindings each time was a tenth of
+	// kgen verify's reference time.
+	paired    []int
+	pairedSet bool
 }
 
 // rowAcc is one reduction's running value, error bound and Σ|terms|.
@@ -159,16 +164,19 @@ func (e *rowEval) pairCol(j int) int {
 
 // pairInputs lists the inputs read at the paired element (Binding.Paired).
 func (e *rowEval) pairInputs() []int {
-	var out []int
+	if e.pairedSet {
+		return e.paired
+	}
+	e.pairedSet = true
 	if e.rows == nil || e.rows.Pair == "" {
 		return nil
 	}
 	for i, b := range e.k.SegmentBindings(0, Input) {
 		if b.Paired {
-			out = append(out, i)
+			e.paired = append(e.paired, i)
 		}
 	}
-	return out
+	return e.paired
 }
 
 // elemLets evaluates the per-element lets available by pass p.

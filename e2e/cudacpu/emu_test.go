@@ -271,8 +271,8 @@ func buildWith(t *testing.T, tc toolchain, k *ir.Kernel, src []byte, mutate func
 // them all.
 
 // buildKey hashes the compiler (path and --version), the flags, the CUDA
-// headers' folder (path, modification time), testdata's shim.h and
-// harness.h, and the two sources.
+// headers' folder (path, modification time), testdata's headers (shim.h,
+// harness.h, shim_mma.h, kernel_harness.h), and the two sources.
 func buildKey(t *testing.T, tc toolchain, flags []string, cu, main string) string {
 	t.Helper()
 	h := sha256.New()
@@ -280,7 +280,7 @@ func buildKey(t *testing.T, tc toolchain, flags []string, cu, main string) strin
 	if fi, err := os.Stat(tc.include); err == nil {
 		fmt.Fprintf(h, "%s %d\n", tc.include, fi.ModTime().UnixNano())
 	}
-	for _, f := range []string{"shim.h", "harness.h"} {
+	for _, f := range []string{"shim.h", "harness.h", "shim_mma.h", "kernel_harness.h"} {
 		data, err := os.ReadFile(filepath.Join("testdata", f))
 		if err != nil {
 			t.Fatal(err)

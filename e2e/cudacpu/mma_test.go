@@ -96,18 +96,8 @@ func buildKernels(t *testing.T, tc toolchain, k *ir.Kernel, src []byte, mutate f
 			t.Fatal(err)
 		}
 	}
-	testdata, err := filepath.Abs("testdata")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "run")
-	cmd := []string{"-std=c++20", "-O2", "-pthread", "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer",
-		"-DKGEN_HOST_MMA", "-I" + testdata, "-I" + dir, "-I" + tc.include, "-x", "c++", filepath.Join(dir, "main.cpp"), "-o", bin}
-	start := time.Now()
-	if out, err := exec.Command(tc.cxx, cmd...).CombinedOutput(); err != nil {
-		t.Fatalf("%s: the CPU build failed: %v\n%s", k.Name, err, firstLines(string(out), 40))
-	}
-	t.Logf("%s: built for the CPU in %v", k.Name, time.Since(start).Round(time.Millisecond))
+	flags := []string{"-std=c++20", "-O2", "-pthread", "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-DKGEN_HOST_MMA"}
+	bin := compileCached(t, tc, k.Name, dir, flags, text, main)
 	return &kernelBuild{bin: bin, k: k}
 }
 

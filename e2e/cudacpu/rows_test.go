@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kgen-dev/kgen/emit/cfam"
 	"github.com/kgen-dev/kgen/ir"
@@ -89,18 +87,9 @@ func buildRows(t *testing.T, tc toolchain, k *ir.Kernel, src []byte) *cpuBuild {
 			t.Fatal(err)
 		}
 	}
-	testdata, err := filepath.Abs("testdata")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &cpuBuild{bin: filepath.Join(dir, "run")}
-	cmd := []string{"-std=c++20", "-O2", "-pthread", "-ffp-contract=off", "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer",
-		"-I" + testdata, "-I" + dir, "-I" + tc.include, "-DKGEN_CPU_A_COL=0", "-DKGEN_CPU_B_COL=0", "-x", "c++", filepath.Join(dir, "main.cpp"), "-o", b.bin}
-	start := time.Now()
-	if out, err := exec.Command(tc.cxx, cmd...).CombinedOutput(); err != nil {
-		t.Fatalf("%s: the CPU build failed: %v\n%s", k.Name, err, firstLines(string(out), 40))
-	}
-	t.Logf("%s: built for the CPU in %v (%d entry points)", k.Name, time.Since(start).Round(time.Millisecond), len(entries))
+	flags := []string{"-std=c++20", "-O2", "-pthread", "-ffp-contract=off", "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer",
+		"-DKGEN_CPU_A_COL=0", "-DKGEN_CPU_B_COL=0"}
+	b := &cpuBuild{bin: compileCached(t, tc, fmt.Sprintf("%s (%d entry points)", k.Name, len(entries)), dir, flags, cu, main)}
 	return b
 }
 

@@ -196,7 +196,7 @@ func (tc *toolchain) load(ctx context.Context, src []byte, o SourceOptions) (*pr
 		}
 		src, lines = text, newLineMap(text, kernelFile) // linear: no deadline needed
 	}
-	p, err := within(ctx, "reading the source", func() (*program, error) { return parseProgram(src, o.FunctionConstants, lines) })
+	p, err := within(ctx, "reading the source", func() (*program, error) { return parseRemembered(src, o.FunctionConstants, lines) })
 	if err != nil {
 		var se *StoppedError
 		if errors.As(err, &se) {

@@ -2,27 +2,38 @@ package parity_test
 
 import (
 	"github.com/kgen-dev/kgen/internal/long"
+	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/verify/parity"
 )
 
 // The built-in sweeps' sizes in the default suite. `make test` also runs
 // `kgen verify`, which checks every built-in × dtype at parity's defaults
-// (DefaultMatmulShapes, DefaultCols, DefaultRows, Seed 1), so the unit
-// tests' sweeps leave out only the largest of those, and the mutation
-// tests, which must fail, run at a few small shapes. A long run (`make
-// test-long`, KGEN_LONG=1) runs parity's defaults everywhere, as before.
+// (DefaultSizes' SizesFor, DefaultMatmulShapes, DefaultChainShapes,
+// DefaultCols, DefaultRows, Seed 1): the same launches these sweeps make
+// at Seed 1, and the larger ones. So the unit tests' sweeps run only the
+// small shapes, where what they add to verify (the NaN-confinement checks,
+// the mutation tests that must fail) is decided, and every large launch
+// is run once per `make test`, by verify. A long run (`make test-long`,
+// KGEN_LONG=1) runs parity's defaults everywhere, as before.
 
-// sweepMatmulShapes are DefaultMatmulShapes without its two largest,
-// tessera's (128, 128, 256) and (40, 256, 128) (4.2 M and 1.3 M products
-// of 5.9 M over the set): every size of {1, 7, 8, 33, 513} in every
-// position, the other tessera shapes, empty outputs and the split's n of
-// 1000 stay. nil in a long run: the defaults.
-var sweepMatmulShapes = long.Pick(dropMatmul(parity.DefaultMatmulShapes, parity.MatmulShape{M: 128, N: 128, K: 256}, parity.MatmulShape{M: 40, N: 256, K: 128}), nil)
+// sweepMatmulShapes are the shapes of DefaultMatmulShapes with fewer than
+// 2^15 products, and the split's n of 1000: every size of {1, 7, 8, 33}
+// in every position, 513 as m and as n, empty outputs and the row-reducing
+// split form. The tessera shapes and 33×33×513 (95% of the set's
+// products) are verify's; nil in a long run: the defaults.
+var sweepMatmulShapes = long.Pick(smallMatmul(parity.DefaultMatmulShapes), nil)
 
-// sweepCols are DefaultCols without its widest, 8192 (a row as wide as
-// the register cache holds, two thirds of a row sweep's work), which
-// `make test`'s kgen verify checks for every built-in; nil in a long run.
-var sweepCols = long.Pick([]int{1, 7, 64, 4304}, nil)
+// sweepCols are DefaultCols without 4304 and 8192, the wide paths (the
+// register cache's last width and past it: 98% of a row sweep's work),
+// which verify checks for every built-in and the shuffled-lane, gather
+// and column tests run at 4304; nil in a long run.
+var sweepCols = long.Pick([]int{1, 7, 64}, nil)
+
+// sameBytesCols are TestColKernelsSameBytes' widths: two and 32 column
+// groups of the combine (ir.ColCombineCols), vector paths both; 64 and
+// 4304 in a long run (a 4304-wide launch was three quarters of the test's
+// time, and verify checks every column kernel at 4304 and 8192 in order).
+var sameBytesCols = long.Pick([]int{64, 1024}, []int{64, 4304})
 
 // mutationMatmulShapes and mutationChainShapes are the mutation sweep's
 // shapes: one small launch, and one wide enough for a row-reducing
@@ -33,16 +44,33 @@ var (
 	mutationChainShapes  = long.Pick([]parity.ChainShape{{M: 7, N: 8, K: 33, P: 7}, {M: 3, N: 1000, K: 9, P: 70}}, nil)
 )
 
-func dropMatmul(all []parity.MatmulShape, drop ...parity.MatmulShape) []parity.MatmulShape {
+// mutationRows are the mutation sweep's row counts for rowwise kernels:
+// 11 rows hold every kind of row (RowKindOf), so a replaced output that
+// fails at one row fails there too; {1, 11} in a long run.
+var mutationRows = long.Pick([]int{11}, []int{1, 11})
+
+// mutationSizes are an elementwise kernel's mutation sizes: a thread's
+// elements and one more (the vector path and its scalar tail) and a
+// partial last threadgroup, sizes of SizesFor with lanes enough that a
+// replaced output cannot agree by chance everywhere; nil, SizesFor
+// itself, in a long run and for the other kinds. Each size is a launch
+// per dtype and mutation: SizesFor's ten were most of the sweep's time.
+func mutationSizes(k *ir.Kernel) []int {
+	if long.Enabled() || k.Kind != ir.Elementwise {
+		return nil
+	}
+	ept := max(k.Schedule.(*ir.Elems).PerThread, 1)
+	tg := max(k.Threadgroup, 1)
+	return []int{ept + 1, tg*ept + tg*ept/2 + ept/2 + 1}
+}
+
+// smallMatmul keeps the shapes under 2^15 products and the split's n.
+func smallMatmul(all []parity.MatmulShape) []parity.MatmulShape {
 	var out []parity.MatmulShape
-next:
 	for _, s := range all {
-		for _, d := range drop {
-			if s == d {
-				continue next
-			}
+		if s.M*s.N*s.K < 1<<15 || s.N >= 1000 {
+			out = append(out, s)
 		}
-		out = append(out, s)
 	}
 	return out
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/generate"
+	"github.com/kgen-dev/kgen/internal/long"
 	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/verify/mslcpu"
 	"github.com/kgen-dev/kgen/verify/parity"
@@ -32,30 +33,35 @@ func needCompiler(t *testing.T) {
 // their MSL sources.
 func projectKernels(t *testing.T, cfgPath string) ([]*ir.Kernel, map[string][]byte) {
 	t.Helper()
-	cfg, err := config.Load(cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := generate.Run(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := map[string][]byte{}
-	for _, f := range res.Files {
-		for _, k := range res.Kernels {
-			if f.Path == generate.MSLPath(cfg, k) {
-				src[k.Name] = f.Data
+	return generated(t, "project "+cfgPath, func() ([]*ir.Kernel, map[string][]byte, error) {
+		cfg, err := config.Load(cfgPath)
+		if err != nil {
+			return nil, nil, err
+		}
+		res, err := generate.Run(cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		src := map[string][]byte{}
+		for _, f := range res.Files {
+			for _, k := range res.Kernels {
+				if f.Path == generate.MSLPath(cfg, k) {
+					src[k.Name] = f.Data
+				}
 			}
 		}
-	}
-	return res.Kernels, src
+		return res.Kernels, src, nil
+	})
 }
 
 // TestBuiltinKernels runs every built-in kernel × dtype at every size of
 // SizesFor with adversarial inputs and compares each element with the
-// float64 evaluation of its formulas; it logs the lane-level report.
+// float64 evaluation of its formulas; it logs the lane-level report. A
+// long run only: these are exactly the launches of `kgen verify`'s parity
+// (Seed 1, parity's defaults), which `make test` runs on every built-in.
 func TestBuiltinKernels(t *testing.T) {
 	needCompiler(t)
+	long.Skip(t, "every built-in elementwise kernel at parity's defaults, as `kgen verify` (in make test) runs them")
 	kernels, src := projectKernels(t, filepath.Join(repoRoot(), "kgen.yaml"))
 	for _, k := range elementwise(kernels) {
 		t.Run(k.Name, func(t *testing.T) {
@@ -196,9 +202,11 @@ func elementwise(ks []*ir.Kernel) []*ir.Kernel {
 // 0, instead of its formula must fail parity for every built-in kernel ×
 // dtype — asserted per variant, since some lanes legitimately agree
 // (leaky_relu's x >= 0 half equals x; gelu(x) ≈ x for large x). Rowwise
-// kernels run at a few small shapes, matmuls and chains at two
-// (mutationMatmulShapes, mutationChainShapes; parity's defaults in a long
-// run).
+// kernels run at two small widths, elementwise ones at SizesFor but the
+// large launch, matmuls and chains at two shapes (mutationRows,
+// mutationSizes, mutationMatmulShapes, mutationChainShapes; parity's
+// defaults in a long run), each in one lane order: the order cannot
+// rescue a replaced output.
 func TestMutationsFailEveryVariant(t *testing.T) {
 	needCompiler(t)
 	kernels, src := projectKernels(t, filepath.Join(repoRoot(), "kgen.yaml"))
@@ -216,8 +224,8 @@ func TestMutationsFailEveryVariant(t *testing.T) {
 				if _, err := parity.Mutate([]byte("// a template without the store\n"), k, m); err == nil {
 					t.Errorf("Mutate found a store in a source without one")
 				}
-				results, err := parity.Check(context.Background(), k, src[k.Name], parity.Options{Seed: 1, Mutate: m, Cols: []int{7, 64}, Rows: []int{1, 11},
-					Matmul: mutationMatmulShapes, Chain: mutationChainShapes})
+				results, err := parity.Check(context.Background(), k, src[k.Name], parity.Options{Seed: 1, Mutate: m, Cols: []int{7, 64}, Rows: mutationRows,
+					Sizes: mutationSizes(k), Matmul: mutationMatmulShapes, Chain: mutationChainShapes, Orders: []mslcpu.LaneOrder{mslcpu.Forward}})
 				if err != nil {
 					t.Fatal(err)
 				}

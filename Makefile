@@ -67,7 +67,7 @@ unit:
 # test, which runs two packages at once on two cores and starts them in
 # the order named, starts them first: the run then ends with several
 # short packages side by side, not with one long one alone.
-SLOW = ./verify/parity ./e2e/cudacpu ./e2e ./tests
+SLOW = ./verify/parity ./e2e/cudacpu ./e2e ./e2e/hipcpu ./tests
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./spec

@@ -57,7 +57,8 @@ func TestAddingABackendBreaksTheBuild(t *testing.T) {
 	mod := t.TempDir()
 	copyDir(t, "..", mod, keep) // go.mod and go.sum, with the other top-level files
 	copyDir(t, "../gen/kernels", filepath.Join(mod, "gen/kernels"), keep)
-	copyDir(t, "../gen/kernels/cudabin", filepath.Join(mod, "gen/kernels/cudabin"), keep) // the package's //go:embed
+	copyDir(t, "../gen/kernels/cudabin", filepath.Join(mod, "gen/kernels/cudabin"), keep) // the package's //go:embeds
+	copyDir(t, "../gen/kernels/hipbin", filepath.Join(mod, "gen/kernels/hipbin"), keep)
 	copyDir(t, "../kgenrt", filepath.Join(mod, "kgenrt"), keep)
 	copyDir(t, "../launch", filepath.Join(mod, "launch"), keep)         // kgenrt's leaf dependency
 	mustGo(t, mod, []string{"CGO_ENABLED=0"}, "build", "./gen/kernels") // control

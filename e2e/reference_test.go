@@ -246,15 +246,26 @@ func TestTypedErrors(t *testing.T) {
 			t.Errorf("cuda: %v", err)
 		}
 	}
-	for _, b := range []kgenrt.Backend{kgenrt.ROCm} {
-		err := kernels.GeluTanh.Run(b, x, y)
+	// and a ROCm port, which no machine here can run (no libamdhip64).
+	if err := kernels.GeluTanh.Run(kgenrt.ROCm, x, y); err != nil {
 		var pe *kgenrt.PortError
-		if !errors.As(err, &pe) || pe.Kernel != "gelu_tanh" || pe.Backend != b || !errors.Is(err, kgenrt.ErrNoPort) ||
-			!strings.Contains(err.Error(), "kernel gelu_tanh has no "+b.String()+" port") ||
-			!strings.Contains(err.Error(), "fallback path (e.g. kernels.GeluTanh.Reference)") {
+		if !errors.As(err, &pe) || pe.Unavailable == nil || pe.Backend != kgenrt.ROCm || !errors.Is(err, kgenrt.ErrNoPort) ||
+			!strings.Contains(err.Error(), "its rocm port cannot run here") {
+			t.Errorf("rocm: %v", err)
+		}
+	}
+	// bias_grad has none: its slot is nil, and Select says so.
+	dy, _ := kgenrt.New(kgenrt.F32, 2, 2)
+	db, _ := kgenrt.New(kgenrt.F32, 2)
+	for _, b := range []kgenrt.Backend{kgenrt.ROCm} {
+		err := kernels.BiasGrad.Run(b, dy, db)
+		var pe *kgenrt.PortError
+		if !errors.As(err, &pe) || pe.Kernel != "bias_grad" || pe.Backend != b || !errors.Is(err, kgenrt.ErrNoPort) ||
+			!strings.Contains(err.Error(), "kernel bias_grad has no "+b.String()+" port") ||
+			!strings.Contains(err.Error(), "fallback path (e.g. kernels.BiasGrad.Reference)") {
 			t.Errorf("%s: %v", b, err)
 		}
-		if kernels.GeluTanh.Available(b) {
+		if kernels.BiasGrad.Available(b) {
 			t.Errorf("Available(%s) with a nil slot", b)
 		}
 	}

@@ -63,8 +63,10 @@ func noSpills(t *testing.T, nvcc string, k *ir.Kernel) int {
 		t.Fatal(err)
 	}
 	entries, maxRegs := len(k.Variants), 64
-	if k.ColReductions() != nil {
-		entries *= 2 // the row passes (the kernel's own entry) and the combine, on CUDA too
+	for _, p := range k.Phases() {
+		if !p.IsPhaseOwn() && k.ColReductions() != nil {
+			entries += len(p.Variants) // the combine (and a total's fold) after the row passes, on CUDA too
+		}
 	}
 	if mm := k.Matmul(); mm != nil && mm.QuantCUDA != nil {
 		// The quantized matmul's tensor-core kernels: the tiled one capped at

@@ -18,6 +18,10 @@ import (
 var layout = []string{"kernel", "doc", "kind", "segments", "dtypes", "compute", "matmul", "inputs", "params",
 	"constants", "let", "outputs", "backward", "save", "math", "domain", "threadgroup", "tile", "cuda_tiles", "ports", "tolerance"}
 
+// Layout returns the canonical order of a spec's top-level keys, the order
+// `kgen fmt` writes (and its help text lists).
+func Layout() []string { return slices.Clone(layout) }
+
 // Format returns src in kgen's canonical spec layout (`kgen fmt`): the
 // top-level keys in the order of layout (unknown keys last, in their own
 // order), one space before a trailing comment, one newline at the end.

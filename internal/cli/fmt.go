@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/google/renameio/v2"
 	"github.com/pmezard/go-difflib/difflib"
@@ -25,8 +26,7 @@ func fmtCmd(o *options) *cobra.Command {
 		Use:   "fmt [file.yaml ...]",
 		Short: "Rewrite specs in kgen's canonical layout (comments kept)",
 		Long: `fmt puts spec files in kgen's canonical layout: the top-level keys in the
-order kernel, doc, kind, segments, dtypes, compute, inputs, params,
-constants, let, outputs, math, threadgroup, ports, tolerance,
+order ` + strings.Join(spec.Layout(), ", ") + `,
 one space before a trailing comment, one newline at the end. Comments stay
 with what they annotate, the file's heading comment (a modeline) stays on
 top, and values are kept as written, so fmt never changes what a spec means.

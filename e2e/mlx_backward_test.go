@@ -64,6 +64,23 @@ save('gx', gx)
 `, in, n, "gx")
 			compareGrad(t, "softmax x_grad", gx, want["gx"])
 
+			gx = newLike(x)
+			run(t, kernels.LogSoftmaxBackward.Run(kgenrt.Metal, x, dy, gx))
+			want = runMLX(t, load+`
+_, (gx,) = mx.vjp(lambda x: x - mx.logsumexp(x, axis=-1, keepdims=True), [x], [dy])
+save('gx', gx)
+`, in, n, "gx")
+			compareGrad(t, "log_softmax x_grad", gx, want["gx"])
+
+			gx = newLike(x)
+			run(t, kernels.CausalSoftmaxBackward.Run(kgenrt.Metal, x, dy, gx, 0.125, 0))
+			want = runMLX(t, load+`
+r, c = mx.arange(x.shape[0])[:, None], mx.arange(x.shape[1])[None, :]
+_, (gx,) = mx.vjp(lambda x: mx.softmax(mx.where(c > r, -mx.inf, x * 0.125), axis=-1), [x], [dy])
+save('gx', gx)
+`, in, n, "gx")
+			compareGrad(t, "causal_softmax x_grad", gx, want["gx"])
+
 			gg, gu := newLike(x), newLike(x)
 			run(t, kernels.SwigluBackward.Run(kgenrt.Metal, x, up, dy, gg, gu))
 			want = runMLX(t, load+`

@@ -102,7 +102,7 @@ func derive(s *spec.Spec, diags *diag.List) *spec.Spec {
 	}
 	targets, ok := targetInputs(s, diags)
 	params, pok := paramTargets(s, diags)
-	if !ok || !pok {
+	if !ok || !pok || !segmentsAllow(s, targets, params, diags) {
 		return nil
 	}
 	view := s.Kind == spec.Elementwise && len(params) > 0
@@ -143,12 +143,6 @@ func parse(f spec.Formula) expr.Node {
 
 // supported reports, at its place, what derivation does not offer.
 func supported(s *spec.Spec, diags *diag.List) bool {
-	at := s.Backward.Pos
-	switch {
-	case s.Segments != nil:
-		diags.Addf(at, "backward is not offered for a kernel with segments; write one spec per segment")
-		return false
-	}
 	ok := true
 	for _, o := range s.Outputs {
 		if o.At != nil {
@@ -233,3 +227,26 @@ func targetInputs(s *spec.Spec, diags *diag.List) ([]spec.Input, bool) {
 // fixed is the position map of a derived formula: its every character
 // at `backward:`.
 func fixed(s *spec.Spec) yamlnode.ScalarMap { return yamlnode.Fixed(s.Backward.Pos) }
+
+// segmentsAllow refuses, in a kernel with segments, the gradients that sum
+// over rows: a [cols] input's (a column reduction) and a param's (a total),
+// which segments do not offer (each segment would need its own partials and
+// combine). The [rows, cols] and [rows] inputs' gradients are per segment
+// like the forward: the backward keeps the segments.
+func segmentsAllow(s *spec.Spec, targets []spec.Input, params []spec.Param, diags *diag.List) bool {
+	if s.Segments == nil {
+		return true
+	}
+	ok := true
+	for _, in := range targets {
+		if len(in.Dims) == 1 && in.Dims[0] == "cols" {
+			diags.Addf(s.Backward.Pos, "the gradient of %s ([cols]) sums over every row, a column reduction, which a kernel with segments does not offer; list the other inputs (backward: [x]) or write one spec per segment", in.Name.Name)
+			ok = false
+		}
+	}
+	for _, p := range params {
+		diags.Addf(s.Backward.Pos, "the gradient of param %s sums over every element, which a kernel with segments does not offer; write one spec per segment", p.Name.Name)
+		ok = false
+	}
+	return ok
+}

@@ -189,3 +189,43 @@ func compareGrad(t *testing.T, what string, got *kgenrt.Tensor, want []float64) 
 	}
 	compareMLX(t, what, got, want, 0x1p-16*big, 0x1p-16)
 }
+
+// TestQkNormRopeBackwardMatchesMLX runs the derived backward of the
+// segmented qk_norm_rope (backward: [x]: each segment's x_grad; a segment's
+// weight gradient would be a column reduction per segment, not offered)
+// against the VJP of mx.fast.rms_norm then mx.fast.rope per segment, f32:
+// 8 query heads and 2 key heads of 6 tokens at positions 5…10.
+func TestQkNormRopeBackwardMatchesMLX(t *testing.T) {
+	needMLX(t)
+	emulateMetal(t)
+	const tokens, qHeads, kHeads, headDim, offset, theta = 6, 8, 2, 128, 5, 1000000.0
+	seg := func(heads int, seed float64) (x, w, pos, dy *kgenrt.Tensor) {
+		rows := tokens * heads
+		pos, _ = kgenrt.New(kgenrt.I32, rows)
+		for r := range rows {
+			pos.SetInt32(r, int32(offset+r/heads))
+		}
+		return f32s(t, seeded(rows*headDim, seed, 2), rows, headDim), f32s(t, seeded(headDim, seed+1, 1), headDim),
+			pos, f32s(t, seeded(rows*headDim, seed+2, 2), rows, headDim)
+	}
+	qx, qw, qpos, qdy := seg(qHeads, 11)
+	kx, kw, kpos, kdy := seg(kHeads, 21)
+	qgx, kgx := newLike(qx), newLike(kx)
+	run(t, kernels.QkNormRopeBackward.Run(kgenrt.Metal, qx, qw, qpos, qdy, kx, kw, kpos, kdy, qgx, kgx, theta))
+	for _, c := range []struct {
+		name          string
+		heads         int
+		x, w, dy, got *kgenrt.Tensor
+	}{{"q", qHeads, qx, qw, qdy, qgx}, {"k", kHeads, kx, kw, kdy, kgx}} {
+		want := runMLX(t, fmt.Sprintf(`
+T, H, D = %d, %d, %d
+x, w, dy = load('x', T * H, D), load('w', D), load('dy', T * H, D)
+def f(x):
+    y = mx.fast.rms_norm(x, w, 1e-6).reshape(1, T, H, D).transpose(0, 2, 1, 3)
+    return mx.fast.rope(y, D, traditional=False, base=%g, scale=1.0, offset=%d).transpose(0, 2, 1, 3).reshape(T * H, D)
+_, (gx,) = mx.vjp(f, [x], [dy])
+save('gx', gx)
+`, tokens, c.heads, headDim, theta, offset), map[string]*kgenrt.Tensor{"x": c.x, "w": c.w, "dy": c.dy}, tokens*c.heads*headDim, "gx")
+		compareGrad(t, "qk_norm_rope "+c.name+"_x_grad", c.got, want["gx"])
+	}
+}

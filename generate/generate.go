@@ -103,11 +103,17 @@ func Emit(cfg *config.Config, kernels []*ir.Kernel) (*Result, error) {
 // its variant keys hash (ir.Key).
 func (r *Result) MSL(k *ir.Kernel) (string, []byte) {
 	p := MSLPath(r.Config, k)
+	return p, r.File(p)
+}
+
+// File returns the bytes of the generated file at config-relative path p,
+// or nil when the run produced none (Files is sorted by path).
+func (r *Result) File(p string) []byte {
 	i := sort.Search(len(r.Files), func(i int) bool { return r.Files[i].Path >= p })
 	if i < len(r.Files) && r.Files[i].Path == p {
-		return p, r.Files[i].Data
+		return r.Files[i].Data
 	}
-	return p, nil
+	return nil
 }
 
 // SourcePath is where a kernel's source for backend b goes, relative to the

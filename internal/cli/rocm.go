@@ -76,7 +76,7 @@ func (o *options) rocmBuild(outDir string) error {
 		if !k.Ports[ir.ROCm] {
 			continue
 		}
-		_, src := sourceOf(res, generate.SourcePath(cfg, k, ir.ROCm))
+		src := res.File(generate.SourcePath(cfg, k, ir.ROCm))
 		for _, a := range hip.Archs {
 			jobs = append(jobs, job{k, src, a})
 		}
@@ -127,14 +127,4 @@ func (o *options) rocmBuild(outDir string) error {
 	fmt.Fprintf(o.stdout, "kgen rocm: %d kernel(s) compiled for %v with %s into %s in %s\n",
 		len(jobs)/len(hip.Archs), hip.Archs, clang, outDir, time.Since(start).Round(100*time.Millisecond))
 	return nil
-}
-
-// sourceOf finds a generated file of res by its config-relative path.
-func sourceOf(res *generate.Result, p string) (string, []byte) {
-	for _, f := range res.Files {
-		if f.Path == p {
-			return p, f.Data
-		}
-	}
-	return p, nil
 }

@@ -281,6 +281,13 @@ func schedule(s *spec.Spec, k *Kernel, r *Rows, diags *diag.List) {
 			continue
 		}
 		if st.Output && !in.elem && st.At == nil { // a positioned write is refused instead (collectScatters)
+			if k.Kind == KindMatmul {
+				// The matmul's kernels and its Go reference store outputs
+				// per element of [m, n] only; an [m] output would need its
+				// own store in every form (row-owning, split, CUDA).
+				sc.diags.Addf(sc.cur.Pos, "output %s has one value per row (acc appears only inside row reductions), but a matmul writes [m, n] outputs only; an [m] output of a matmul is not supported yet: compute it with a rowwise kernel over the matmul's output", st.Name)
+				continue
+			}
 			perRowOutput(k, i)
 		}
 	}

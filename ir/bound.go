@@ -76,7 +76,9 @@ type dual struct{ v, e float64 }
 // adds its own rounding, so cancellation (1 + tanh(x) for x << 0, sums of
 // large terms with a small result) widens the bound exactly where the
 // compute type loses digits, instead of every tolerance being loosened
-// everywhere. Discontinuities (floor, ceil, comparisons) are not modelled.
+// everywhere. Discontinuities are bounded where the compute type may land
+// on either side of them: floor and ceil by their value at x ± error, a
+// comparison near a tie by letting a select take either branch (logic).
 func (k *Kernel) EvalBound(inputs, params []float64, r Rounding) (vals, bounds []float64) {
 	return boundEnv{k: k, inputs: inputs, params: params, r: r}.steps()
 }
@@ -216,7 +218,7 @@ func (b boundEnv) eval(x *Expr) dual {
 	case OpUnary:
 		a := b.eval(x.Args[0])
 		if x.Operator == "!" {
-			return dual{b2f(a.v == 0), 0}
+			return dual{b2f(a.v == 0), a.e} // flips when its operand may
 		}
 		return dual{-a.v, a.e}
 	case OpBinary:
@@ -269,7 +271,48 @@ func (b boundEnv) binary(op string, x, y dual) dual {
 		}
 		return b.round(v, (x.e+scale(v, y.e))/den)
 	}
-	return dual{v, 0} // comparisons and logic: exact (flips near ties are not modelled)
+	return logic(op, v, x, y)
+}
+
+// logic bounds a comparison or a logical operator, whose value is 0 or 1:
+// its error is 1 where the compute type may decide it the other way (the
+// operands lie within their error bounds of each other, or an operand may
+// flip), 0 where it cannot. A select on a condition that may flip accepts
+// either branch (boundEnv.call), so a comparison near a tie, such as
+// 0.5 + x > 0.5 for a tiny x that float64 resolves and f32 rounds away,
+// is judged as the compute type can decide it, not as float64 does.
+func logic(op string, v float64, x, y dual) dual {
+	switch op {
+	case "&&", "||":
+		// An operand that is certainly false (for &&) or true (for ||)
+		// decides the result alone.
+		decides := b2f(op == "||")
+		if (x.e == 0 && (x.v != 0) == (decides != 0)) || (y.e == 0 && (y.v != 0) == (decides != 0)) {
+			return dual{v, 0}
+		}
+		return dual{v, math.Min(1, math.Max(x.e, y.e))}
+	}
+	if x.e+y.e > 0 && !(math.Abs(x.v-y.v) > x.e+y.e) { // a NaN distance (∞ − ∞) may flip too
+		return dual{v, 1}
+	}
+	return dual{v, 0}
+}
+
+// selectBound is select(c, a, b) where the condition may flip: the value
+// of the branch float64 takes, with a bound that also covers the other.
+func selectBound(cond, a, b dual) dual {
+	taken, other := a, b
+	if cond.v == 0 {
+		taken, other = b, a
+	}
+	if cond.e == 0 {
+		return taken
+	}
+	d := math.Abs(other.v-taken.v) + other.e
+	if math.IsNaN(d) {
+		d = math.Inf(1)
+	}
+	return dual{taken.v, math.Max(taken.e, d)}
 }
 
 // call propagates through a function by its row's error rule: library
@@ -296,10 +339,7 @@ func (b boundEnv) call(fn string, a []dual) dual {
 	case funcs.Choice:
 		return dual{v, maxOf(a)}
 	case funcs.Select:
-		if a[0].v != 0 {
-			return a[1]
-		}
-		return a[2]
+		return selectBound(a[0], a[1], a[2])
 	case funcs.Rounded:
 		return b.round(v, propagate(f, args, a, v))
 	}
@@ -378,10 +418,12 @@ func (b boundEnv) evalInt(x *Expr) (int32, float64) {
 		if lim, ok := expr.IntConversions[x.Func]; ok {
 			return b.intConversion(x.Args[0], lim)
 		}
-		if b.eval(x.Args[0]).v != 0 { // select
-			return b.evalInt(x.Args[1])
-		}
-		return b.evalInt(x.Args[2])
+		// select: an integer branch's value and bound as a dual
+		// (exact below 2^53), so a condition that may flip covers both.
+		pv, pe := b.evalInt(x.Args[1])
+		qv, qe := b.evalInt(x.Args[2])
+		d := selectBound(b.eval(x.Args[0]), dual{float64(pv), pe}, dual{float64(qv), qe})
+		return int32(d.v), d.e
 	}
 	return 0, 0
 }

@@ -1,0 +1,40 @@
+package ir_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// TestComparisonNearATieMayFlip: 0.5 + x > 0.5 for x = 1e-10 is true in
+// float64 and false in f32 (0.5 + x rounds to 0.5), so the bound of a
+// select on it must cover both branches; with x far from the tie, or the
+// comparison's operands exact, the select's bound is its branch's alone.
+// Found by FuzzGenerate's specs through kgen verify: a rowwise
+// x + row_sum(select(0.5 + x > 0.5, 2, -1)) failed parity on 113,031 of
+// 150,816 lanes although the MSL and the Go reference agreed bit for bit.
+func TestComparisonNearATieMayFlip(t *testing.T) {
+	f32 := ir.Rounding{Unit: 0x1p-24, FuncUlps: 1}
+	for _, c := range []struct {
+		formula string
+		x       float64
+		want    func(v, e float64) bool
+		why     string
+	}{
+		{"select(0.5 + x > 0.5, 2, -1)", 1e-10, func(v, e float64) bool { return v == 2 && e >= 3 }, "near the tie: either branch"},
+		{"select(0.5 + x > 0.5, 2, -1)", 0.25, func(v, e float64) bool { return v == 2 && e == 0 }, "far from the tie: exact"},
+		{"select(x > 0.5, 2, -1)", 0.5000001, func(v, e float64) bool { return v == 2 && e == 0 }, "exact operands: exact"},
+		{"select(!(0.5 + x > 0.5), 2, -1)", 1e-10, func(v, e float64) bool { return v == -1 && e >= 3 }, "negation flips with its operand"},
+		{"select(x > 2 && 0.5 + x > 0.5, 2, -1)", 1e-10, func(v, e float64) bool { return v == -1 && e == 0 }, "&& decided by its certainly false side"},
+		{"select(x < 2 || 0.5 + x > 0.5, 2, -1)", 1e-10, func(v, e float64) bool { return v == 2 && e == 0 }, "|| decided by its certainly true side"},
+		{"select(x < 2 && 0.5 + x > 0.5, 2, -1)", 1e-10, func(v, e float64) bool { return v == 2 && e >= 3 }, "&& of a flippable side"},
+		{"select(0.5 + x > 0.5, 2, inf)", 1e-10, func(v, e float64) bool { return v == 2 && math.IsInf(e, 1) }, "an infinite other branch: unbounded"},
+	} {
+		k := mustBuild(t, "kernel: k\ndtypes: [f32]\ninputs: [x]\noutputs:\n  - y: "+c.formula+"\n")
+		vals, bounds := k.EvalBound([]float64{c.x}, nil, f32)
+		if !c.want(vals[0], bounds[0]) {
+			t.Errorf("%s at x=%g (%s): value %g bound %g", c.formula, c.x, c.why, vals[0], bounds[0])
+		}
+	}
+}

@@ -62,9 +62,20 @@ func (s *Sample) Shape(b ir.Binding) []int {
 // select…). Row reductions count as exact: the Go reference accumulates in
 // the kernel's order.
 func Exact(k *ir.Kernel) bool {
-	exact := true
+	var exprs []*ir.Expr
 	for _, s := range k.Steps {
-		walk(s.Expr, func(e *ir.Expr) {
+		exprs = append(exprs, s.Expr)
+	}
+	if r := k.Rows(); r != nil {
+		// A step refers to a row reduction by reference: its terms
+		// (row_sum(cos(acc))) are the reduction's own expression.
+		for _, red := range r.Reductions {
+			exprs = append(exprs, red.Arg)
+		}
+	}
+	exact := true
+	for _, x := range exprs {
+		walk(x, func(e *ir.Expr) {
 			if e.Op != ir.OpCall {
 				return
 			}

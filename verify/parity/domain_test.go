@@ -56,3 +56,24 @@ func TestDomainFinite(t *testing.T) {
 		}
 	}
 }
+
+// TestExactSeesReductionTerms: a library function inside a row reduction
+// (row_sum(cos(acc))) makes a kernel inexact, as one outside does: the
+// step refers to the reduction, whose terms are its own expression. The
+// differential check held such a matmul to bit for bit and failed on
+// 1 ulp of cos (a spec from the random specs).
+func TestExactSeesReductionTerms(t *testing.T) {
+	for _, tc := range []struct {
+		yaml  string
+		exact bool
+	}{
+		{"kernel: k\nkind: rowwise\ndtypes: [f32]\ninputs: [x]\noutputs:\n  - y: x + row_sum(cos(x))\n", false},
+		{"kernel: k\nkind: matmul\ndtypes: [f32]\nmatmul: {a: x, b: w}\noutputs:\n  - y: acc + row_sum(cos(acc))\n", false},
+		{"kernel: k\nkind: rowwise\ndtypes: [f32]\ninputs: [x]\noutputs:\n  - y: x + row_sum(abs(x))\n", true},
+		{"kernel: k\ndtypes: [f32]\ninputs: [x]\noutputs:\n  - y: cos(x)\n", false},
+	} {
+		if got := Exact(kernelOf(t, tc.yaml)); got != tc.exact {
+			t.Errorf("Exact = %v, want %v:\n%s", got, tc.exact, tc.yaml)
+		}
+	}
+}

@@ -84,6 +84,13 @@ func (f Func) grad(d string) Func {
 	return f
 }
 
+// partial marks a row whose function is NaN outside its domain
+// (Bound.Partial).
+func (f Func) partial() Func {
+	f.Bound.Partial = true
+	return f
+}
+
 // gradY sets a one-argument row's derivative in y alone (GradY).
 func (f Func) gradY(d string) Func {
 	f.GradY = d
@@ -130,6 +137,11 @@ type Bound struct {
 	// Step marks a monotone step function (floor, ceil, round, rint,
 	// trunc): the Exact rule maps the operand's error interval through it.
 	Step bool
+	// Partial marks a function that is NaN outside its domain (log of a
+	// negative, pow of a negative base to a fraction): where an operand's
+	// error interval crosses the domain's edge, whether the compute type
+	// gives NaN is undecided, and the bound is infinite there.
+	Partial bool
 }
 
 // Spelling is how a C-family backend calls a function in one math mode.

@@ -340,7 +340,11 @@ func (b boundEnv) call(fn string, a []dual) dual {
 		return dual{v, maxOf(a)}
 	case funcs.Select:
 		return selectBound(a[0], a[1], a[2])
-	case funcs.Rounded:
+	}
+	if f.Bound.Partial && nanUndecided(f, args, a, v) {
+		return dual{v, math.Inf(1)}
+	}
+	if f.Bound.Rule == funcs.Rounded {
 		return b.round(v, propagate(f, args, a, v))
 	}
 	v, ep := b.r.fit(v, propagate(f, args, a, v))
@@ -361,6 +365,32 @@ func propagate(f *funcs.Func, args []float64, a []dual, v float64) float64 {
 		ep += scale(f.Bound.Deriv(args, v, i), a[i].e)
 	}
 	return ep
+}
+
+// nanUndecided reports whether a partial function (funcs.Bound.Partial)
+// may be NaN on one side of an operand's error interval and not on the
+// other: log(x) with x = 1e-9 ± 1e-8, pow(x, 2.5) with x = -0.1 ± 1. The
+// interval's ends decide it for the table's functions, whose domains are
+// half-lines (pow's base) and integer points (pow's exponent, for a
+// negative base: an exponent with any error leaves them).
+func nanUndecided(f *funcs.Func, args []float64, a []dual, v float64) bool {
+	probe := append([]float64(nil), args...)
+	for i, d := range a {
+		if d.e == 0 {
+			continue
+		}
+		if math.IsInf(d.e, 1) || math.IsNaN(d.e) {
+			return true
+		}
+		for _, end := range []float64{args[i] - d.e, args[i] + d.e} {
+			probe[i] = end
+			if math.IsNaN(f.Eval(probe)) != math.IsNaN(v) {
+				return true
+			}
+		}
+		probe[i] = args[i]
+	}
+	return false
 }
 
 // scale is |k|·e, the error e propagated by a factor k; an exact operand

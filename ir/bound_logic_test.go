@@ -38,3 +38,31 @@ func TestComparisonNearATieMayFlip(t *testing.T) {
 		}
 	}
 }
+
+// TestDomainEdgeIsUndecided: where a partial function's operand may lie on
+// either side of its domain's edge, NaN or not is undecided (an infinite
+// bound); inside the domain, or exactly outside it, the bound is finite.
+func TestDomainEdgeIsUndecided(t *testing.T) {
+	f32 := ir.Rounding{Unit: 0x1p-24, FuncUlps: 1}
+	for _, c := range []struct {
+		formula   string
+		x         float64
+		undecided bool
+	}{
+		{"log(x * 3 - 3e-8)", 1e-8, true},      // 3e-8 - 3e-8 ± rounding: either side of 0
+		{"log(x * 3 - 3e-8)", 1, false},        // far inside
+		{"log(x)", -1, false},                  // exactly outside: NaN, decided
+		{"sqrt(x * 3 - 3e-8)", 1e-8, true},     // sqrt of about 0 ± rounding
+		{"pow(x * 3 - 3e-8, 2.5)", 1e-8, true}, // a negative base to a fraction
+		{"pow(x * 3 - 3e-8, 2)", 1e-8, false},  // an integer power is defined everywhere
+		{"log(2 * sin(x * 1e14))", 1e-3, true}, // a large angle's sine: any sign
+		{"log1p(x * 3 - 3)", 0, false},         // log1p(-3): exactly outside
+		{"rsqrt(x * x + 1e-6)", 0.5, false},    // rms_norm's form: well inside
+	} {
+		k := mustBuild(t, "kernel: k\ndtypes: [f32]\ninputs: [x]\noutputs:\n  - y: "+c.formula+"\n")
+		_, bounds := k.EvalBound([]float64{c.x}, nil, f32)
+		if got := math.IsInf(bounds[0], 1); got != c.undecided {
+			t.Errorf("%s at x=%g: bound %g, undecided %v, want %v", c.formula, c.x, bounds[0], got, c.undecided)
+		}
+	}
+}

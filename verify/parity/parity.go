@@ -119,8 +119,9 @@ type Result struct {
 	Checked    int // elements compared (NaN-for-NaN matches count)
 	Failed     int // elements outside tolerance (or changed by the lane order)
 	// Undecided counts elements whose reference sits so close to the
-	// compute type's overflow edge that either outcome is accepted (see
-	// ir.Rounding.Overflow).
+	// compute type's overflow edge (ir.Rounding.Overflow), or a partial
+	// function's operand so close to its domain's edge (log of 0 ± its
+	// error: NaN or not), that either outcome is accepted.
 	Undecided int
 	// NaNs and Infs count the lanes whose reference is NaN or ±Inf: for
 	// rowwise kernels with adversarial inputs they must stay within the

@@ -107,7 +107,8 @@ type Report struct {
 	Sizes    []int
 	Lanes    int // output elements compared
 	Differ   int // lanes beyond the tolerance (or NaN/Inf where the reference differs)
-	// Undecided lanes have a reference at the compute type's overflow edge
+	// Undecided lanes have a reference at an edge the compute type may
+	// land on either side of: overflow, or a partial function's domain
 	// (accepted either way; see Result.Undecided).
 	Undecided int
 	// MaxAbs is the largest |got − want| where both are finite and |want|
@@ -157,7 +158,7 @@ func (r *Report) String() string {
 		}
 	}
 	if r.Undecided > 0 {
-		s += fmt.Sprintf("; %d at the overflow edge, accepted either way", r.Undecided)
+		s += fmt.Sprintf("; %d undecided (at an overflow or domain edge within the error bound), accepted either way", r.Undecided)
 	}
 	return s
 }

@@ -196,10 +196,10 @@ func (b boundEnv) eval(x *Expr) dual {
 			if in < len(b.r.InputUnits) && b.r.InputUnits[in] != 0 && b.r.Round != nil {
 				return dual{b.r.Round(v), 0}
 			}
-			if in < len(b.r.InputUnits) {
+			if in < len(b.r.InputUnits) && b.r.InputUnits[in] != 0 && !math.IsInf(v, 0) {
 				return dual{v, b.r.InputUnits[in] * math.Abs(v)}
 			}
-			return dual{v, 0}
+			return dual{v, 0} // an exact conversion (0·∞ would make an infinite input's bound NaN)
 		case RefLet:
 			return b.lets[x.Index]
 		case RefReduce:
@@ -341,13 +341,18 @@ func (b boundEnv) call(fn string, a []dual) dual {
 	case funcs.Select:
 		return selectBound(a[0], a[1], a[2])
 	}
-	if f.Bound.Partial && nanUndecided(f, args, a, v) {
-		return dual{v, math.Inf(1)}
+	ep := propagate(f, args, a, v)
+	if f.Bound.Partial {
+		dev, undecided := partialEnds(f, args, a, v)
+		if undecided {
+			return dual{v, math.Inf(1)}
+		}
+		ep = math.Max(ep, dev)
 	}
 	if f.Bound.Rule == funcs.Rounded {
-		return b.round(v, propagate(f, args, a, v))
+		return b.round(v, ep)
 	}
-	v, ep := b.r.fit(v, propagate(f, args, a, v))
+	v, ep = b.r.fit(v, ep)
 	if math.IsInf(v, 0) || (math.IsInf(x, 0) && e == 0 && len(args) == 1) {
 		return dual{v, ep} // f(±∞) is an exact limit (tanh → ±1, exp → 0): no function error
 	}
@@ -367,30 +372,41 @@ func propagate(f *funcs.Func, args []float64, a []dual, v float64) float64 {
 	return ep
 }
 
-// nanUndecided reports whether a partial function (funcs.Bound.Partial)
-// may be NaN on one side of an operand's error interval and not on the
-// other: log(x) with x = 1e-9 ± 1e-8, pow(x, 2.5) with x = -0.1 ± 1. The
-// interval's ends decide it for the table's functions, whose domains are
-// half-lines (pow's base) and integer points (pow's exponent, for a
-// negative base: an exponent with any error leaves them).
-func nanUndecided(f *funcs.Func, args []float64, a []dual, v float64) bool {
+// partialEnds evaluates a partial function (funcs.Bound.Partial) at the
+// ends of each operand's error interval. It reports undecided when the
+// function may be NaN on one side and not on the other (log(x) with x =
+// 1e-9 ± 1e-8, pow(x, 2.5) with x = -0.1 ± 1): the table's domains are
+// half-lines (pow's base) and integer points (pow's exponent for a
+// negative base, which an exponent with any error leaves), so the ends
+// decide it. Otherwise dev is the sum over operands of the largest move
+// at an end: these functions are monotone in each operand on their
+// domain, so it bounds the operands' effect where first order does not —
+// log2 of a subnormal product known to half its value (log2(2.1e-45) is
+// -148.4; f32 rounds the product to 1.4e-45, -149).
+func partialEnds(f *funcs.Func, args []float64, a []dual, v float64) (dev float64, undecided bool) {
 	probe := append([]float64(nil), args...)
 	for i, d := range a {
 		if d.e == 0 {
 			continue
 		}
 		if math.IsInf(d.e, 1) || math.IsNaN(d.e) {
-			return true
+			return 0, true
 		}
+		move := 0.0
 		for _, end := range []float64{args[i] - d.e, args[i] + d.e} {
 			probe[i] = end
-			if math.IsNaN(f.Eval(probe)) != math.IsNaN(v) {
-				return true
+			w := f.Eval(probe)
+			if math.IsNaN(w) != math.IsNaN(v) {
+				return 0, true
+			}
+			if !math.IsNaN(w) {
+				move = math.Max(move, math.Abs(w-v))
 			}
 		}
 		probe[i] = args[i]
+		dev += move
 	}
-	return false
+	return dev, false
 }
 
 // scale is |k|·e, the error e propagated by a factor k; an exact operand

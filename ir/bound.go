@@ -145,6 +145,8 @@ func (b boundEnv) round(v, e float64) dual {
 		return dual{v, e} // an infinity whose sign an operand's unbounded error leaves undecided
 	case math.IsInf(v, 0):
 		return dual{v, 0} // an infinite operand or a certain overflow: the type's result is the same infinity
+	case math.IsNaN(v):
+		return dual{v, e} // NaN, or not where e is infinite (undecided): no rounding to add
 	case e == 0 && b.r.representable(v):
 		return dual{v, 0} // exact operands and a result the type holds: no rounding
 	}
@@ -353,7 +355,7 @@ func (b boundEnv) call(fn string, a []dual) dual {
 		return b.round(v, ep)
 	}
 	v, ep = b.r.fit(v, ep)
-	if math.IsInf(v, 0) || (math.IsInf(x, 0) && e == 0 && len(args) == 1) {
+	if math.IsInf(v, 0) || math.IsNaN(v) || (math.IsInf(x, 0) && e == 0 && len(args) == 1) {
 		return dual{v, ep} // f(±∞) is an exact limit (tanh → ±1, exp → 0): no function error
 	}
 	return dual{v, ep + b.r.FuncUlps*(b.r.Unit*math.Abs(v)+b.r.Underflow)}
@@ -377,8 +379,8 @@ func propagate(f *funcs.Func, args []float64, a []dual, v float64) float64 {
 // function may be NaN on one side and not on the other (log(x) with x =
 // 1e-9 ± 1e-8, pow(x, 2.5) with x = -0.1 ± 1): the table's domains are
 // half-lines (pow's base) and integer points (pow's exponent for a
-// negative base, which an exponent with any error leaves), so the ends
-// decide it. Otherwise dev is the sum over operands of the largest move
+// negative base), so the interval's ends and the integer nearest its
+// centre decide it. Otherwise dev is the sum over operands of the largest move
 // at an end: these functions are monotone in each operand on their
 // domain, so it bounds the operands' effect where first order does not —
 // log2 of a subnormal product known to half its value (log2(2.1e-45) is
@@ -393,7 +395,11 @@ func partialEnds(f *funcs.Func, args []float64, a []dual, v float64) (dev float6
 			return 0, true
 		}
 		move := 0.0
-		for _, end := range []float64{args[i] - d.e, args[i] + d.e} {
+		ends := []float64{args[i] - d.e, args[i] + d.e}
+		if n := math.Round(args[i]); n != args[i] && math.Abs(n-args[i]) <= d.e {
+			ends = append(ends, n) // an integer point inside (pow's exponent)
+		}
+		for _, end := range ends {
 			probe[i] = end
 			w := f.Eval(probe)
 			if math.IsNaN(w) != math.IsNaN(v) {

@@ -97,3 +97,17 @@ func TestLogOfASubnormalProduct(t *testing.T) {
 		t.Errorf("f32's log2 %g is %g from the reference %g, outside the bound %g", f32, d, vals[0], bounds[0])
 	}
 }
+
+// TestUndecidedNaNStaysUndecided: a NaN value whose NaN-ness is undecided
+// (an infinite bound) keeps its infinite bound through later operations;
+// adding a rounding of u·|NaN| made it NaN, which parity reads as no bound
+// at all (pow(-1, row_min(x) - x) in f16, where row_min(x) = -6e-8 and x =
+// 170: -170.00000006 in float64, -170 in f16).
+func TestUndecidedNaNStaysUndecided(t *testing.T) {
+	r := ir.Rounding{Unit: 0x1p-11, FuncUlps: 4, Underflow: 0x1p-25, Overflow: 65520}
+	k := mustBuild(t, "kernel: k\ndtypes: [f16]\ninputs: [x, z]\noutputs:\n  - y: pow(-1, z - x) + 0.25\n")
+	_, bounds := k.EvalBound([]float64{170, -0x1p-24}, nil, r)
+	if !math.IsInf(bounds[0], 1) {
+		t.Errorf("bound %g, want +Inf (undecided)", bounds[0])
+	}
+}

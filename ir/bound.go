@@ -224,7 +224,13 @@ func (b boundEnv) eval(x *Expr) dual {
 		}
 		return dual{-a.v, a.e}
 	case OpBinary:
-		return b.binary(x.Operator, b.eval(x.Args[0]), b.eval(x.Args[1]))
+		l, r := b.eval(x.Args[0]), b.eval(x.Args[1])
+		if comparisons[x.Operator] && sameExpr(x.Args[0], x.Args[1]) {
+			// One value against itself (inv != inv, a NaN test): its
+			// errors are the same on both sides, so it never flips.
+			return dual{binary64(x.Operator, l.v, r.v), 0}
+		}
+		return b.binary(x.Operator, l, r)
 	case OpCall:
 		args := make([]dual, len(x.Args))
 		for i, a := range x.Args {
@@ -250,6 +256,9 @@ func (b boundEnv) literal(text string) (dual, bool) {
 
 func (b boundEnv) binary(op string, x, y dual) dual {
 	v := binary64(op, x.v, y.v)
+	if (op == "*" && (exactInf(x) && signKnown(y) || exactInf(y) && signKnown(x))) || (op == "/" && exactInf(x) && signKnown(y)) {
+		return dual{v, 0} // ∞ times or over a value whose sign and nonzero-ness are certain: exactly that ±∞
+	}
 	switch op {
 	case "+", "-":
 		return b.round(v, x.e+y.e)
@@ -275,6 +284,16 @@ func (b boundEnv) binary(op string, x, y dual) dual {
 	}
 	return logic(op, v, x, y)
 }
+
+// exactInf reports an infinity known exactly (an infinite input, say).
+func exactInf(d dual) bool { return math.IsInf(d.v, 0) && d.e == 0 }
+
+// signKnown reports a value whose error cannot reach zero: its sign, and
+// that it is not zero, are certain (false for NaN).
+func signKnown(d dual) bool { return math.Abs(d.v) > d.e }
+
+// comparisons are the binary operators whose result is a comparison.
+var comparisons = map[string]bool{"<": true, "<=": true, ">": true, ">=": true, "==": true, "!=": true}
 
 // logic bounds a comparison or a logical operator, whose value is 0 or 1:
 // its error is 1 where the compute type may decide it the other way (the
@@ -388,10 +407,10 @@ func propagate(f *funcs.Func, args []float64, a []dual, v float64) float64 {
 func partialEnds(f *funcs.Func, args []float64, a []dual, v float64) (dev float64, undecided bool) {
 	probe := append([]float64(nil), args...)
 	for i, d := range a {
-		if d.e == 0 {
-			continue
+		if d.e == 0 || math.IsNaN(d.e) || math.IsNaN(d.v) {
+			continue // exact; or no bound to reason with (judged by the tolerance alone); or NaN in, NaN out
 		}
-		if math.IsInf(d.e, 1) || math.IsNaN(d.e) {
+		if math.IsInf(d.e, 1) {
 			return 0, true
 		}
 		move := 0.0

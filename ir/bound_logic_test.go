@@ -29,6 +29,7 @@ func TestComparisonNearATieMayFlip(t *testing.T) {
 		{"select(x > 2 && 0.5 + x > 0.5, 2, -1)", 1e-10, func(v, e float64) bool { return v == -1 && e == 0 }, "&& decided by its certainly false side"},
 		{"select(x < 2 || 0.5 + x > 0.5, 2, -1)", 1e-10, func(v, e float64) bool { return v == 2 && e == 0 }, "|| decided by its certainly true side"},
 		{"select(x < 2 && 0.5 + x > 0.5, 2, -1)", 1e-10, func(v, e float64) bool { return v == 2 && e >= 3 }, "&& of a flippable side"},
+		{"select((0.5 + x) != (0.5 + x), 2, -1)", 1e-10, func(v, e float64) bool { return v == -1 && e == 0 }, "a NaN test compares one value with itself: never flips"},
 		{"select(0.5 + x > 0.5, 2, inf)", 1e-10, func(v, e float64) bool { return v == 2 && math.IsInf(e, 1) }, "an infinite other branch: unbounded"},
 	} {
 		k := mustBuild(t, "kernel: k\ndtypes: [f32]\ninputs: [x]\noutputs:\n  - y: "+c.formula+"\n")
@@ -109,5 +110,38 @@ func TestUndecidedNaNStaysUndecided(t *testing.T) {
 	_, bounds := k.EvalBound([]float64{170, -0x1p-24}, nil, r)
 	if !math.IsInf(bounds[0], 1) {
 		t.Errorf("bound %g, want +Inf (undecided)", bounds[0])
+	}
+}
+
+// TestInfiniteRowIsDecided: a row whose sum meets an exactly infinite
+// term, or a NaN, is decided — the kernel's result is the same infinity or
+// NaN in any order — so rms_norm's lanes on such rows keep a bound parity
+// judges by (not undecided, which would accept anything there).
+func TestInfiniteRowIsDecided(t *testing.T) {
+	r := ir.Rounding{Unit: 0x1p-24, FuncUlps: 4, Underflow: 0x1p-150, Overflow: 0x1.ffffffp127, InputUnits: []float64{0}}
+	k := mustBuild(t, "kernel: k\nkind: rowwise\ndtypes: [f32]\ninputs: [x]\noutputs:\n  - y: x * rsqrt(row_mean(x * x) + 1e-6)\n")
+	for _, row := range [][]float64{{1, math.Inf(1), 3}, {1, math.NaN(), 3}, {math.Inf(-1), 2, math.Inf(1)}} {
+		_, bounds := k.EvalRowsBound([][]float64{row}, nil, r)
+		for j, b := range bounds[0] {
+			if math.IsInf(b, 1) {
+				t.Errorf("row %v column %d: undecided, want a decided bound", row, j)
+			}
+		}
+	}
+}
+
+// TestInfiniteProductIsDecided: an exact infinity times (or over) a value
+// whose sign its error cannot change is exactly that infinity, not
+// undecided: swiglu's gate·sigmoid(gate)·up with up = +Inf.
+func TestInfiniteProductIsDecided(t *testing.T) {
+	r := ir.Rounding{Unit: 0x1p-24, FuncUlps: 4, Underflow: 0x1p-150, Overflow: 0x1.ffffffp127, InputUnits: []float64{0, 0}}
+	k := mustBuild(t, "kernel: k\ndtypes: [f32]\ninputs: [gate, up]\noutputs:\n  - y: gate * sigmoid(gate) * up\n  - z: up / (gate * 3)\n")
+	for _, g := range []float64{1, -3, 170, 1e-30} {
+		vals, bounds := k.EvalBound([]float64{g, math.Inf(1)}, nil, r)
+		for o := range vals {
+			if math.IsInf(bounds[o], 1) || !math.IsInf(vals[o], 0) {
+				t.Errorf("output %d at gate=%g, up=+Inf: %g ± %g, want an exact infinity", o, g, vals[o], bounds[o])
+			}
+		}
 	}
 }

@@ -118,7 +118,14 @@ type rowEval struct {
 }
 
 // rowAcc is one reduction's running value, error bound and Σ|terms|.
-type rowAcc struct{ v, e, abs float64 }
+type rowAcc struct {
+	v, e, abs float64
+	// exactInf: a sum met an infinite term known exactly (an infinite
+	// input, say), and unbounded: a term whose bound is infinite. A sum
+	// with an exact infinite term and no unbounded one is that infinity
+	// (or NaN, with the opposite one) in any order: no rounding to bound.
+	exactInf, unbounded bool
+}
 
 // rowCols is the row length: the length of the first [rows, cols] input.
 func rowCols(k *Kernel, in [][]float64) int {
@@ -226,6 +233,8 @@ func (a *rowAcc) add(op ReduceOp, d dual) {
 	if op.Sums() {
 		a.e += d.e
 		a.abs += math.Abs(d.v)
+		a.exactInf = a.exactInf || (math.IsInf(d.v, 0) && d.e == 0)
+		a.unbounded = a.unbounded || math.IsInf(d.e, 1)
 		return
 	}
 	if math.IsNaN(d.v) && !math.IsNaN(acc) {
@@ -243,6 +252,10 @@ func (e *rowEval) finishReductions(p int, accs []rowAcc) {
 			continue
 		}
 		a := accs[ri]
+		if red.Op.Sums() && a.exactInf && !a.unbounded && (math.IsInf(a.v, 0) || math.IsNaN(a.v)) {
+			env.reds[ri] = dual{a.v, 0} // an exact infinite term decides the sum (a mean: ∞/n = ∞)
+			continue
+		}
 		switch red.Op {
 		case ReduceSum:
 			env.reds[ri] = env.round(a.v, a.e+e.depth*accumUnit*a.abs*boolf(r.Unit > 0))

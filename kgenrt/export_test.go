@@ -25,14 +25,15 @@ func FakeCUDA(k *Kernel) (launches *int, restore func()) {
 	p := v.(*cudaPort)
 	fake := &CUDAModule{Kernel: k, Hash: "fake"}
 	fake.once.Do(func() {
-		fake.fns = make([]cudaFunction, len(k.Variants))
+		fake.kernel = k
+		fake.fns = make([]gpuFunction, len(k.Variants))
 		fake.fnErrs = make([]error, len(k.Variants))
 	})
 	n := new(int)
-	old, oldLaunch := p.module, launchKernel
-	p.module = fake
-	launchKernel = func(cudaFunction, uint32, uint32, CUDAStream, *launchBuf) error { *n++; return nil }
-	return n, func() { p.module, launchKernel = old, oldLaunch }
+	old, oldLaunch := p.module, cudaDriver.launch
+	p.use(fake)
+	cudaDriver.launch = func(gpuFunction, uint32, uint32, CUDAStream, *launchBuf) error { *n++; return nil }
+	return n, func() { p.use(old); cudaDriver.launch = oldLaunch }
 }
 
 // FakeLaunch is one launch a FakeCUDAForms port made: the entry point (1 +
@@ -50,23 +51,24 @@ func FakeCUDAForms(k *Kernel) (launches *[]FakeLaunch, restore func()) {
 	p := v.(*cudaPort)
 	fake := &CUDAModule{Kernel: k, Hash: "fake"}
 	fake.once.Do(func() {
+		fake.kernel = k
 		for i := range k.Variants {
-			fake.fns, fake.fnErrs = append(fake.fns, cudaFunction(1+i)), append(fake.fnErrs, nil)
+			fake.fns, fake.fnErrs = append(fake.fns, gpuFunction(1+i)), append(fake.fnErrs, nil)
 		}
 		for f := range k.CUDAForms {
-			var fns []cudaFunction
+			var fns []gpuFunction
 			for i := range k.Variants {
-				fns = append(fns, cudaFunction(101+100*f+i))
+				fns = append(fns, gpuFunction(101+100*f+i))
 			}
 			fake.formFns, fake.formErrs = append(fake.formFns, fns), append(fake.formErrs, make([]error, len(fns)))
 		}
 	})
 	got := new([]FakeLaunch)
-	old, oldLaunch := p.module, launchKernel
-	p.module = fake
-	launchKernel = func(fn cudaFunction, blocks, threads uint32, _ CUDAStream, _ *launchBuf) error {
+	old, oldLaunch := p.module, cudaDriver.launch
+	p.use(fake)
+	cudaDriver.launch = func(fn gpuFunction, blocks, threads uint32, _ CUDAStream, _ *launchBuf) error {
 		*got = append(*got, FakeLaunch{Fn: uintptr(fn), Blocks: blocks, Threads: threads})
 		return nil
 	}
-	return got, func() { p.module, launchKernel = old, oldLaunch }
+	return got, func() { p.use(old); cudaDriver.launch = oldLaunch }
 }

@@ -47,9 +47,10 @@ type ROCmModule struct {
 
 	once sync.Once
 	err  error
-	mod  rocmModuleHandle
-	fns  []rocmFunction // per entry of Kernel.Variants
-	errs []error
+	mod  gpuModule
+	// the entry points, looked up at load: per entry of Kernel.Variants,
+	// and each of a PortPhases kernel's phases' (gpu.go)
+	gpuEntries
 }
 
 // CodeObjects lists the module's code object file names, one per target.
@@ -86,10 +87,10 @@ func (m *ROCmModule) images() ([][]byte, error) {
 }
 
 // load opens the runtime, loads the first code object the device accepts
-// and looks up every variant's entry point, once.
+// and looks up every entry point, once.
 func (m *ROCmModule) load() error {
 	m.once.Do(func() {
-		if m.err = rocmReady(); m.err != nil {
+		if m.err = rocmDriver.ready(); m.err != nil {
 			return
 		}
 		imgs, err := m.images()
@@ -99,7 +100,7 @@ func (m *ROCmModule) load() error {
 		}
 		var why []string
 		for _, img := range imgs {
-			mod, err := rocmLoadModule(img)
+			mod, err := rocmDriver.loadModule(img)
 			if err == nil {
 				m.mod, why = mod, nil
 				break
@@ -110,56 +111,45 @@ func (m *ROCmModule) load() error {
 			m.err = fmt.Errorf("kgenrt: kernel %s: the device accepts none of its code objects (%s): %s", m.Kernel.Name, strings.Join(m.Archs, ", "), strings.Join(why, "; "))
 			return
 		}
-		for _, v := range m.Kernel.Variants {
-			fn, err := rocmGetFunction(m.mod, v.HostName)
-			if err != nil {
-				err = fmt.Errorf("kgenrt: kernel %s: entry point %s: %w", m.Kernel.Name, v.HostName, err)
-			}
-			m.fns, m.errs = append(m.fns, fn), append(m.errs, err)
-		}
+		m.lookup(m.Kernel, func(name string) (gpuFunction, error) { return rocmDriver.getFunction(m.mod, name) }, "", false)
 	})
 	return m.err
 }
 
-// function is the entry point of variant v.
-func (m *ROCmModule) function(v *Variant) (rocmFunction, error) {
-	for i := range m.Kernel.Variants {
-		if m.Kernel.Variants[i].HostName == v.HostName {
-			return m.fns[i], m.errs[i]
-		}
-	}
-	return 0, fmt.Errorf("kgenrt: kernel %s: no variant %s in its dtype-key table", m.Kernel.Name, v.HostName)
-}
-
 // ROCmPort returns the ROCm port of kernel k over module m. Generated
 // packages call it only inside their port tables.
-func ROCmPort(k *Kernel, m *ROCmModule) Port { return &rocmPort{kernel: k, module: m} }
+func ROCmPort(k *Kernel, m *ROCmModule) Port {
+	return &rocmPort{gpuPort: gpuPort{kernel: k, drv: rocmDriver, code: &m.gpuEntries}, module: m}
+}
 
+// rocmPort is the ROCm row of the shared GPU port (gpu_port.go) over
+// module, which also holds the entry points it launches.
 type rocmPort struct {
-	kernel   *Kernel
-	module   *ROCmModule
-	geomOnce sync.Once
-	geom     *cudaGeom
+	gpuPort
+	module *ROCmModule
 }
 
-func (p *rocmPort) Backend() Backend { return ROCm }
+func (p *rocmPort) Ready() error { return p.module.load() }
 
-func (p *rocmPort) Ready() error {
-	if p.kernel.PortPhases {
-		return fmt.Errorf("kgenrt: kernel %s: the ROCm port does not launch phases (column reductions) yet", p.kernel.Name)
-	}
-	return p.module.load()
-}
-
-// Run copies the host tensors to device memory (outputs too, so elements
-// a kernel does not write keep their values), launches on the null stream,
-// waits, and copies the outputs back.
-func (p *rocmPort) Run(c *Call) error {
+// check is c.check for one launch: phases are launched inside the
+// kernel's call (PortPhases), never chained.
+func (p *rocmPort) check(c *Call) error {
 	if err := c.check(p.kernel); err != nil {
 		return err
 	}
 	if c.Next != nil {
 		return fmt.Errorf("kgenrt: kernel %s: the ROCm port launches one call, got a chain of phases", p.kernel.Name)
+	}
+	return nil
+}
+
+// Run copies the host tensors to device memory (outputs too, so elements
+// a kernel does not write keep their values), launches on the null stream
+// (a kernel with PortPhases: its phases, with their workspaces), waits,
+// and copies the outputs back.
+func (p *rocmPort) Run(c *Call) error {
+	if err := p.check(c); err != nil {
+		return err
 	}
 	bs := p.kernel.Tensors()
 	for i, t := range c.Tensors {
@@ -167,18 +157,13 @@ func (p *rocmPort) Run(c *Call) error {
 			return p.kernel.tensorErr(bs[i], "is a device tensor of another backend; the ROCm port runs host tensors")
 		}
 	}
-	if c.empty() {
+	if p.idle(c) {
 		return nil
 	}
 	if err := p.Ready(); err != nil {
 		return err
 	}
-	fn, err := p.module.function(c.Variant)
-	if err != nil {
-		return err
-	}
-	p.geomOnce.Do(func() { p.geom = newGeom(p.kernel, ROCm) })
-	return rocmRunHost(p.geom, fn, c)
+	return p.runHost(c)
 }
 
 // Encode refuses: command buffers are Metal's.

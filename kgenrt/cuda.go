@@ -181,7 +181,7 @@ func newCUDAPort(k *Kernel, m *CUDAModule) *cudaPort {
 
 // use makes m the port's module.
 func (p *cudaPort) use(m *CUDAModule) {
-	p.module, p.code, p.library = m, &m.gpuEntries, m.Library != nil
+	p.module, p.code, p.load, p.library = m, &m.gpuEntries, m.load, m.Library != nil
 }
 
 func (p *cudaPort) Ready() error { return p.module.load() }
@@ -232,30 +232,7 @@ func (p *cudaPort) Enqueue(stream CUDAStream, c *Call) error {
 	if c.Kernel != p.kernel {
 		return fmt.Errorf("kgenrt: kernel %s: Enqueue launches the kernel's own call; run one of its phases by itself with Run or LaunchCUDA", p.kernel.Name)
 	}
-	var buf [16]DevicePtr
-	ptrs := buf[:0]
-	i := 0
-	for _, b := range p.kernel.Bindings {
-		if b.Role == Args {
-			continue
-		}
-		t := c.Tensors[i]
-		switch {
-		case t.cuda == nil:
-			return p.kernel.tensorErr(b, "is in host memory; Enqueue binds CUDA tensors only (kgenrt.NewCUDA, WrapCUDA): use Run to stage host tensors")
-		case t.cuda.freed:
-			return p.kernel.tensorErr(b, "is a CUDA tensor that was freed")
-		}
-		ptrs = append(ptrs, t.cudaPtr())
-		i++
-	}
-	if p.idle(c) {
-		return nil
-	}
-	if err := p.Ready(); err != nil {
-		return err
-	}
-	return p.launch(stream, c, ptrs)
+	return p.enqueue(stream, c)
 }
 
 // libraryCheck applies a library module's own limits to a call with work.

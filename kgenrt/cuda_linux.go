@@ -67,10 +67,19 @@ var cudaDriver = &gpuDriver{
 	free:        func(d DevicePtr) error { return cuCheck("cuMemFree", cu.memFree(uintptr(d))) },
 	toDevice:    func(d DevicePtr, data []byte) error { return hostToDevice(uintptr(d), data) },
 	toHost:      func(data []byte, d DevicePtr) error { return deviceToHost(data, uintptr(d)) },
-	allocAsync:  cudaAllocAsync,
-	freeAsync:   cudaFreeAsync,
-	launch:      cudaLaunchKernel,
-	sync:        func(after string) error { return cuCheck("cuCtxSynchronize ("+after+")", cu.ctxSynchronize()) },
+	copyDtoD: func(dst, src DevicePtr, n int) error {
+		return cuCheck("cuMemcpyDtoD", cu.memcpyDtoD(uintptr(dst), uintptr(src), uintptr(n)))
+	},
+	zero: func(d DevicePtr, n int) error {
+		if err := cuCheck("cuMemsetD8", cu.memsetD8(uintptr(d), 0, uintptr(n))); err != nil {
+			return err
+		}
+		return cuCheck("cuCtxSynchronize (after cuMemsetD8)", cu.ctxSynchronize())
+	},
+	allocAsync: cudaAllocAsync,
+	freeAsync:  cudaFreeAsync,
+	launch:     cudaLaunchKernel,
+	sync:       func(after string) error { return cuCheck("cuCtxSynchronize ("+after+")", cu.ctxSynchronize()) },
 }
 
 // cudaReady opens the driver, finds a device and retains its primary
@@ -244,22 +253,6 @@ func cudaLaunchKernel(fn gpuFunction, blocks, threads uint32, stream CUDAStream,
 	return nil
 }
 
-// cudaAlloc allocates n bytes of device memory.
-func cudaAlloc(n int) (DevicePtr, error) {
-	var d uintptr
-	err := withContext(func() error {
-		if err := cuCheck("cuMemAlloc", cu.memAlloc(&d, uintptr(n))); err != nil {
-			return err
-		}
-		if err := cuCheck("cuMemsetD8", cu.memsetD8(d, 0, uintptr(n))); err != nil {
-			cu.memFree(d)
-			return err
-		}
-		return cuCheck("cuCtxSynchronize (after cuMemsetD8)", cu.ctxSynchronize())
-	})
-	return DevicePtr(d), err
-}
-
 // cudaAllocAsync allocates n bytes of device memory in stream order: usable
 // by the work enqueued on stream after it (cuda_phases.go).
 func cudaAllocAsync(n int, stream CUDAStream) (DevicePtr, error) {
@@ -277,34 +270,6 @@ func cudaAllocAsync(n int, stream CUDAStream) (DevicePtr, error) {
 // stream before it is done.
 func cudaFreeAsync(d DevicePtr, stream CUDAStream) error {
 	return withContext(func() error { return cuCheck("cuMemFreeAsync", cu.memFreeAsync(uintptr(d), uintptr(stream))) })
-}
-
-// cudaFree releases device memory from cudaAlloc.
-func cudaFree(d DevicePtr) error {
-	return withContext(func() error { return cuCheck("cuMemFree", cu.memFree(uintptr(d))) })
-}
-
-// cudaCopy copies src's bytes into dst (same size; at least one a CUDA
-// tensor) and waits for the copy.
-func cudaCopy(dst, src *Tensor) error {
-	if err := cudaReady(); err != nil {
-		return noCUDAError{err}
-	}
-	return withContext(func() error {
-		var err error
-		switch {
-		case dst.cuda != nil && src.cuda != nil:
-			err = cuCheck("cuMemcpyDtoD", cu.memcpyDtoD(uintptr(dst.cudaPtr()), uintptr(src.cudaPtr()), uintptr(dst.nbytes())))
-		case dst.cuda != nil:
-			err = hostToDevice(uintptr(dst.cudaPtr()), src.data)
-		default:
-			err = deviceToHost(dst.data, uintptr(src.cudaPtr()))
-		}
-		if err != nil {
-			return err
-		}
-		return cuCheck("cuCtxSynchronize (after a copy)", cu.ctxSynchronize())
-	})
 }
 
 // cudaOpenLibrary opens a library module (cuda_library.go).

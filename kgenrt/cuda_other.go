@@ -21,6 +21,8 @@ var cudaDriver = &gpuDriver{
 	free:        func(DevicePtr) error { return cudaReady() },
 	toDevice:    func(DevicePtr, []byte) error { return cudaReady() },
 	toHost:      func([]byte, DevicePtr) error { return cudaReady() },
+	copyDtoD:    func(DevicePtr, DevicePtr, int) error { return cudaReady() },
+	zero:        func(DevicePtr, int) error { return cudaReady() },
 	allocAsync:  cudaAllocAsync,
 	freeAsync:   cudaFreeAsync,
 	launch:      func(gpuFunction, uint32, uint32, CUDAStream, *launchBuf) error { return cudaReady() },
@@ -31,11 +33,8 @@ func cudaReady() error {
 	return fmt.Errorf("kgenrt's CUDA path runs on linux/amd64 and linux/arm64; this is %s/%s", runtime.GOOS, runtime.GOARCH)
 }
 
-func cudaAlloc(int) (DevicePtr, error)                                  { return 0, cudaReady() }
-func cudaFree(DevicePtr) error                                          { return cudaReady() }
 func cudaAllocAsync(int, CUDAStream) (DevicePtr, error)                 { return 0, cudaReady() }
 func cudaFreeAsync(DevicePtr, CUDAStream) error                         { return cudaReady() }
-func cudaCopy(dst, src *Tensor) error                                   { return noCUDAError{cudaReady()} }
 func cudaOpenLibrary(string) (gpuModule, error)                         { return 0, cudaReady() }
 func cudaLibraryFunction(gpuModule, string) (gpuFunction, error)        { return 0, cudaReady() }
 func cudaCallLibrary(gpuFunction, CUDAStream, *Call, []DevicePtr) error { return cudaReady() }

@@ -45,6 +45,10 @@ type gpuDriver struct {
 	free     func(d DevicePtr) error
 	toDevice func(d DevicePtr, data []byte) error
 	toHost   func(data []byte, d DevicePtr) error
+	// copyDtoD copies n bytes between device addresses; zero sets n bytes
+	// at d to 0 and waits (a new device tensor).
+	copyDtoD func(dst, src DevicePtr, n int) error
+	zero     func(d DevicePtr, n int) error
 	// allocAsync and freeAsync are stream-ordered (the phases'
 	// workspaces): usable by, and freed after, the work enqueued on the
 	// stream before them.

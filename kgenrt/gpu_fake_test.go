@@ -25,6 +25,7 @@ type fakeGPU struct {
 	names map[DevicePtr]string // an allocation's name in the log (a1, a2, …)
 	fns   []fakeFn             // entry point i+1
 	fail  string               // the call that fails (its log word), or ""
+	drv   *gpuDriver           // the row, made once: device tensors and ports share it
 }
 
 // fakeFn is an entry point: its host name, how many device pointers it
@@ -37,7 +38,9 @@ type fakeFn struct {
 }
 
 func newFakeGPU(b Backend, fns ...fakeFn) *fakeGPU {
-	return &fakeGPU{b: b, next: 1 << 20, mem: map[DevicePtr][]byte{}, names: map[DevicePtr]string{}, fns: fns}
+	g := &fakeGPU{b: b, next: 1 << 20, mem: map[DevicePtr][]byte{}, names: map[DevicePtr]string{}, fns: fns}
+	g.drv = g.driver()
+	return g
 }
 
 // err is the backend's own error for a failed call, as its row returns.
@@ -130,6 +133,16 @@ func (g *fakeGPU) driver() *gpuDriver {
 			f.run(g, blocks, threads, buf.gridZ, ptrs, args)
 			return nil
 		},
+		copyDtoD: func(dst, src DevicePtr, n int) error {
+			g.log = append(g.log, fmt.Sprintf("d2d %s %s %d", g.names[dst], g.names[src], n))
+			copy(g.at(dst)[:n], g.at(src))
+			return nil
+		},
+		zero: func(d DevicePtr, n int) error {
+			g.log = append(g.log, fmt.Sprintf("zero %s %d", g.names[d], n))
+			clear(g.at(d)[:n])
+			return nil
+		},
 		sync: func(after string) error { g.log = append(g.log, "sync "+after); return nil },
 	}
 }
@@ -137,7 +150,7 @@ func (g *fakeGPU) driver() *gpuDriver {
 // port makes k's port on the fake's backend, its entry points looked up
 // through the fake (what Ready does on a device).
 func (g *fakeGPU) port(k *Kernel) Port {
-	d := g.driver()
+	d := g.drv
 	get := func(name string) (gpuFunction, error) { return d.getFunction(0, name) }
 	if g.b == ROCm {
 		m := &ROCmModule{Kernel: k, Hash: "fake"}

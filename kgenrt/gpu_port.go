@@ -12,9 +12,10 @@ import (
 type gpuPort struct {
 	kernel *Kernel
 	drv    *gpuDriver
-	// code is the loaded module's entry points (valid once the port is
-	// Ready).
+	// code is the loaded module's entry points (valid once load succeeds);
+	// load is the port's Ready: its module loaded once.
 	code *gpuEntries
+	load func() error
 	// forms: the port picks Kernel.CUDAForms by size (CUDA's).
 	forms bool
 	// library: the entry points are a CUDA library module's host
@@ -98,6 +99,51 @@ func (p *gpuPort) launch(stream CUDAStream, c *Call, ptrs []DevicePtr) error {
 	return nil
 }
 
+// enqueue binds c's tensors, which must all be device tensors of the
+// port's backend, in place and launches on stream: no copies, no waiting.
+// c comes from a generated launcher, which has checked the tensors
+// (dtypes, shapes, overlap); nothing here allocates.
+func (p *gpuPort) enqueue(stream CUDAStream, c *Call) error {
+	var buf [16]DevicePtr
+	ptrs := buf[:0]
+	i := 0
+	for _, b := range p.kernel.Bindings {
+		if b.Role == Args {
+			continue
+		}
+		t, name := c.Tensors[i], p.drv.backend.title()
+		switch {
+		case t.gpu == nil:
+			return p.kernel.tensorErr(b, "is in host memory; Enqueue binds "+name+" tensors only (kgenrt.New"+name+", Wrap"+name+"): use Run to stage host tensors")
+		case t.gpu.drv != p.drv:
+			return p.kernel.tensorErr(b, "is a "+t.gpu.drv.backend.title()+" tensor; the "+name+" port binds "+name+" tensors")
+		case t.gpu.freed:
+			return p.kernel.tensorErr(b, "is a "+name+" tensor that was freed")
+		}
+		ptrs = append(ptrs, t.gpuPtr())
+		i++
+	}
+	if p.idle(c) {
+		return nil
+	}
+	if err := p.load(); err != nil {
+		return err
+	}
+	return p.launch(stream, c, ptrs)
+}
+
+// foreign refuses a device tensor of another GPU backend in a Run: its
+// memory is neither the port's device's nor the host's.
+func (p *gpuPort) foreign(c *Call) error {
+	for i, t := range c.Tensors {
+		if t.gpu != nil && t.gpu.drv != p.drv {
+			name := p.drv.backend.title()
+			return c.Kernel.tensorErr(c.Kernel.Tensors()[i], "is a "+t.gpu.drv.backend.title()+" tensor; the "+name+" port binds "+name+" tensors and stages host tensors")
+		}
+	}
+	return nil
+}
+
 // runHost stages c's host tensors through temporary device buffers (the
 // outputs too, so elements a kernel failed to write keep their host
 // values; host tensors that are the same bytes share one buffer), binds
@@ -105,6 +151,9 @@ func (p *gpuPort) launch(stream CUDAStream, c *Call, ptrs []DevicePtr) error {
 // waits, and copies the host outputs back: a strided output element by
 // element, so its gaps (which another output may own) keep their bytes.
 func (p *gpuPort) runHost(c *Call) error {
+	if err := p.foreign(c); err != nil {
+		return err
+	}
 	d := p.drv
 	return d.session(func() error {
 		ptrs := make([]DevicePtr, len(c.Tensors))
@@ -116,8 +165,8 @@ func (p *gpuPort) runHost(c *Call) error {
 		}()
 		plan := stages(c)
 		for i, st := range plan {
-			if st.Tensor.cuda != nil {
-				ptrs[i] = st.Tensor.cudaPtr() // bound in place, at its offset
+			if st.Tensor.gpu != nil {
+				ptrs[i] = st.Tensor.gpuPtr() // bound in place, at its offset
 				continue
 			}
 			if st.SameAs >= 0 {
@@ -145,7 +194,7 @@ func (p *gpuPort) runHost(c *Call) error {
 			return err
 		}
 		for i, st := range plan {
-			if !st.CopyOut || st.Tensor.cuda != nil || len(st.Tensor.data) == 0 {
+			if !st.CopyOut || st.Tensor.gpu != nil || len(st.Tensor.data) == 0 {
 				continue
 			}
 			if st.Tensor.strides == nil {

@@ -158,3 +158,94 @@ func TestGPUStridedOutputBringsBackOnlyItsElements(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUEnqueueOnStream: device tensors of the port's backend (ROCm's
+// from NewROCm's code path) are bound in place, and an Enqueue of a
+// column reduction launches both phases on the caller's stream with the
+// workspace allocated and freed in stream order: no staging, no wait. The
+// generated launchers' way in, PortTable.Enqueue, takes a call of ROCm
+// tensors to the ROCm slot.
+func TestGPUEnqueueOnStream(t *testing.T) {
+	for _, b := range []Backend{CUDA, ROCm} {
+		t.Run(b.String(), func(t *testing.T) {
+			k, fns := colsumKernel()
+			g := newFakeGPU(b, fns...)
+			vals := make([]float32, 30)
+			for i := range vals {
+				vals[i] = float32(i)
+			}
+			host := f32Tensor(t, vals, 10, 3)
+			x, err := newGPU(g.drv, "New"+b.title(), F32, []int{10, 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			y, err := newGPU(g.drv, "New"+b.title(), F32, []int{3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := Copy(x, host); err != nil {
+				t.Fatal(err)
+			}
+			p := g.port(k)
+			var table PortTable
+			table.Kernel, table.Ports[b] = k, p
+			g.log = nil
+			if err := table.Enqueue(7, fakeCall(t, k, [3]int{1, 1, 1}, x, y)); err != nil {
+				t.Fatal(err)
+			}
+			want := []string{"allocAsync@7 a3 256", "launch@7 colsum_part_f32 3x64x1", "launch@7 colsum_fold_f32 1x32x1", "freeAsync@7 a3"}
+			if !slices.Equal(g.log, want) {
+				t.Errorf("calls:%s\nwant:%s", logText(g.log), logText(want))
+			}
+			out := mk(t, F32, 3)
+			if err := Copy(out, y); err != nil {
+				t.Fatal(err)
+			}
+			if got := hostF32(out); !slices.Equal(got, []float32{135, 145, 155}) {
+				t.Errorf("y = %v, want [135 145 155]", got)
+			}
+			if err := y.Free(); err != nil || y.Free() == nil {
+				t.Errorf("Free: %v, then a second Free succeeded", err)
+			}
+			if err := p.Enqueue(7, fakeCall(t, k, [3]int{1, 1, 1}, x, mk(t, F32, 3))); err == nil ||
+				!strings.Contains(err.Error(), "Enqueue binds "+b.title()+" tensors only") {
+				t.Errorf("Enqueue of a host output: %v", err)
+			}
+		})
+	}
+}
+
+// TestGPUPortsRefuseTheOtherBackendsTensors: a ROCm tensor on the CUDA
+// port, or a CUDA one on the ROCm port, is refused by Run and Enqueue, by
+// name, before anything is allocated; Copy between the two refuses too.
+func TestGPUPortsRefuseTheOtherBackendsTensors(t *testing.T) {
+	k, fns := colsumKernel()
+	cg, rg := newFakeGPU(CUDA, fns...), newFakeGPU(ROCm, fns...)
+	cx, _ := newGPU(cg.drv, "NewCUDA", F32, []int{10, 3})
+	rx, _ := newGPU(rg.drv, "NewROCm", F32, []int{10, 3})
+	for _, c := range []struct {
+		g    *fakeGPU
+		x    *Tensor
+		want string
+	}{
+		{cg, rx, "x is a ROCm tensor; the CUDA port binds CUDA tensors"},
+		{rg, cx, "x is a CUDA tensor; the ROCm port binds ROCm tensors"},
+	} {
+		p := c.g.port(k)
+		c.g.log = nil
+		for name, run := range map[string]func() error{
+			"Run":     func() error { return p.Run(fakeCall(t, k, [3]int{1, 1, 1}, c.x, mk(t, F32, 3))) },
+			"Enqueue": func() error { return p.Enqueue(0, fakeCall(t, k, [3]int{1, 1, 1}, c.x, mk(t, F32, 3))) },
+		} {
+			if err := run(); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s port %s: %v; want %q", c.g.b, name, err, c.want)
+			}
+		}
+		if len(c.g.log) > 0 {
+			t.Errorf("%s port: calls made before the refusal:%s", c.g.b, logText(c.g.log))
+		}
+	}
+	if err := Copy(cx, rx); err == nil || !strings.Contains(err.Error(), "a ROCm tensor into a CUDA tensor") {
+		t.Errorf("Copy(CUDA, ROCm) = %v", err)
+	}
+}

@@ -119,7 +119,7 @@ func (m *ROCmModule) load() error {
 // ROCmPort returns the ROCm port of kernel k over module m. Generated
 // packages call it only inside their port tables.
 func ROCmPort(k *Kernel, m *ROCmModule) Port {
-	return &rocmPort{gpuPort: gpuPort{kernel: k, drv: rocmDriver, code: &m.gpuEntries}, module: m}
+	return &rocmPort{gpuPort: gpuPort{kernel: k, drv: rocmDriver, code: &m.gpuEntries, load: m.load}, module: m}
 }
 
 // rocmPort is the ROCm row of the shared GPU port (gpu_port.go) over
@@ -143,18 +143,18 @@ func (p *rocmPort) check(c *Call) error {
 	return nil
 }
 
-// Run copies the host tensors to device memory (outputs too, so elements
-// a kernel does not write keep their values), launches on the null stream
-// (a kernel with PortPhases: its phases, with their workspaces), waits,
-// and copies the outputs back.
+// Run binds ROCm tensors in place and copies host tensors to device
+// memory (outputs too, so elements a kernel does not write keep their
+// values), launches on the null stream (a kernel with PortPhases: its
+// phases, with their workspaces), waits, and copies the host outputs back.
 func (p *rocmPort) Run(c *Call) error {
 	if err := p.check(c); err != nil {
 		return err
 	}
 	bs := p.kernel.Tensors()
 	for i, t := range c.Tensors {
-		if t.dev != nil || t.cuda != nil {
-			return p.kernel.tensorErr(bs[i], "is a device tensor of another backend; the ROCm port runs host tensors")
+		if t.dev != nil {
+			return p.kernel.tensorErr(bs[i], "is a Metal tensor; the ROCm port runs host and ROCm tensors")
 		}
 	}
 	if p.idle(c) {
@@ -168,13 +168,22 @@ func (p *rocmPort) Run(c *Call) error {
 
 // Encode refuses: command buffers are Metal's.
 func (p *rocmPort) Encode(*CommandBuffer, *Call) error {
-	return fmt.Errorf("kgenrt: kernel %s: the ROCm port takes no Metal command buffer; use Run", p.kernel.Name)
+	return fmt.Errorf("kgenrt: kernel %s: the ROCm port takes no Metal command buffer; use Run, or Enqueue on your HIP stream", p.kernel.Name)
 }
 
-// Enqueue refuses: launching on a caller's HIP stream with device tensors
-// is not offered yet.
-func (p *rocmPort) Enqueue(CUDAStream, *Call) error {
-	return fmt.Errorf("kgenrt: kernel %s: the ROCm port does not enqueue on a stream yet; use Run", p.kernel.Name)
+// Enqueue binds c's tensors, which must all be ROCm tensors (NewROCm,
+// WrapROCm), in place and launches on stream, a hipStream_t passed as a
+// CUDAStream (0: the null stream): no copies, no waiting. A kernel with
+// PortPhases launches its phases there, its workspaces allocated and
+// freed in stream order (hipMallocAsync, hipFreeAsync).
+func (p *rocmPort) Enqueue(stream CUDAStream, c *Call) error {
+	if err := p.check(c); err != nil {
+		return err
+	}
+	if c.Kernel != p.kernel {
+		return fmt.Errorf("kgenrt: kernel %s: Enqueue launches the kernel's own call; run one of its phases by itself with Run", p.kernel.Name)
+	}
+	return p.enqueue(stream, c)
 }
 
 // ROCmError is a failed HIP runtime call: the call, the hipError_t and the

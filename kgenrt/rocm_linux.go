@@ -29,10 +29,19 @@ var rocmDriver = &gpuDriver{
 	free:        func(d DevicePtr) error { return hipCheck("hipFree", hipRT.free(uintptr(d))) },
 	toDevice:    func(d DevicePtr, data []byte) error { return rocmCopy(true, uintptr(d), data) },
 	toHost:      func(data []byte, d DevicePtr) error { return rocmCopy(false, uintptr(d), data) },
-	allocAsync:  rocmAllocAsync,
-	freeAsync:   rocmFreeAsync,
-	launch:      rocmLaunch,
-	sync:        func(after string) error { return hipCheck("hipDeviceSynchronize ("+after+")", hipRT.synchronize()) },
+	copyDtoD: func(dst, src DevicePtr, n int) error {
+		return hipCheck("hipMemcpyDtoD", hipRT.memcpyDtoD(uintptr(dst), uintptr(src), uintptr(n)))
+	},
+	zero: func(d DevicePtr, n int) error {
+		if err := hipCheck("hipMemset", hipRT.memset(uintptr(d), 0, uintptr(n))); err != nil {
+			return err
+		}
+		return hipCheck("hipDeviceSynchronize (after hipMemset)", hipRT.synchronize())
+	},
+	allocAsync: rocmAllocAsync,
+	freeAsync:  rocmFreeAsync,
+	launch:     rocmLaunch,
+	sync:       func(after string) error { return hipCheck("hipDeviceSynchronize ("+after+")", hipRT.synchronize()) },
 }
 
 var hipRT struct {
@@ -49,6 +58,8 @@ var hipRT struct {
 	free           func(ptr uintptr) int32
 	memcpyHtoD     func(dst uintptr, src unsafe.Pointer, n uintptr) int32
 	memcpyDtoH     func(dst unsafe.Pointer, src uintptr, n uintptr) int32
+	memcpyDtoD     func(dst, src uintptr, n uintptr) int32
+	memset         func(dst uintptr, v int32, n uintptr) int32
 	synchronize    func() int32
 	// The stream-ordered allocator (ROCm 5.3): nil when the runtime is
 	// older; only kernels with PortPhases need it.
@@ -86,6 +97,7 @@ func rocmOpen() error {
 		{&hipRT.moduleLoadData, "hipModuleLoadData"}, {&hipRT.moduleGetFunc, "hipModuleGetFunction"},
 		{&hipRT.malloc, "hipMalloc"}, {&hipRT.free, "hipFree"},
 		{&hipRT.memcpyHtoD, "hipMemcpyHtoD"}, {&hipRT.memcpyDtoH, "hipMemcpyDtoH"},
+		{&hipRT.memcpyDtoD, "hipMemcpyDtoD"}, {&hipRT.memset, "hipMemset"},
 		{&hipRT.synchronize, "hipDeviceSynchronize"},
 		{&hipRT.errorName, "hipGetErrorName"}, {&hipRT.errorString, "hipGetErrorString"},
 	} {

@@ -25,6 +25,8 @@ var rocmDriver = &gpuDriver{
 	free:        func(DevicePtr) error { return rocmReady() },
 	toDevice:    func(DevicePtr, []byte) error { return rocmReady() },
 	toHost:      func([]byte, DevicePtr) error { return rocmReady() },
+	copyDtoD:    func(DevicePtr, DevicePtr, int) error { return rocmReady() },
+	zero:        func(DevicePtr, int) error { return rocmReady() },
 	allocAsync:  func(int, CUDAStream) (DevicePtr, error) { return 0, rocmReady() },
 	freeAsync:   func(DevicePtr, CUDAStream) error { return rocmReady() },
 	launch:      func(gpuFunction, uint32, uint32, CUDAStream, *launchBuf) error { return rocmReady() },

@@ -254,7 +254,7 @@ func cudaLaunchKernel(fn gpuFunction, blocks, threads uint32, stream CUDAStream,
 }
 
 // cudaAllocAsync allocates n bytes of device memory in stream order: usable
-// by the work enqueued on stream after it (cuda_phases.go).
+// by the work enqueued on stream after it (gpu_phases.go).
 func cudaAllocAsync(n int, stream CUDAStream) (DevicePtr, error) {
 	if cu.memAllocAsync == nil {
 		return 0, fmt.Errorf("kgenrt: the CUDA driver lacks cuMemAllocAsync (CUDA 11.2+), which a kernel with column reductions needs for its workspaces")

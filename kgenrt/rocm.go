@@ -22,14 +22,17 @@ import (
 // on the grid of the descriptor's ROCm launch, exactly as the CUDA port
 // does.
 //
-// What it offers: Run (host tensors staged through device memory, one
-// launch, a wait). Not offered yet: Enqueue on a caller's HIP stream with
-// device tensors, and kernels with PortPhases (column reductions, several
-// launches with workspaces), which the IR does not let a spec port to ROCm.
-// This port has not run on AMD hardware: the kernels are proven by
-// compiling them for gfx942 and gfx1100 and running their HIP source on the
-// CPU with 64- and 32-lane wavefronts (e2e/hipcpu); the runtime calls
-// follow HIP's documented module API.
+// The launch path is CUDA's, over the driver table's ROCm row (gpu.go,
+// gpu_port.go): Run (host tensors staged through device memory, ROCm
+// tensors bound in place, a wait) and Enqueue on a caller's HIP stream
+// with ROCm tensors (NewROCm, WrapROCm), kernels with PortPhases (column
+// reductions: phases with stream-ordered workspaces) included. What is
+// ROCm's own here is how the code is found: one code object per target,
+// the first the device accepts. This port has not run on AMD hardware:
+// the kernels are proven by compiling them for gfx942 and gfx1100 and
+// running their HIP source on the CPU with 64- and 32-lane wavefronts
+// (e2e/hipcpu), the shared launch path by the fake driver row
+// (gpu_fake_test.go); the runtime calls follow HIP's documented module API.
 
 // ROCmCodeObjectDirEnv names a folder searched for the code objects before
 // the embedded ones (objects built after the program).

@@ -165,11 +165,11 @@ func Copy(dst, src *Tensor) error {
 	return copyStaged(dst, src)
 }
 
-// copyStaged copies where a strided view meets a CUDA tensor: a CUDA
+// copyStaged copies where a strided view meets a device tensor: a device
 // source comes to the host as an image of its reachable span, a strided
-// host source is made dense, and a strided CUDA destination's span is read,
-// written element by element and put back (its gaps as they were), so
-// cudaCopy only ever sees contiguous tensors.
+// host source is made dense, and a strided device destination's span is
+// read, written element by element and put back (its gaps as they were),
+// so gpuCopy only ever sees contiguous tensors.
 func copyStaged(dst, src *Tensor) error {
 	if src.gpu != nil {
 		img, err := New(src.dtype, src.reach())

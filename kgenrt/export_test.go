@@ -1,6 +1,9 @@
 package kgenrt
 
-import "unsafe"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // PrepareCUDA exposes the CUDA port's launch preparation to the external
 // tests (which may import generated packages): the blocks, and the args
@@ -71,4 +74,46 @@ func FakeCUDAForms(k *Kernel) (launches *[]FakeLaunch, restore func()) {
 		return nil
 	}
 	return got, func() { p.use(old); cudaDriver.launch = oldLaunch }
+}
+
+// FakeROCm makes k's ROCm port ready without HIP's runtime, with a driver
+// row whose launches, stream-ordered allocations and frees stop where the
+// runtime call would be and are logged ("launch@<stream> <entry point>
+// <blocks>x<threads>"), so the external tests can follow a generated
+// launcher's Enqueue of ROCm tensors (WrapROCm) to the ROCm port. restore
+// puts the port and the row back; tests that use it must not run in
+// parallel.
+func FakeROCm(k *Kernel) (log *[]string, restore func()) {
+	v, _ := rocmPorts.Load(k)
+	p := v.(*rocmPort)
+	fake := &ROCmModule{Kernel: k, Hash: "fake"}
+	names := map[gpuFunction]string{}
+	fake.once.Do(func() {
+		fake.lookup(k, func(name string) (gpuFunction, error) {
+			fn := gpuFunction(len(names) + 1)
+			names[fn] = name
+			return fn, nil
+		}, "", false)
+	})
+	got := new([]string)
+	old, saved := p.module, *rocmDriver
+	p.module, p.code, p.load = fake, &fake.gpuEntries, fake.load
+	next := DevicePtr(1 << 30)
+	rocmDriver.launch = func(fn gpuFunction, blocks, threads uint32, s CUDAStream, _ *launchBuf) error {
+		*got = append(*got, fmt.Sprintf("launch@%d %s %dx%d", s, names[fn], blocks, threads))
+		return nil
+	}
+	rocmDriver.allocAsync = func(n int, s CUDAStream) (DevicePtr, error) {
+		*got = append(*got, fmt.Sprintf("allocAsync@%d %d", s, n))
+		next += 1 << 20
+		return next, nil
+	}
+	rocmDriver.freeAsync = func(_ DevicePtr, s CUDAStream) error {
+		*got = append(*got, fmt.Sprintf("freeAsync@%d", s))
+		return nil
+	}
+	return got, func() {
+		p.module, p.code, p.load = old, &old.gpuEntries, old.load
+		*rocmDriver = saved
+	}
 }

@@ -197,7 +197,7 @@ func colsumKernel() (*Kernel, []fakeFn) {
 	for _, b := range []Backend{CUDA, ROCm} {
 		k.Launch[b] = chunks
 		part.Launch[b] = lin(launch.Times(launch.N(64), launch.V("chunks")), 64)
-		fold.Launch[b] = lin(launch.V("cols"), 32)
+		fold.Launch[b] = lin(launch.V("cols"), foldThreads[b]) // each port its own
 	}
 	k.Phases = []*Kernel{part, fold}
 	fns := []fakeFn{
@@ -228,6 +228,15 @@ func colsumKernel() (*Kernel, []fakeFn) {
 // lin is a 1-D launch: grid threads along x in blocks of threads.
 func lin(grid *launch.Expr, threads int, derived ...launch.Derived) launch.Launch {
 	return launch.Launch{Grid: [3]*launch.Expr{grid, launch.N(1), launch.N(1)}, Threadgroup: [3]int{threads, 1, 1}, Derived: derived}
+}
+
+// foldThreads are colsum's fold launch per backend: they differ, so a
+// port launching with another backend's launch shows in the log.
+var foldThreads = [NumBackends]int{CUDA: 32, ROCm: 64}
+
+// foldLaunch is the log line of colsum's fold on b's stream s.
+func foldLaunch(b Backend, s int) string {
+	return fmt.Sprintf("launch@%d colsum_fold_f32 1x%dx1", s, foldThreads[b])
 }
 
 func withIndex(b Binding, i int) Binding { b.Index = i; return b }

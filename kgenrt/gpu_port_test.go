@@ -35,7 +35,7 @@ func TestGPUPhasesCallSequence(t *testing.T) {
 			want := []string{
 				"alloc a1 120", "h2d a1 120", "alloc a2 12", "h2d a2 12",
 				"allocAsync@0 a3 256", // part [3 chunks, 3 cols] f32, at a 256-byte boundary
-				"launch@0 colsum_part_f32 3x64x1", "launch@0 colsum_fold_f32 1x32x1",
+				"launch@0 colsum_part_f32 3x64x1", foldLaunch(b, 0),
 				"freeAsync@0 a3", "sync after colsum_part_f32", "d2h a2 12", "free a1", "free a2",
 			}
 			if !slices.Equal(g.log, want) {
@@ -64,7 +64,7 @@ func TestGPUPhasesNoRows(t *testing.T) {
 		if err := g.port(k).Run(fakeCall(t, k, [3]int{0, 1, 1}, x, y)); err != nil {
 			t.Fatal(err)
 		}
-		want := []string{"alloc a1 12", "h2d a1 12", "launch@0 colsum_fold_f32 1x32x1", "sync after colsum_part_f32", "d2h a1 12", "free a1"}
+		want := []string{"alloc a1 12", "h2d a1 12", foldLaunch(b, 0), "sync after colsum_part_f32", "d2h a1 12", "free a1"}
 		if !slices.Equal(g.log, want) || !slices.Equal(hostF32(y), []float32{0, 0, 0}) {
 			t.Errorf("%s: y = %v, calls:%s\nwant:%s", b, hostF32(y), logText(g.log), logText(want))
 		}
@@ -193,7 +193,7 @@ func TestGPUEnqueueOnStream(t *testing.T) {
 			if err := table.Enqueue(7, fakeCall(t, k, [3]int{1, 1, 1}, x, y)); err != nil {
 				t.Fatal(err)
 			}
-			want := []string{"allocAsync@7 a3 256", "launch@7 colsum_part_f32 3x64x1", "launch@7 colsum_fold_f32 1x32x1", "freeAsync@7 a3"}
+			want := []string{"allocAsync@7 a3 256", "launch@7 colsum_part_f32 3x64x1", foldLaunch(b, 7), "freeAsync@7 a3"}
 			if !slices.Equal(g.log, want) {
 				t.Errorf("calls:%s\nwant:%s", logText(g.log), logText(want))
 			}

@@ -122,8 +122,12 @@ func (m *ROCmModule) load() error {
 // ROCmPort returns the ROCm port of kernel k over module m. Generated
 // packages call it only inside their port tables.
 func ROCmPort(k *Kernel, m *ROCmModule) Port {
-	return &rocmPort{gpuPort: gpuPort{kernel: k, drv: rocmDriver, code: &m.gpuEntries, load: m.load}, module: m}
+	p := &rocmPort{gpuPort: gpuPort{kernel: k, drv: rocmDriver, code: &m.gpuEntries, load: m.load}, module: m}
+	rocmPorts.Store(k, p)
+	return p
 }
+
+var rocmPorts sync.Map // *Kernel → *rocmPort, for tests that fake the runtime (export_test.go)
 
 // rocmPort is the ROCm row of the shared GPU port (gpu_port.go) over
 // module, which also holds the entry points it launches.

@@ -52,12 +52,6 @@ func (d *derivation) spec(diags *diag.List) *spec.Spec {
 	b.Constants = slices.DeleteFunc(slices.Clone(d.s.Constants), func(c spec.Constant) bool { return !used[c.Name.Name] })
 	b.Let, b.Outputs = lets, outs
 	b.Backward, b.Tolerances, b.Damaged, b.Save = nil, nil, nil, nil
-	if reducesColumns(outs) {
-		// The backward's ports are the forward's, except ROCm for a
-		// backward with column reductions: kgenrt's ROCm port does not
-		// launch phases yet (ir refuses such a port at the spec).
-		b.Ports[spec.ROCm] = spec.Port{}
-	}
 	// A gradient at an infinite input is NaN or ±inf by the order of its
 	// operations (x · pow(1 + g, x - 1) at x = -inf, g below f32's
 	// epsilon: -inf in f32, NaN in float64), so parity feeds the backward
@@ -174,14 +168,3 @@ func refs(text string) []string {
 	return expr.Refs(n)
 }
 
-// reducesColumns reports whether an output is a reduction over the rows
-// (a [cols] gradient, col_*, or a param's whole-kernel one, total_*), which
-// runs as phases.
-func reducesColumns(outs []spec.Formula) bool {
-	for _, o := range outs {
-		if t := strings.TrimSpace(o.Text); strings.HasPrefix(t, "col_") || strings.HasPrefix(t, "total_") {
-			return true
-		}
-	}
-	return false
-}

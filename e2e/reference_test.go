@@ -254,18 +254,19 @@ func TestTypedErrors(t *testing.T) {
 			t.Errorf("rocm: %v", err)
 		}
 	}
-	// bias_grad has none: its slot is nil, and Select says so.
-	dy, _ := kgenrt.New(kgenrt.F32, 2, 2)
-	db, _ := kgenrt.New(kgenrt.F32, 2)
-	for _, b := range []kgenrt.Backend{kgenrt.ROCm} {
-		err := kernels.BiasGrad.Run(b, dy, db)
+	// attention has no CUDA port (cuda: null): its slot is nil, and Select
+	// says so.
+	q, _ := kgenrt.New(kgenrt.F32, 2, 2)
+	o, _ := kgenrt.New(kgenrt.F32, 2, 2)
+	for _, b := range []kgenrt.Backend{kgenrt.CUDA} {
+		err := kernels.Attention.Run(b, q, q, q, o, 1)
 		var pe *kgenrt.PortError
-		if !errors.As(err, &pe) || pe.Kernel != "bias_grad" || pe.Backend != b || !errors.Is(err, kgenrt.ErrNoPort) ||
-			!strings.Contains(err.Error(), "kernel bias_grad has no "+b.String()+" port") ||
-			!strings.Contains(err.Error(), "fallback path (e.g. kernels.BiasGrad.Reference)") {
+		if !errors.As(err, &pe) || pe.Kernel != "attention" || pe.Backend != b || !errors.Is(err, kgenrt.ErrNoPort) ||
+			!strings.Contains(err.Error(), "kernel attention has no "+b.String()+" port") ||
+			!strings.Contains(err.Error(), "fallback path (e.g. kernels.Attention.Reference)") {
 			t.Errorf("%s: %v", b, err)
 		}
-		if kernels.BiasGrad.Available(b) {
+		if kernels.Attention.Available(b) {
 			t.Errorf("Available(%s) with a nil slot", b)
 		}
 	}

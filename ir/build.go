@@ -97,9 +97,6 @@ func buildKernel(s *spec.Spec, diags *diag.List) *Kernel {
 		diags.Addf(s.CUDATilesPos, "cuda_tiles sets the problem classes of a matmul's CUDA port: it needs kind: matmul and cuda: generated")
 	}
 	k.Schedule = kb.schedule(s, k, diags)
-	if k.Schedule != nil && k.Ports[ROCm] && len(k.Phases()) > 0 {
-		diags.Addf(s.Ports[spec.ROCm].Pos, "kgen cannot generate a rocm port of a kernel with column reductions yet (kgenrt's ROCm port launches one kernel per call, not phases with workspaces); set `rocm: null` (callers take their fallback path)")
-	}
 	return k
 }
 

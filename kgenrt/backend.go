@@ -37,7 +37,8 @@ type Port interface {
 	// Encode adds the call to cb without committing it (Metal).
 	Encode(cb *CommandBuffer, c *Call) error
 	// Enqueue launches the call on stream without copies or waiting; every
-	// tensor must be a CUDA tensor (CUDA).
+	// tensor must be a device tensor of the port's backend (CUDA: stream is
+	// a CUstream; ROCm: a hipStream_t).
 	Enqueue(stream CUDAStream, c *Call) error
 }
 
@@ -66,12 +67,18 @@ func (t *PortTable) Select(b Backend) (Port, error) {
 }
 
 // Enqueue is Select(stream.Backend()) and the port's Enqueue, for the
-// generated launchers' Enqueue: the CUDA port is called directly, not
-// through the Port interface, so c (which the launcher builds on its stack,
-// with its tensors and args) does not escape and a launch allocates
-// nothing. Any other port gets a copy of c on the heap.
+// generated launchers' Enqueue; a call whose tensors are ROCm tensors goes
+// to the ROCm port instead, stream then being a hipStream_t (the one
+// handle type serves both). The CUDA port is called directly, not through
+// the Port interface, so c (which the launcher builds on its stack, with
+// its tensors and args) does not escape and a launch allocates nothing.
+// Any other port gets a copy of c on the heap.
 func (t *PortTable) Enqueue(stream CUDAStream, c *Call) error {
-	p, err := t.Select(stream.Backend())
+	b := stream.Backend()
+	if c.onROCm() {
+		b = ROCm
+	}
+	p, err := t.Select(b)
 	if err != nil {
 		return err
 	}
@@ -86,4 +93,14 @@ func (t *PortTable) Enqueue(stream CUDAStream, c *Call) error {
 func (t *PortTable) Available(b Backend) bool {
 	_, err := t.Select(b)
 	return err == nil
+}
+
+// onROCm reports whether one of c's tensors is a ROCm tensor.
+func (c *Call) onROCm() bool {
+	for _, t := range c.Tensors {
+		if t != nil && t.onGPU(ROCm) {
+			return true
+		}
+	}
+	return false
 }

@@ -77,8 +77,8 @@ func (k *Kernel) CheckHost(tensors ...*Tensor) (*Variant, Sizes, error) {
 		if b.Role == Args {
 			continue
 		}
-		if tensors[i].cuda != nil {
-			return nil, nil, k.tensorErr(b, "is in CUDA device memory; the CPU reference reads host memory (copy it to a host tensor with kgenrt.Copy)")
+		if g := tensors[i].gpu; g != nil {
+			return nil, nil, k.tensorErr(b, "is in "+g.drv.backend.title()+" device memory; the CPU reference reads host memory (copy it to a host tensor with kgenrt.Copy)")
 		}
 		i++
 	}
@@ -115,8 +115,8 @@ func (k *Kernel) check(tensors []*Tensor, entries []sizeEntry) (*Variant, []size
 		if t == nil {
 			return nil, nil, k.tensorErr(k.Bindings[bs[i]], "is nil")
 		}
-		if t.cuda != nil && t.cuda.freed {
-			return nil, nil, k.tensorErr(k.Bindings[bs[i]], "is a CUDA tensor that was freed")
+		if t.gpu != nil && t.gpu.freed {
+			return nil, nil, k.tensorErr(k.Bindings[bs[i]], "is a "+t.gpu.drv.backend.title()+" tensor that was freed")
 		}
 	}
 	v, err := k.variantOf(bs, tensors)

@@ -42,20 +42,14 @@ type CUDAModule struct {
 	// functions (matmul: CUTLASS), not a fatbin (cuda_library.go).
 	Library *CUDALibrary
 
-	once   sync.Once
-	image  []byte
-	err    error
-	mod    cudaModuleHandle
-	fns    []cudaFunction // per entry of Kernel.Variants, looked up at load
-	fnErrs []error
-	// formFns[f][i] is the entry point of Kernel.CUDAForms[f]'s phase for
-	// the storage dtype of Kernel.Variants[i] (formErrs likewise).
-	formFns  [][]cudaFunction
-	formErrs [][]error
-	// phaseFns and phaseErrs are each phase's, per entry of its Variants,
-	// for a kernel with PortPhases (cuda_phases.go).
-	phaseFns  [][]cudaFunction
-	phaseErrs [][]error
+	once  sync.Once
+	image []byte
+	err   error
+	mod   gpuModule
+	// the entry points, looked up at load: per entry of Kernel.Variants
+	// the kernel's own and each of Kernel.CUDAForms' phases', and each of
+	// a PortPhases kernel's phases' (gpu.go)
+	gpuEntries
 }
 
 // BinaryName is the file name of the module's fatbin.
@@ -109,72 +103,23 @@ func (m *CUDAModule) others() []string {
 // load opens the driver and loads the module once per process.
 func (m *CUDAModule) load() error {
 	m.once.Do(func() {
-		if m.err = cudaReady(); m.err != nil {
+		if m.err = cudaDriver.ready(); m.err != nil {
 			return
 		}
-		get := cudaGetFunction
+		get := cudaDriver.getFunction
 		if m.Library != nil {
 			get = cudaLibraryFunction
 			m.mod, m.err = m.openLibrary()
 		} else if m.image, m.err = m.binary(); m.err == nil {
-			m.mod, m.err = cudaLoadModule(m.image)
+			m.mod, m.err = cudaDriver.loadModule(m.image)
 		}
 		if m.err != nil {
 			m.err = fmt.Errorf("loading %s: %w", m.BinaryName(), m.err)
 			return
 		}
-		// Every variant's entry point, once: a launch then indexes a slice.
-		// A missing one fails only the launches of its variant.
-		m.fns, m.fnErrs = m.entries(get, m.Kernel)
-		for _, f := range m.Kernel.CUDAForms {
-			fns, errs := m.entries(get, m.Kernel.Phases[f.Phase])
-			m.formFns, m.formErrs = append(m.formFns, fns), append(m.formErrs, errs)
-		}
-		if m.Kernel.PortPhases {
-			m.phaseFunctions(get)
-		}
+		m.lookup(m.Kernel, func(name string) (gpuFunction, error) { return get(m.mod, name) }, " in "+m.BinaryName(), true)
 	})
 	return m.err
-}
-
-// entries looks up the entry point of kernel pk (the module's kernel or
-// one of its phases) for each storage dtype of the module kernel's
-// variants, in their order.
-func (m *CUDAModule) entries(get func(cudaModuleHandle, string) (cudaFunction, error), pk *Kernel) ([]cudaFunction, []error) {
-	vs := m.Kernel.Variants
-	fns, errs := make([]cudaFunction, len(vs)), make([]error, len(vs))
-	for i, v := range vs {
-		host := ""
-		for _, pv := range pk.Variants {
-			if pv.DType == v.DType {
-				host = pv.HostName
-			}
-		}
-		if host == "" {
-			errs[i] = fmt.Errorf("kgenrt: kernel %s: %s has no %s variant", m.Kernel.Name, pk.Name, v.DType)
-			continue
-		}
-		if fns[i], errs[i] = get(m.mod, host); errs[i] != nil {
-			errs[i] = fmt.Errorf("kgenrt: kernel %s: entry point %s in %s: %w", m.Kernel.Name, host, m.BinaryName(), errs[i])
-		}
-	}
-	return fns, errs
-}
-
-// function returns the entry point of variant v (an entry of the kernel's
-// dtype-key table, or one with the same host name): the kernel's own, or
-// with form f >= 0 that of Kernel.CUDAForms[f]'s phase.
-func (m *CUDAModule) function(v *Variant, f int) (cudaFunction, error) {
-	vs := m.Kernel.Variants
-	for i := range vs {
-		if &vs[i] == v || vs[i].HostName == v.HostName {
-			if f >= 0 {
-				return m.formFns[f][i], m.formErrs[f][i]
-			}
-			return m.fns[i], m.fnErrs[i]
-		}
-	}
-	return 0, fmt.Errorf("kgenrt: kernel %s: no variant %s in its dtype-key table", m.Kernel.Name, v.HostName)
 }
 
 // CUDAStream is a CUstream handle; 0 is the legacy default stream. The
@@ -203,7 +148,7 @@ type CUDALauncher interface {
 // CUDAPort returns the CUDA port of kernel k over module m. Generated
 // packages call it only inside their port tables.
 func CUDAPort(k *Kernel, m *CUDAModule) Port {
-	p := &cudaPort{kernel: k, module: m}
+	p := newCUDAPort(k, m)
 	cudaPorts.Store(k, p)
 	return p
 }
@@ -219,52 +164,27 @@ func CUDAPortOf(k *Kernel) (CUDALauncher, error) {
 
 var cudaPorts sync.Map // *Kernel → *cudaPort
 
-// launchKernel is the driver launch; tests without a GPU replace it to time
-// and count the host path up to the driver (export_test.go).
-var launchKernel = cudaLaunchKernel
-
+// cudaPort is the CUDA row of the shared GPU port (gpu_port.go) over
+// module, which also holds the entry points it launches.
 type cudaPort struct {
-	kernel *Kernel
+	gpuPort
 	module *CUDAModule
-
-	geomOnce sync.Once
-	geom     *cudaGeom
-	forms    []*cudaGeom // per Kernel.CUDAForms: its phase's CUDA launch
 }
 
-func (p *cudaPort) Backend() Backend { return CUDA }
+// newCUDAPort binds the shared port to m's entry points and, for a
+// library module, its host functions.
+func newCUDAPort(k *Kernel, m *CUDAModule) *cudaPort {
+	p := &cudaPort{gpuPort: gpuPort{kernel: k, drv: cudaDriver, forms: true}}
+	p.use(m)
+	return p
+}
+
+// use makes m the port's module.
+func (p *cudaPort) use(m *CUDAModule) {
+	p.module, p.code, p.load, p.library = m, &m.gpuEntries, m.load, m.Library != nil
+}
 
 func (p *cudaPort) Ready() error { return p.module.load() }
-
-// geometry returns the CUDA launch of the kernel (f < 0) or of form f's
-// phase, prepared once.
-func (p *cudaPort) geometry(f int) *cudaGeom {
-	p.geomOnce.Do(func() {
-		p.geom = newCUDAGeom(p.kernel)
-		for _, form := range p.kernel.CUDAForms {
-			p.forms = append(p.forms, newCUDAGeom(p.kernel.Phases[form.Phase]))
-		}
-	})
-	if f >= 0 {
-		return p.forms[f]
-	}
-	return p.geom
-}
-
-// form is the CUDAForms entry a call of the kernel itself takes (the
-// first whose size field is at most its bound), or -1 for the kernel's own
-// entry point.
-func (p *cudaPort) form(c *Call) int {
-	if c.Kernel != p.kernel {
-		return -1
-	}
-	for f, form := range p.kernel.CUDAForms {
-		if v, ok := sizeField(c, form.Field); ok && int(v) <= form.AtMost {
-			return f
-		}
-	}
-	return -1
-}
 
 // check is c.check for one launch: the CUDA port has no chained calls (a
 // split kernel's phases are a Metal schedule; its CUDA slot, if any, is one
@@ -299,7 +219,7 @@ func (p *cudaPort) Run(c *Call) error {
 	if err := p.Ready(); err != nil {
 		return err
 	}
-	return cudaRunHost(p, c)
+	return p.runHost(c)
 }
 
 // Enqueue binds c's tensors, which must all be CUDA tensors, in place and
@@ -312,36 +232,8 @@ func (p *cudaPort) Enqueue(stream CUDAStream, c *Call) error {
 	if c.Kernel != p.kernel {
 		return fmt.Errorf("kgenrt: kernel %s: Enqueue launches the kernel's own call; run one of its phases by itself with Run or LaunchCUDA", p.kernel.Name)
 	}
-	var buf [16]DevicePtr
-	ptrs := buf[:0]
-	i := 0
-	for _, b := range p.kernel.Bindings {
-		if b.Role == Args {
-			continue
-		}
-		t := c.Tensors[i]
-		switch {
-		case t.cuda == nil:
-			return p.kernel.tensorErr(b, "is in host memory; Enqueue binds CUDA tensors only (kgenrt.NewCUDA, WrapCUDA): use Run to stage host tensors")
-		case t.cuda.freed:
-			return p.kernel.tensorErr(b, "is a CUDA tensor that was freed")
-		}
-		ptrs = append(ptrs, t.cudaPtr())
-		i++
-	}
-	if p.idle(c) {
-		return nil
-	}
-	if err := p.Ready(); err != nil {
-		return err
-	}
-	return p.launch(stream, c, ptrs)
+	return p.enqueue(stream, c)
 }
-
-// idle reports whether the call launches nothing: an empty grid, except
-// for a kernel with PortPhases, whose later launches may have work where
-// its first has none (no rows, yet [cols] outputs to write).
-func (p *cudaPort) idle(c *Call) bool { return c.empty() && !p.kernel.PortPhases }
 
 // libraryCheck applies a library module's own limits to a call with work.
 func (p *cudaPort) libraryCheck(c *Call) error {
@@ -365,37 +257,6 @@ func (p *cudaPort) LaunchCUDA(stream CUDAStream, c *Call, ptrs []DevicePtr) erro
 		return err
 	}
 	return p.launch(stream, c, ptrs)
-}
-
-// launch enqueues c's variant with ptrs and the args struct (its derived
-// fields by the CUDA launch) as the kernel parameters, from a reused
-// parameter buffer: nothing here allocates.
-func (p *cudaPort) launch(stream CUDAStream, c *Call, ptrs []DevicePtr) error {
-	if p.kernel.PortPhases {
-		if c.Kernel == p.kernel {
-			return p.launchPhases(stream, c, ptrs)
-		}
-		return p.launchPhase(stream, c, ptrs)
-	}
-	f := p.form(c)
-	fn, err := p.module.function(c.Variant, f)
-	if err != nil {
-		return err
-	}
-	if p.module.Library != nil {
-		return cudaCallLibrary(fn, stream, c, ptrs)
-	}
-	buf := getLaunchBuf()
-	defer launchBufs.Put(buf)
-	geom := p.geometry(f)
-	blocks, err := geom.prepare(c, ptrs, buf)
-	if err != nil {
-		return err
-	}
-	if err := launchKernel(fn, blocks, geom.threads, stream, buf); err != nil {
-		return fmt.Errorf("kgenrt: kernel %s: %s: %w", p.kernel.Name, c.Variant.HostName, err)
-	}
-	return nil
 }
 
 // checkDevicePtrs applies the host path's rules to device pointers: one per

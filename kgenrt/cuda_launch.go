@@ -103,7 +103,7 @@ func (g *cudaGeom) prepare(c *Call, ptrs []DevicePtr, buf *launchBuf) (uint32, e
 	words := len(ptrs) + (len(c.Args)+7)/8
 	vals := buf.vals[:]
 	if words > len(vals) || len(ptrs)+1 > len(buf.params) {
-		return 0, fmt.Errorf("kgenrt: kernel %s: %d tensors and %d args bytes exceed the CUDA port's parameter buffer", g.k.Name, len(ptrs), len(c.Args))
+		return 0, fmt.Errorf("kgenrt: kernel %s: %d tensors and %d args bytes exceed the %s port's parameter buffer", g.k.Name, len(ptrs), len(c.Args), g.b.title())
 	}
 	for i, p := range ptrs {
 		vals[i] = uintptr(p)
@@ -148,12 +148,12 @@ func (g *cudaGeom) prepare(c *Call, ptrs []DevicePtr, buf *launchBuf) (uint32, e
 	// A batched kernel (a chain over [b, h]) takes its batch element from
 	// the grid's z, as on Metal.
 	if grid[1] != 1 || grid[2] < 1 || grid[2] > 65535 {
-		return 0, fmt.Errorf("kgenrt: kernel %s: CUDA grid %v is not blocks along x times a batch of at most 65535 along z", g.k.Name, grid)
+		return 0, fmt.Errorf("kgenrt: kernel %s: %s grid %v is not blocks along x times a batch of at most 65535 along z", g.k.Name, g.b.title(), grid)
 	}
 	buf.gridZ = uint32(grid[2])
 	b := CeilDiv(grid[0], int(g.threads))
 	if b > 1<<31-1 {
-		return 0, fmt.Errorf("kgenrt: kernel %s: %d blocks exceed CUDA's grid limit", g.k.Name, b)
+		return 0, fmt.Errorf("kgenrt: kernel %s: %d blocks exceed %s's grid limit", g.k.Name, b, g.b.title())
 	}
 	return uint32(b), nil
 }

@@ -86,7 +86,7 @@ func sizeField(c *Call, name string) (uint32, bool) {
 // openLibrary opens the library: the file in $KGEN_CUDA_FATBIN_DIR, else
 // the embedded bytes written to a private temporary file (dlopen needs a
 // path), removed once open.
-func (m *CUDAModule) openLibrary() (cudaModuleHandle, error) {
+func (m *CUDAModule) openLibrary() (gpuModule, error) {
 	if dir := os.Getenv(CUDAFatbinDirEnv); dir != "" {
 		p := filepath.Join(dir, m.BinaryName())
 		if _, err := os.Stat(p); err == nil {

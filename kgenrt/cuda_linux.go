@@ -25,10 +25,6 @@ import (
 // than a RegisterFunc'd Go func (reflection, 10 allocations per call) or
 // purego.SyscallN (2 allocations per call): the launch allocates nothing.
 
-type cudaModuleHandle uintptr
-
-type cudaFunction uintptr
-
 var cu struct {
 	once sync.Once
 	err  error
@@ -58,6 +54,32 @@ var cu struct {
 	memFreeAsync   func(dptr uintptr, stream uintptr) uintptr
 	getErrorName   func(res uintptr, s *uintptr) uintptr
 	getErrorString func(res uintptr, s *uintptr) uintptr
+}
+
+// cudaDriver is the CUDA row of the driver table (gpu.go).
+var cudaDriver = &gpuDriver{
+	backend:     CUDA,
+	ready:       cudaReady,
+	session:     withContext,
+	loadModule:  cudaLoadModule,
+	getFunction: cudaGetFunction,
+	alloc:       cudaMemAlloc,
+	free:        func(d DevicePtr) error { return cuCheck("cuMemFree", cu.memFree(uintptr(d))) },
+	toDevice:    func(d DevicePtr, data []byte) error { return hostToDevice(uintptr(d), data) },
+	toHost:      func(data []byte, d DevicePtr) error { return deviceToHost(data, uintptr(d)) },
+	copyDtoD: func(dst, src DevicePtr, n int) error {
+		return cuCheck("cuMemcpyDtoD", cu.memcpyDtoD(uintptr(dst), uintptr(src), uintptr(n)))
+	},
+	zero: func(d DevicePtr, n int) error {
+		if err := cuCheck("cuMemsetD8", cu.memsetD8(uintptr(d), 0, uintptr(n))); err != nil {
+			return err
+		}
+		return cuCheck("cuCtxSynchronize (after cuMemsetD8)", cu.ctxSynchronize())
+	},
+	allocAsync: cudaAllocAsync,
+	freeAsync:  cudaFreeAsync,
+	launch:     cudaLaunchKernel,
+	sync:       func(after string) error { return cuCheck("cuCtxSynchronize ("+after+")", cu.ctxSynchronize()) },
 }
 
 // cudaReady opens the driver, finds a device and retains its primary
@@ -162,7 +184,7 @@ func withContext(f func() error) error {
 	return f()
 }
 
-func cudaLoadModule(image []byte) (cudaModuleHandle, error) {
+func cudaLoadModule(image []byte) (gpuModule, error) {
 	var mod uintptr
 	err := withContext(func() error {
 		var pin runtime.Pinner
@@ -170,75 +192,23 @@ func cudaLoadModule(image []byte) (cudaModuleHandle, error) {
 		pin.Pin(&image[0])
 		return cuCheck("cuModuleLoadData", cu.moduleLoadData(&mod, unsafe.Pointer(&image[0])))
 	})
-	return cudaModuleHandle(mod), err
+	return gpuModule(mod), err
 }
 
-func cudaGetFunction(m cudaModuleHandle, name string) (cudaFunction, error) {
+func cudaGetFunction(m gpuModule, name string) (gpuFunction, error) {
 	var fn uintptr
 	err := withContext(func() error {
 		return cuCheck("cuModuleGetFunction", cu.moduleGetFunction(&fn, uintptr(m), name))
 	})
-	return cudaFunction(fn), err
+	return gpuFunction(fn), err
 }
 
-// cudaRunHost stages host tensors through temporary device buffers.
-func cudaRunHost(p *cudaPort, c *Call) error {
-	return withContext(func() error {
-		ptrs := make([]DevicePtr, len(c.Tensors))
-		var allocated []uintptr
-		defer func() {
-			for _, d := range allocated {
-				cu.memFree(d)
-			}
-		}()
-		for i, st := range stages(c) {
-			if st.Tensor.cuda != nil {
-				ptrs[i] = st.Tensor.cudaPtr() // bound in place, at its offset
-				continue
-			}
-			if st.SameAs >= 0 {
-				ptrs[i] = ptrs[st.SameAs]
-				continue
-			}
-			data := st.Tensor.data
-			if len(data) == 0 {
-				continue // an empty segment: the kernel reads and writes none of it
-			}
-			var d uintptr
-			if err := cuCheck("cuMemAlloc", cu.memAlloc(&d, uintptr(len(data)))); err != nil {
-				return err
-			}
-			allocated = append(allocated, d)
-			ptrs[i] = DevicePtr(d)
-			if err := hostToDevice(d, data); err != nil {
-				return err
-			}
-		}
-		if err := p.launch(0, c, ptrs); err != nil {
-			return err
-		}
-		if err := cuCheck("cuCtxSynchronize (after "+c.Variant.HostName+")", cu.ctxSynchronize()); err != nil {
-			return err
-		}
-		for i, st := range stages(c) {
-			if st.CopyOut && st.Tensor.cuda == nil && len(st.Tensor.data) > 0 {
-				if st.Tensor.strides == nil {
-					if err := deviceToHost(st.Tensor.data, uintptr(ptrs[i])); err != nil {
-						return err
-					}
-					continue
-				}
-				// a strided output: only its elements come back, so the
-				// gaps (which another output may own) keep their bytes
-				img := make([]byte, len(st.Tensor.data))
-				if err := deviceToHost(img, uintptr(ptrs[i])); err != nil {
-					return err
-				}
-				st.Tensor.copyElems(st.Tensor.data, img)
-			}
-		}
-		return nil
-	})
+// cudaMemAlloc allocates n bytes of device memory, uninitialised, in a
+// session (withContext).
+func cudaMemAlloc(n int) (DevicePtr, error) {
+	var d uintptr
+	err := cuCheck("cuMemAlloc", cu.memAlloc(&d, uintptr(n)))
+	return DevicePtr(d), err
 }
 
 func hostToDevice(d uintptr, data []byte) error {
@@ -260,7 +230,7 @@ func deviceToHost(data []byte, d uintptr) error {
 // when it is not (cuCtxGetCurrent is a read; a push/pop or set per launch is
 // not needed). Both driver calls go through driverCall, on buf's call
 // frame: nothing here allocates.
-func cudaLaunchKernel(fn cudaFunction, blocks, threads uint32, stream CUDAStream, buf *launchBuf) error {
+func cudaLaunchKernel(fn gpuFunction, blocks, threads uint32, stream CUDAStream, buf *launchBuf) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	f := &buf.call
@@ -283,24 +253,8 @@ func cudaLaunchKernel(fn cudaFunction, blocks, threads uint32, stream CUDAStream
 	return nil
 }
 
-// cudaAlloc allocates n bytes of device memory.
-func cudaAlloc(n int) (DevicePtr, error) {
-	var d uintptr
-	err := withContext(func() error {
-		if err := cuCheck("cuMemAlloc", cu.memAlloc(&d, uintptr(n))); err != nil {
-			return err
-		}
-		if err := cuCheck("cuMemsetD8", cu.memsetD8(d, 0, uintptr(n))); err != nil {
-			cu.memFree(d)
-			return err
-		}
-		return cuCheck("cuCtxSynchronize (after cuMemsetD8)", cu.ctxSynchronize())
-	})
-	return DevicePtr(d), err
-}
-
 // cudaAllocAsync allocates n bytes of device memory in stream order: usable
-// by the work enqueued on stream after it (cuda_phases.go).
+// by the work enqueued on stream after it (gpu_phases.go).
 func cudaAllocAsync(n int, stream CUDAStream) (DevicePtr, error) {
 	if cu.memAllocAsync == nil {
 		return 0, fmt.Errorf("kgenrt: the CUDA driver lacks cuMemAllocAsync (CUDA 11.2+), which a kernel with column reductions needs for its workspaces")
@@ -318,61 +272,33 @@ func cudaFreeAsync(d DevicePtr, stream CUDAStream) error {
 	return withContext(func() error { return cuCheck("cuMemFreeAsync", cu.memFreeAsync(uintptr(d), uintptr(stream))) })
 }
 
-// cudaFree releases device memory from cudaAlloc.
-func cudaFree(d DevicePtr) error {
-	return withContext(func() error { return cuCheck("cuMemFree", cu.memFree(uintptr(d))) })
-}
-
-// cudaCopy copies src's bytes into dst (same size; at least one a CUDA
-// tensor) and waits for the copy.
-func cudaCopy(dst, src *Tensor) error {
-	if err := cudaReady(); err != nil {
-		return noCUDAError{err}
-	}
-	return withContext(func() error {
-		var err error
-		switch {
-		case dst.cuda != nil && src.cuda != nil:
-			err = cuCheck("cuMemcpyDtoD", cu.memcpyDtoD(uintptr(dst.cudaPtr()), uintptr(src.cudaPtr()), uintptr(dst.nbytes())))
-		case dst.cuda != nil:
-			err = hostToDevice(uintptr(dst.cudaPtr()), src.data)
-		default:
-			err = deviceToHost(dst.data, uintptr(src.cudaPtr()))
-		}
-		if err != nil {
-			return err
-		}
-		return cuCheck("cuCtxSynchronize (after a copy)", cu.ctxSynchronize())
-	})
-}
-
 // cudaOpenLibrary opens a library module (cuda_library.go).
-func cudaOpenLibrary(path string) (cudaModuleHandle, error) {
+func cudaOpenLibrary(path string) (gpuModule, error) {
 	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
 	if err != nil {
 		return 0, fmt.Errorf("opening the CUDA library %s: %v", path, err)
 	}
-	return cudaModuleHandle(h), nil
+	return gpuModule(h), nil
 }
 
-func cudaLibraryFunction(m cudaModuleHandle, name string) (cudaFunction, error) {
+func cudaLibraryFunction(m gpuModule, name string) (gpuFunction, error) {
 	fn, err := purego.Dlsym(uintptr(m), name)
 	if err != nil {
 		return 0, fmt.Errorf("no host function %s: %v", name, err)
 	}
-	return cudaFunction(fn), nil
+	return gpuFunction(fn), nil
 }
 
 // cudaCallLibrary calls a library module's host function on a thread where
 // the primary context is current (the library's CUDA runtime uses it).
-func cudaCallLibrary(fn cudaFunction, stream CUDAStream, c *Call, ptrs []DevicePtr) error {
+func cudaCallLibrary(fn gpuFunction, stream CUDAStream, c *Call, ptrs []DevicePtr) error {
 	return withContext(func() error { return callLibrary(fn, stream, c, ptrs) })
 }
 
 // callLibrary passes the stream, the device pointers in binding order, the
 // args bytes and a buffer for the reason of a failure, all pinned for the
 // call.
-func callLibrary(fn cudaFunction, stream CUDAStream, c *Call, ptrs []DevicePtr) error {
+func callLibrary(fn gpuFunction, stream CUDAStream, c *Call, ptrs []DevicePtr) error {
 	vals := make([]uintptr, len(ptrs))
 	for i, d := range ptrs {
 		vals[i] = uintptr(d)

@@ -88,7 +88,7 @@ func TestCheckCUDATensors(t *testing.T) {
 	}
 	// Freed tensors are refused.
 	freed := wrap(t, base+16384, F16, 4, 8)
-	freed.cuda.freed = true
+	freed.gpu.freed = true
 	if _, _, err := k.Check(x, gain, freed); err == nil || !strings.Contains(err.Error(), "freed") {
 		t.Errorf("freed output: %v", err)
 	}
@@ -130,11 +130,11 @@ func TestEnqueueRefusesHostTensors(t *testing.T) {
 		t.Errorf("Enqueue with a host tensor: %v", err)
 	}
 	c.Tensors[1] = wrap(t, 3<<20, F32, 8)
-	y.cuda.freed = true
+	y.gpu.freed = true
 	if err := p.Enqueue(0, c); !errors.As(err, &te) || te.Tensor != "y" || !strings.Contains(te.Reason, "freed") {
 		t.Errorf("Enqueue with a freed tensor: %v", err)
 	}
-	y.cuda.freed = false
+	y.gpu.freed = false
 	if err := p.Enqueue(0, c); err == nil {
 		t.Error("Enqueue without a driver or binary succeeded")
 	}
@@ -153,7 +153,7 @@ func TestCopyRefusals(t *testing.T) {
 		t.Errorf("host to host: %v, %v", err, a.Float32s())
 	}
 	d := wrap(t, 1<<20, F32, 4)
-	d.cuda.freed = true
+	d.gpu.freed = true
 	if err := Copy(d, a); err == nil || !strings.Contains(err.Error(), "freed") {
 		t.Errorf("Copy into a freed tensor: %v", err)
 	}

@@ -21,11 +21,11 @@
 // of rowwise kernels), at most 2^32 − ElemsPerThread elements, and no output
 // overlapping another tensor except an identical input (in place, which
 // every kgen kernel supports because each element is read before it is
-// written, by the one thread that owns it; CUDA tensors are compared by
-// device address). Check returns the size fields (Sizes), the same for every
+// written, by the one thread that owns it; CUDA and ROCm tensors are
+// compared by device address). Check returns the size fields (Sizes), the same for every
 // kind; CheckSizes, which generated launchers call, writes them into a
 // slice instead of a map, and CheckHost, which the CPU reference calls, also
-// refuses CUDA tensors.
+// refuses CUDA and ROCm tensors.
 //
 // # Launch
 //
@@ -111,4 +111,13 @@
 // parameters without allocating (the descriptor's CUDA launch is read once
 // per port, parameter buffers are pooled) and makes the primary context
 // current only on a thread where it is not.
+//
+// # The ROCm path
+//
+// See rocm.go and docs/rocm.md: HIP's module API through purego, the same
+// launch path as CUDA's over one driver table (gpu.go: a row per GPU
+// runtime; the geometry, phases, staging, Enqueue and device tensors are
+// written once in gpu_port.go, gpu_phases.go and gpu_tensor.go). ROCm
+// tensors (NewROCm, WrapROCm) are bound in place by Run and by Enqueue,
+// whose stream is then a hipStream_t. Untested on AMD hardware.
 package kgenrt

@@ -26,13 +26,18 @@ func (e noMetalError) Error() string        { return "kgenrt: no Metal here: " +
 func (e noMetalError) Unwrap() error        { return e.why }
 func (e noMetalError) Is(target error) bool { return target == ErrNoPort }
 
-// noCUDAError is why CUDA memory cannot be had here (no driver, no
+// noGPUError is why CUDA or ROCm memory cannot be had here (no driver, no
 // device); errors.Is(err, ErrNoPort) holds, as for noMetalError.
-type noCUDAError struct{ why error }
+type noGPUError struct {
+	backend Backend
+	why     error
+}
 
-func (e noCUDAError) Error() string        { return "kgenrt: no CUDA here: " + e.why.Error() }
-func (e noCUDAError) Unwrap() error        { return e.why }
-func (e noCUDAError) Is(target error) bool { return target == ErrNoPort }
+func (e noGPUError) Error() string {
+	return "kgenrt: no " + e.backend.title() + " here: " + e.why.Error()
+}
+func (e noGPUError) Unwrap() error        { return e.why }
+func (e noGPUError) Is(target error) bool { return target == ErrNoPort }
 
 // PortError is Select's refusal, the only one: the kernel has no port for
 // the backend (the slot is nil because the spec says null), or has one that

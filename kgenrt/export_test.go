@@ -1,6 +1,9 @@
 package kgenrt
 
-import "unsafe"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // PrepareCUDA exposes the CUDA port's launch preparation to the external
 // tests (which may import generated packages): the blocks, and the args
@@ -25,14 +28,15 @@ func FakeCUDA(k *Kernel) (launches *int, restore func()) {
 	p := v.(*cudaPort)
 	fake := &CUDAModule{Kernel: k, Hash: "fake"}
 	fake.once.Do(func() {
-		fake.fns = make([]cudaFunction, len(k.Variants))
+		fake.kernel = k
+		fake.fns = make([]gpuFunction, len(k.Variants))
 		fake.fnErrs = make([]error, len(k.Variants))
 	})
 	n := new(int)
-	old, oldLaunch := p.module, launchKernel
-	p.module = fake
-	launchKernel = func(cudaFunction, uint32, uint32, CUDAStream, *launchBuf) error { *n++; return nil }
-	return n, func() { p.module, launchKernel = old, oldLaunch }
+	old, oldLaunch := p.module, cudaDriver.launch
+	p.use(fake)
+	cudaDriver.launch = func(gpuFunction, uint32, uint32, CUDAStream, *launchBuf) error { *n++; return nil }
+	return n, func() { p.use(old); cudaDriver.launch = oldLaunch }
 }
 
 // FakeLaunch is one launch a FakeCUDAForms port made: the entry point (1 +
@@ -50,23 +54,66 @@ func FakeCUDAForms(k *Kernel) (launches *[]FakeLaunch, restore func()) {
 	p := v.(*cudaPort)
 	fake := &CUDAModule{Kernel: k, Hash: "fake"}
 	fake.once.Do(func() {
+		fake.kernel = k
 		for i := range k.Variants {
-			fake.fns, fake.fnErrs = append(fake.fns, cudaFunction(1+i)), append(fake.fnErrs, nil)
+			fake.fns, fake.fnErrs = append(fake.fns, gpuFunction(1+i)), append(fake.fnErrs, nil)
 		}
 		for f := range k.CUDAForms {
-			var fns []cudaFunction
+			var fns []gpuFunction
 			for i := range k.Variants {
-				fns = append(fns, cudaFunction(101+100*f+i))
+				fns = append(fns, gpuFunction(101+100*f+i))
 			}
 			fake.formFns, fake.formErrs = append(fake.formFns, fns), append(fake.formErrs, make([]error, len(fns)))
 		}
 	})
 	got := new([]FakeLaunch)
-	old, oldLaunch := p.module, launchKernel
-	p.module = fake
-	launchKernel = func(fn cudaFunction, blocks, threads uint32, _ CUDAStream, _ *launchBuf) error {
+	old, oldLaunch := p.module, cudaDriver.launch
+	p.use(fake)
+	cudaDriver.launch = func(fn gpuFunction, blocks, threads uint32, _ CUDAStream, _ *launchBuf) error {
 		*got = append(*got, FakeLaunch{Fn: uintptr(fn), Blocks: blocks, Threads: threads})
 		return nil
 	}
-	return got, func() { p.module, launchKernel = old, oldLaunch }
+	return got, func() { p.use(old); cudaDriver.launch = oldLaunch }
+}
+
+// FakeROCm makes k's ROCm port ready without HIP's runtime, with a driver
+// row whose launches, stream-ordered allocations and frees stop where the
+// runtime call would be and are logged ("launch@<stream> <entry point>
+// <blocks>x<threads>"), so the external tests can follow a generated
+// launcher's Enqueue of ROCm tensors (WrapROCm) to the ROCm port. restore
+// puts the port and the row back; tests that use it must not run in
+// parallel.
+func FakeROCm(k *Kernel) (log *[]string, restore func()) {
+	v, _ := rocmPorts.Load(k)
+	p := v.(*rocmPort)
+	fake := &ROCmModule{Kernel: k, Hash: "fake"}
+	names := map[gpuFunction]string{}
+	fake.once.Do(func() {
+		fake.lookup(k, func(name string) (gpuFunction, error) {
+			fn := gpuFunction(len(names) + 1)
+			names[fn] = name
+			return fn, nil
+		}, "", false)
+	})
+	got := new([]string)
+	old, saved := p.module, *rocmDriver
+	p.module, p.code, p.load = fake, &fake.gpuEntries, fake.load
+	next := DevicePtr(1 << 30)
+	rocmDriver.launch = func(fn gpuFunction, blocks, threads uint32, s CUDAStream, _ *launchBuf) error {
+		*got = append(*got, fmt.Sprintf("launch@%d %s %dx%d", s, names[fn], blocks, threads))
+		return nil
+	}
+	rocmDriver.allocAsync = func(n int, s CUDAStream) (DevicePtr, error) {
+		*got = append(*got, fmt.Sprintf("allocAsync@%d %d", s, n))
+		next += 1 << 20
+		return next, nil
+	}
+	rocmDriver.freeAsync = func(_ DevicePtr, s CUDAStream) error {
+		*got = append(*got, fmt.Sprintf("freeAsync@%d", s))
+		return nil
+	}
+	return got, func() {
+		p.module, p.code, p.load = old, &old.gpuEntries, old.load
+		*rocmDriver = saved
+	}
 }

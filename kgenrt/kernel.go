@@ -56,9 +56,9 @@ type Kernel struct {
 	Phases []*Kernel
 	// PortPhases marks a kernel with no one-launch form (a rowwise kernel
 	// with column reductions): the ports that do not chain calls (CUDA,
-	// Backend.ChainsPhases) launch Phases in order inside the kernel's one
-	// call, with the workspaces (the phase bindings the kernel lacks)
-	// allocated on the call's stream (cuda_phases.go).
+	// ROCm, Backend.ChainsPhases) launch Phases in order inside the
+	// kernel's one call, with the workspaces (the phase bindings the kernel
+	// lacks) allocated on the call's stream (gpu_phases.go).
 	PortPhases bool
 
 	// CUDAForms are the CUDA port's launches by size, tried in order: the

@@ -241,7 +241,7 @@ func TestChainsPhases(t *testing.T) {
 		Grid: [3]int{1, 1, 1}, Threadgroup: [3]int{256, 1, 1}}
 	c.Next = &Call{Kernel: phase, Variant: &phase.Variants[0], Tensors: []*Tensor{x, gain, x}, Args: make([]byte, 8),
 		Grid: [3]int{1, 1, 1}, Threadgroup: [3]int{256, 1, 1}}
-	if err := (&cudaPort{kernel: k, module: &CUDAModule{Kernel: k}}).check(c); err == nil || !strings.Contains(err.Error(), "one call") {
+	if err := newCUDAPort(k, &CUDAModule{Kernel: k}).check(c); err == nil || !strings.Contains(err.Error(), "one call") {
 		t.Errorf("the CUDA port took a chain: %v", err)
 	}
 }

@@ -52,7 +52,7 @@ func (p *metalPort) checkChain(c *Call) error {
 	return nil
 }
 
-// refuseCUDA rejects CUDA tensors on another backend's port: their bytes
+// refuseCUDA rejects CUDA (and ROCm) tensors on another backend's port: their bytes
 // are not in host memory, so they can be neither bound nor staged.
 func refuseCUDA(c *Call) error {
 	i := 0
@@ -60,8 +60,8 @@ func refuseCUDA(c *Call) error {
 		if b.Role == Args {
 			continue
 		}
-		if c.Tensors[i].OnCUDA() {
-			return c.Kernel.tensorErr(b, "is in CUDA device memory; this port reads host or Metal memory (copy it to a host tensor with kgenrt.Copy)")
+		if g := c.Tensors[i].gpu; g != nil {
+			return c.Kernel.tensorErr(b, "is in "+g.drv.backend.title()+" device memory; this port reads host or Metal memory (copy it to a host tensor with kgenrt.Copy)")
 		}
 		i++
 	}

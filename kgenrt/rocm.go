@@ -22,14 +22,17 @@ import (
 // on the grid of the descriptor's ROCm launch, exactly as the CUDA port
 // does.
 //
-// What it offers: Run (host tensors staged through device memory, one
-// launch, a wait). Not offered yet: Enqueue on a caller's HIP stream with
-// device tensors, and kernels with PortPhases (column reductions, several
-// launches with workspaces), which the IR does not let a spec port to ROCm.
-// This port has not run on AMD hardware: the kernels are proven by
-// compiling them for gfx942 and gfx1100 and running their HIP source on the
-// CPU with 64- and 32-lane wavefronts (e2e/hipcpu); the runtime calls
-// follow HIP's documented module API.
+// The launch path is CUDA's, over the driver table's ROCm row (gpu.go,
+// gpu_port.go): Run (host tensors staged through device memory, ROCm
+// tensors bound in place, a wait) and Enqueue on a caller's HIP stream
+// with ROCm tensors (NewROCm, WrapROCm), kernels with PortPhases (column
+// reductions: phases with stream-ordered workspaces) included. What is
+// ROCm's own here is how the code is found: one code object per target,
+// the first the device accepts. This port has not run on AMD hardware:
+// the kernels are proven by compiling them for gfx942 and gfx1100 and
+// running their HIP source on the CPU with 64- and 32-lane wavefronts
+// (e2e/hipcpu), the shared launch path by the fake driver row
+// (gpu_fake_test.go); the runtime calls follow HIP's documented module API.
 
 // ROCmCodeObjectDirEnv names a folder searched for the code objects before
 // the embedded ones (objects built after the program).
@@ -47,9 +50,10 @@ type ROCmModule struct {
 
 	once sync.Once
 	err  error
-	mod  rocmModuleHandle
-	fns  []rocmFunction // per entry of Kernel.Variants
-	errs []error
+	mod  gpuModule
+	// the entry points, looked up at load: per entry of Kernel.Variants,
+	// and each of a PortPhases kernel's phases' (gpu.go)
+	gpuEntries
 }
 
 // CodeObjects lists the module's code object file names, one per target.
@@ -86,10 +90,10 @@ func (m *ROCmModule) images() ([][]byte, error) {
 }
 
 // load opens the runtime, loads the first code object the device accepts
-// and looks up every variant's entry point, once.
+// and looks up every entry point, once.
 func (m *ROCmModule) load() error {
 	m.once.Do(func() {
-		if m.err = rocmReady(); m.err != nil {
+		if m.err = rocmDriver.ready(); m.err != nil {
 			return
 		}
 		imgs, err := m.images()
@@ -99,7 +103,7 @@ func (m *ROCmModule) load() error {
 		}
 		var why []string
 		for _, img := range imgs {
-			mod, err := rocmLoadModule(img)
+			mod, err := rocmDriver.loadModule(img)
 			if err == nil {
 				m.mod, why = mod, nil
 				break
@@ -110,86 +114,83 @@ func (m *ROCmModule) load() error {
 			m.err = fmt.Errorf("kgenrt: kernel %s: the device accepts none of its code objects (%s): %s", m.Kernel.Name, strings.Join(m.Archs, ", "), strings.Join(why, "; "))
 			return
 		}
-		for _, v := range m.Kernel.Variants {
-			fn, err := rocmGetFunction(m.mod, v.HostName)
-			if err != nil {
-				err = fmt.Errorf("kgenrt: kernel %s: entry point %s: %w", m.Kernel.Name, v.HostName, err)
-			}
-			m.fns, m.errs = append(m.fns, fn), append(m.errs, err)
-		}
+		m.lookup(m.Kernel, func(name string) (gpuFunction, error) { return rocmDriver.getFunction(m.mod, name) }, "", false)
 	})
 	return m.err
 }
 
-// function is the entry point of variant v.
-func (m *ROCmModule) function(v *Variant) (rocmFunction, error) {
-	for i := range m.Kernel.Variants {
-		if m.Kernel.Variants[i].HostName == v.HostName {
-			return m.fns[i], m.errs[i]
-		}
-	}
-	return 0, fmt.Errorf("kgenrt: kernel %s: no variant %s in its dtype-key table", m.Kernel.Name, v.HostName)
-}
-
 // ROCmPort returns the ROCm port of kernel k over module m. Generated
 // packages call it only inside their port tables.
-func ROCmPort(k *Kernel, m *ROCmModule) Port { return &rocmPort{kernel: k, module: m} }
+func ROCmPort(k *Kernel, m *ROCmModule) Port {
+	p := &rocmPort{gpuPort: gpuPort{kernel: k, drv: rocmDriver, code: &m.gpuEntries, load: m.load}, module: m}
+	rocmPorts.Store(k, p)
+	return p
+}
 
+var rocmPorts sync.Map // *Kernel → *rocmPort, for tests that fake the runtime (export_test.go)
+
+// rocmPort is the ROCm row of the shared GPU port (gpu_port.go) over
+// module, which also holds the entry points it launches.
 type rocmPort struct {
-	kernel   *Kernel
-	module   *ROCmModule
-	geomOnce sync.Once
-	geom     *cudaGeom
+	gpuPort
+	module *ROCmModule
 }
 
-func (p *rocmPort) Backend() Backend { return ROCm }
+func (p *rocmPort) Ready() error { return p.module.load() }
 
-func (p *rocmPort) Ready() error {
-	if p.kernel.PortPhases {
-		return fmt.Errorf("kgenrt: kernel %s: the ROCm port does not launch phases (column reductions) yet", p.kernel.Name)
-	}
-	return p.module.load()
-}
-
-// Run copies the host tensors to device memory (outputs too, so elements
-// a kernel does not write keep their values), launches on the null stream,
-// waits, and copies the outputs back.
-func (p *rocmPort) Run(c *Call) error {
+// check is c.check for one launch: phases are launched inside the
+// kernel's call (PortPhases), never chained.
+func (p *rocmPort) check(c *Call) error {
 	if err := c.check(p.kernel); err != nil {
 		return err
 	}
 	if c.Next != nil {
 		return fmt.Errorf("kgenrt: kernel %s: the ROCm port launches one call, got a chain of phases", p.kernel.Name)
 	}
+	return nil
+}
+
+// Run binds ROCm tensors in place and copies host tensors to device
+// memory (outputs too, so elements a kernel does not write keep their
+// values), launches on the null stream (a kernel with PortPhases: its
+// phases, with their workspaces), waits, and copies the host outputs back.
+func (p *rocmPort) Run(c *Call) error {
+	if err := p.check(c); err != nil {
+		return err
+	}
 	bs := p.kernel.Tensors()
 	for i, t := range c.Tensors {
-		if t.dev != nil || t.cuda != nil {
-			return p.kernel.tensorErr(bs[i], "is a device tensor of another backend; the ROCm port runs host tensors")
+		if t.dev != nil {
+			return p.kernel.tensorErr(bs[i], "is a Metal tensor; the ROCm port runs host and ROCm tensors")
 		}
 	}
-	if c.empty() {
+	if p.idle(c) {
 		return nil
 	}
 	if err := p.Ready(); err != nil {
 		return err
 	}
-	fn, err := p.module.function(c.Variant)
-	if err != nil {
-		return err
-	}
-	p.geomOnce.Do(func() { p.geom = newGeom(p.kernel, ROCm) })
-	return rocmRunHost(p.geom, fn, c)
+	return p.runHost(c)
 }
 
 // Encode refuses: command buffers are Metal's.
 func (p *rocmPort) Encode(*CommandBuffer, *Call) error {
-	return fmt.Errorf("kgenrt: kernel %s: the ROCm port takes no Metal command buffer; use Run", p.kernel.Name)
+	return fmt.Errorf("kgenrt: kernel %s: the ROCm port takes no Metal command buffer; use Run, or Enqueue on your HIP stream", p.kernel.Name)
 }
 
-// Enqueue refuses: launching on a caller's HIP stream with device tensors
-// is not offered yet.
-func (p *rocmPort) Enqueue(CUDAStream, *Call) error {
-	return fmt.Errorf("kgenrt: kernel %s: the ROCm port does not enqueue on a stream yet; use Run", p.kernel.Name)
+// Enqueue binds c's tensors, which must all be ROCm tensors (NewROCm,
+// WrapROCm), in place and launches on stream, a hipStream_t passed as a
+// CUDAStream (0: the null stream): no copies, no waiting. A kernel with
+// PortPhases launches its phases there, its workspaces allocated and
+// freed in stream order (hipMallocAsync, hipFreeAsync).
+func (p *rocmPort) Enqueue(stream CUDAStream, c *Call) error {
+	if err := p.check(c); err != nil {
+		return err
+	}
+	if c.Kernel != p.kernel {
+		return fmt.Errorf("kgenrt: kernel %s: Enqueue launches the kernel's own call; run one of its phases by itself with Run", p.kernel.Name)
+	}
+	return p.enqueue(stream, c)
 }
 
 // ROCmError is a failed HIP runtime call: the call, the hipError_t and the

@@ -18,9 +18,31 @@ import (
 // all calls take integers and pointers (scalars travel inside
 // kernelParams), so no C float ABI is involved.
 
-type rocmModuleHandle uintptr
-
-type rocmFunction uintptr
+// rocmDriver is the ROCm row of the driver table (gpu.go).
+var rocmDriver = &gpuDriver{
+	backend:     ROCm,
+	ready:       rocmReady,
+	session:     func(f func() error) error { return f() },
+	loadModule:  rocmLoadModule,
+	getFunction: rocmGetFunction,
+	alloc:       rocmAlloc,
+	free:        func(d DevicePtr) error { return hipCheck("hipFree", hipRT.free(uintptr(d))) },
+	toDevice:    func(d DevicePtr, data []byte) error { return rocmCopy(true, uintptr(d), data) },
+	toHost:      func(data []byte, d DevicePtr) error { return rocmCopy(false, uintptr(d), data) },
+	copyDtoD: func(dst, src DevicePtr, n int) error {
+		return hipCheck("hipMemcpyDtoD", hipRT.memcpyDtoD(uintptr(dst), uintptr(src), uintptr(n)))
+	},
+	zero: func(d DevicePtr, n int) error {
+		if err := hipCheck("hipMemset", hipRT.memset(uintptr(d), 0, uintptr(n))); err != nil {
+			return err
+		}
+		return hipCheck("hipDeviceSynchronize (after hipMemset)", hipRT.synchronize())
+	},
+	allocAsync: rocmAllocAsync,
+	freeAsync:  rocmFreeAsync,
+	launch:     rocmLaunch,
+	sync:       func(after string) error { return hipCheck("hipDeviceSynchronize ("+after+")", hipRT.synchronize()) },
+}
 
 var hipRT struct {
 	once sync.Once
@@ -36,9 +58,15 @@ var hipRT struct {
 	free           func(ptr uintptr) int32
 	memcpyHtoD     func(dst uintptr, src unsafe.Pointer, n uintptr) int32
 	memcpyDtoH     func(dst unsafe.Pointer, src uintptr, n uintptr) int32
+	memcpyDtoD     func(dst, src uintptr, n uintptr) int32
+	memset         func(dst uintptr, v int32, n uintptr) int32
 	synchronize    func() int32
-	errorName      func(e int32) uintptr
-	errorString    func(e int32) uintptr
+	// The stream-ordered allocator (ROCm 5.3): nil when the runtime is
+	// older; only kernels with PortPhases need it.
+	mallocAsync func(ptr *uintptr, size uintptr, stream uintptr) int32
+	freeAsync   func(ptr uintptr, stream uintptr) int32
+	errorName   func(e int32) uintptr
+	errorString func(e int32) uintptr
 }
 
 // rocmLibraries are the names HIP's runtime goes by, newest first.
@@ -69,6 +97,7 @@ func rocmOpen() error {
 		{&hipRT.moduleLoadData, "hipModuleLoadData"}, {&hipRT.moduleGetFunc, "hipModuleGetFunction"},
 		{&hipRT.malloc, "hipMalloc"}, {&hipRT.free, "hipFree"},
 		{&hipRT.memcpyHtoD, "hipMemcpyHtoD"}, {&hipRT.memcpyDtoH, "hipMemcpyDtoH"},
+		{&hipRT.memcpyDtoD, "hipMemcpyDtoD"}, {&hipRT.memset, "hipMemset"},
 		{&hipRT.synchronize, "hipDeviceSynchronize"},
 		{&hipRT.errorName, "hipGetErrorName"}, {&hipRT.errorString, "hipGetErrorString"},
 	} {
@@ -77,6 +106,12 @@ func rocmOpen() error {
 			return fmt.Errorf("HIP's runtime lacks %s: %v", s.name, err)
 		}
 		purego.RegisterFunc(s.fn, sym)
+	}
+	if a, err := purego.Dlsym(lib, "hipMallocAsync"); err == nil {
+		if f, err := purego.Dlsym(lib, "hipFreeAsync"); err == nil {
+			purego.RegisterFunc(&hipRT.mallocAsync, a)
+			purego.RegisterFunc(&hipRT.freeAsync, f)
+		}
 	}
 	if hipRT.symLaunch, err = purego.Dlsym(lib, "hipModuleLaunchKernel"); err != nil {
 		return fmt.Errorf("HIP's runtime lacks hipModuleLaunchKernel: %v", err)
@@ -109,84 +144,52 @@ func hipCheck(call string, res int32) error {
 	return e
 }
 
-func rocmLoadModule(image []byte) (rocmModuleHandle, error) {
+func rocmLoadModule(image []byte) (gpuModule, error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pin.Pin(&image[0])
 	var mod uintptr
 	err := hipCheck("hipModuleLoadData", hipRT.moduleLoadData(&mod, unsafe.Pointer(&image[0])))
-	return rocmModuleHandle(mod), err
+	return gpuModule(mod), err
 }
 
-func rocmGetFunction(m rocmModuleHandle, name string) (rocmFunction, error) {
+func rocmGetFunction(m gpuModule, name string) (gpuFunction, error) {
 	var fn uintptr
 	err := hipCheck("hipModuleGetFunction", hipRT.moduleGetFunc(&fn, uintptr(m), name))
-	return rocmFunction(fn), err
+	return gpuFunction(fn), err
 }
 
-// rocmRunHost stages c's host tensors through device buffers (tensors that
-// are the same bytes share one), launches fn on the null stream with the
-// launch g prepares, waits, and copies the outputs back.
-func rocmRunHost(g *cudaGeom, fn rocmFunction, c *Call) error {
-	plan := stages(c)
-	ptrs := make([]DevicePtr, len(plan))
-	var allocated []uintptr
-	defer func() {
-		for _, d := range allocated {
-			hipRT.free(d)
-		}
-	}()
-	for i, st := range plan {
-		if st.SameAs >= 0 {
-			ptrs[i] = ptrs[st.SameAs]
-			continue
-		}
-		data := st.Tensor.data
-		if len(data) == 0 {
-			continue // an empty segment: the kernel reads and writes none of it
-		}
-		var d uintptr
-		if err := hipCheck("hipMalloc", hipRT.malloc(&d, uintptr(len(data)))); err != nil {
-			return err
-		}
-		allocated = append(allocated, d)
-		ptrs[i] = DevicePtr(d)
-		if err := rocmCopy(true, d, data); err != nil {
-			return err
-		}
+// rocmAlloc allocates n bytes of device memory, uninitialised.
+func rocmAlloc(n int) (DevicePtr, error) {
+	var d uintptr
+	err := hipCheck("hipMalloc", hipRT.malloc(&d, uintptr(n)))
+	return DevicePtr(d), err
+}
+
+// rocmAllocAsync allocates n bytes of device memory in stream order
+// (gpu_phases.go's workspaces).
+func rocmAllocAsync(n int, stream CUDAStream) (DevicePtr, error) {
+	if hipRT.mallocAsync == nil {
+		return 0, fmt.Errorf("kgenrt: HIP's runtime lacks hipMallocAsync (ROCm 5.3+), which a kernel with column reductions needs for its workspaces")
 	}
-	buf := getLaunchBuf()
-	defer launchBufs.Put(buf)
-	blocks, err := g.prepare(c, ptrs, buf)
-	if err != nil {
-		return err
-	}
+	var d uintptr
+	err := hipCheck("hipMallocAsync", hipRT.mallocAsync(&d, uintptr(n), uintptr(stream)))
+	return DevicePtr(d), err
+}
+
+// rocmFreeAsync frees memory from rocmAllocAsync once the work enqueued on
+// stream before it is done.
+func rocmFreeAsync(d DevicePtr, stream CUDAStream) error {
+	return hipCheck("hipFreeAsync", hipRT.freeAsync(uintptr(d), uintptr(stream)))
+}
+
+// rocmLaunch enqueues fn on stream (a hipStream_t; 0 is the null stream)
+// with buf's parameters.
+func rocmLaunch(fn gpuFunction, blocks, threads uint32, stream CUDAStream, buf *launchBuf) error {
 	res, _, _ := purego.SyscallN(hipRT.symLaunch, uintptr(fn), uintptr(blocks), 1, uintptr(max(buf.gridZ, 1)),
-		uintptr(g.threads), 1, 1, 0, 0, uintptr(unsafe.Pointer(&buf.params[0])), 0)
+		uintptr(threads), 1, 1, 0, uintptr(stream), uintptr(unsafe.Pointer(&buf.params[0])), 0)
 	runtime.KeepAlive(buf)
-	if err := hipCheck("hipModuleLaunchKernel ("+c.Variant.HostName+")", int32(res)); err != nil {
-		return err
-	}
-	if err := hipCheck("hipDeviceSynchronize (after "+c.Variant.HostName+")", hipRT.synchronize()); err != nil {
-		return err
-	}
-	for i, st := range plan {
-		if !st.CopyOut || len(st.Tensor.data) == 0 {
-			continue
-		}
-		if st.Tensor.strides == nil {
-			if err := rocmCopy(false, uintptr(ptrs[i]), st.Tensor.data); err != nil {
-				return err
-			}
-			continue
-		}
-		img := make([]byte, len(st.Tensor.data)) // a strided output: only its elements come back
-		if err := rocmCopy(false, uintptr(ptrs[i]), img); err != nil {
-			return err
-		}
-		st.Tensor.copyElems(st.Tensor.data, img)
-	}
-	return nil
+	return hipCheck("hipModuleLaunchKernel", int32(res))
 }
 
 // rocmCopy copies host bytes to device memory d (toDevice) or back.

@@ -33,8 +33,8 @@ func TestROCmModuleFindsItsCodeObjects(t *testing.T) {
 
 // TestROCmPortRefusesCleanly: without HIP's runtime (every machine here)
 // the ROCm slot is filled but Select refuses it, naming the kernel, the
-// backend and why; Run says the same and touches nothing; Encode and
-// Enqueue are refused for what they are.
+// backend and why; Run says the same and touches nothing; Encode is
+// refused, Enqueue refuses host tensors, and NewROCm says why it cannot.
 func TestROCmPortRefusesCleanly(t *testing.T) {
 	k := testKernel()
 	m := &ROCmModule{Kernel: k, Source: "gen/hip/scale_gain.hip", Hash: "0123456789abcdef", Archs: []string{"gfx942"}, Dir: "hipbin"}
@@ -54,7 +54,12 @@ func TestROCmPortRefusesCleanly(t *testing.T) {
 	if err := p.Encode(nil, nil); err == nil || !strings.Contains(err.Error(), "ROCm port") {
 		t.Errorf("Encode = %v", err)
 	}
-	if err := p.Enqueue(0, nil); err == nil || !strings.Contains(err.Error(), "Run") {
-		t.Errorf("Enqueue = %v", err)
+	x, g, y := mk(t, F16, 8), mk(t, F32, 8), mk(t, F16, 8)
+	c := fakeCall(t, k, [3]int{1, 1, 1}, x, g, y)
+	if err := p.Enqueue(0, c); err == nil || !strings.Contains(err.Error(), "Enqueue binds ROCm tensors only (kgenrt.NewROCm, WrapROCm)") {
+		t.Errorf("Enqueue of host tensors = %v", err)
+	}
+	if _, err := NewROCm(F32, 4); !errors.Is(err, ErrNoPort) || !strings.Contains(err.Error(), "no ROCm here") {
+		t.Errorf("NewROCm without a runtime = %v", err)
 	}
 }

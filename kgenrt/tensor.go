@@ -25,7 +25,7 @@ type Tensor struct {
 	strides []int
 	offset  int           // elements from the start of the underlying buffer to the first one
 	dev     *deviceBuffer // nil unless a Metal buffer; see metal_*.go
-	cuda    *cudaBuffer   // nil unless CUDA device memory; see cuda_tensor.go
+	gpu     *gpuBuffer    // nil unless CUDA or ROCm device memory; see gpu_tensor.go
 }
 
 // ErrShape is wrapped by constructor errors about shapes and lengths.
@@ -256,8 +256,8 @@ func (t *Tensor) Bits16() []uint16 {
 // and whether it is a CUDA device range: host and device ranges never
 // overlap.
 func (t *Tensor) span() (lo, hi uintptr, device bool) {
-	if t.cuda != nil {
-		return uintptr(t.cudaPtr()), uintptr(t.cudaPtr()) + uintptr(t.nbytes()), true
+	if t.gpu != nil {
+		return uintptr(t.gpuPtr()), uintptr(t.gpuPtr()) + uintptr(t.nbytes()), true
 	}
 	if len(t.data) == 0 {
 		return 0, 0, false

@@ -58,7 +58,7 @@ func (t *Tensor) View(offset int, shape []int, strides []int) (*Tensor, error) {
 	if !empty && offset >= reach {
 		return nil, fmt.Errorf("%w: View: offset %d is past the %d elements the tensor reaches", ErrShape, offset, reach)
 	}
-	v := &Tensor{dtype: t.dtype, shape: append([]int{}, shape...), dev: t.dev, cuda: t.cuda, offset: t.offset + offset}
+	v := &Tensor{dtype: t.dtype, shape: append([]int{}, shape...), dev: t.dev, gpu: t.gpu, offset: t.offset + offset}
 	if len(v.shape) == 0 {
 		v.shape = []int{}
 	}
@@ -220,7 +220,7 @@ func copyHost(dst, src *Tensor) {
 // strided view's elements lie among), for copies by bytes.
 func (t *Tensor) spanView() *Tensor {
 	r := t.reach()
-	v := &Tensor{dtype: t.dtype, shape: []int{r}, dev: t.dev, cuda: t.cuda, offset: t.offset}
+	v := &Tensor{dtype: t.dtype, shape: []int{r}, dev: t.dev, gpu: t.gpu, offset: t.offset}
 	if t.data != nil {
 		v.data = t.data[:r*t.dtype.Size()]
 	}

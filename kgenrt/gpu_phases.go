@@ -9,48 +9,18 @@ import (
 )
 
 // A kernel with PortPhases (a rowwise kernel with column reductions) has
-// no one-launch form: its CUDA port launches Phases in order inside the
-// kernel's one call, on the call's stream, with the f32 workspaces the
-// phases bind beside the kernel's tensors allocated on that stream
-// (cuMemAllocAsync) and freed on it after the last launch
-// (cuMemFreeAsync): stream-ordered, so an Enqueue neither waits nor races
-// another Enqueue of the same kernel. Every phase takes the kernel's args
-// struct, its derived fields computed by the kernel's CUDA launch.
-
-// allocAsync and freeAsync are the stream-ordered allocation; tests
-// without a GPU replace them with launchKernel.
-var (
-	allocAsync = cudaAllocAsync
-	freeAsync  = cudaFreeAsync
-)
-
-// phaseFunctions looks up every phase's entry points, per variant of the
-// kernel in order, once the module is loaded.
-func (m *CUDAModule) phaseFunctions(get func(cudaModuleHandle, string) (cudaFunction, error)) {
-	for _, ph := range m.Kernel.Phases {
-		fns, errs := make([]cudaFunction, len(ph.Variants)), make([]error, len(ph.Variants))
-		for i, v := range ph.Variants {
-			if fns[i], errs[i] = get(m.mod, v.HostName); errs[i] != nil {
-				errs[i] = fmt.Errorf("kgenrt: kernel %s: entry point %s in %s: %w", m.Kernel.Name, v.HostName, m.BinaryName(), errs[i])
-			}
-		}
-		m.phaseFns, m.phaseErrs = append(m.phaseFns, fns), append(m.phaseErrs, errs)
-	}
-}
-
-// phaseFunction is phase i's entry point for the dtype of variant v.
-func (m *CUDAModule) phaseFunction(i int, v *Variant) (cudaFunction, error) {
-	for j, pv := range m.Kernel.Phases[i].Variants {
-		if pv.DType == v.DType {
-			return m.phaseFns[i][j], m.phaseErrs[i][j]
-		}
-	}
-	return 0, fmt.Errorf("kgenrt: kernel %s: phase %s has no %s variant", m.Kernel.Name, m.Kernel.Phases[i].Name, v.DType)
-}
+// no one-launch form: its CUDA and ROCm ports launch Phases in order
+// inside the kernel's one call, on the call's stream, with the f32
+// workspaces the phases bind beside the kernel's tensors allocated on
+// that stream (the driver's allocAsync: cuMemAllocAsync, hipMallocAsync)
+// and freed on it after the last launch (freeAsync): stream-ordered, so an
+// Enqueue neither waits nor races another Enqueue of the same kernel.
+// Every phase takes the kernel's args struct, its derived fields computed
+// by the kernel's launch on the port's backend.
 
 // launchPhases enqueues c as its phases (see PortPhases) with ptrs, the
 // device pointers of c's tensors in binding order.
-func (p *cudaPort) launchPhases(stream CUDAStream, c *Call, ptrs []DevicePtr) error {
+func (p *gpuPort) launchPhases(stream CUDAStream, c *Call, ptrs []DevicePtr) error {
 	k := p.kernel
 	g := p.geometry(-1)
 	if g.err != nil {
@@ -58,7 +28,7 @@ func (p *cudaPort) launchPhases(stream CUDAStream, c *Call, ptrs []DevicePtr) er
 	}
 	var abuf [256]byte
 	if len(c.Args) > len(abuf) {
-		return fmt.Errorf("kgenrt: kernel %s: %d args bytes exceed the CUDA port's buffer", k.Name, len(c.Args))
+		return fmt.Errorf("kgenrt: kernel %s: %d args bytes exceed the %s port's buffer", k.Name, len(c.Args), p.drv.backend.title())
 	}
 	args := abuf[:len(c.Args)]
 	copy(args, c.Args)
@@ -89,13 +59,13 @@ func (p *cudaPort) launchPhases(stream CUDAStream, c *Call, ptrs []DevicePtr) er
 	}
 	var base DevicePtr
 	if total > 0 {
-		if base, err = allocAsync(total, stream); err != nil {
+		if base, err = p.drv.allocAsync(total, stream); err != nil {
 			return err
 		}
 	}
 	err = p.runPhases(stream, c, ptrs, args, env, spaces, base)
 	if total > 0 {
-		if ferr := freeAsync(base, stream); err == nil {
+		if ferr := p.drv.freeAsync(base, stream); err == nil {
 			err = ferr
 		}
 	}
@@ -120,16 +90,16 @@ func spaceOf(spaces []phaseSpace, name string) int {
 // runPhases launches each phase with its pointers (the kernel's tensors by
 // name, the workspaces at base) and the shared args; a phase whose grid is
 // empty (no rows: the row passes) is skipped.
-func (p *cudaPort) runPhases(stream CUDAStream, c *Call, ptrs []DevicePtr, args []byte, env launch.Env, spaces []phaseSpace, base DevicePtr) error {
+func (p *gpuPort) runPhases(stream CUDAStream, c *Call, ptrs []DevicePtr, args []byte, env launch.Env, spaces []phaseSpace, base DevicePtr) error {
 	k := p.kernel
 	var ibuf [16]int
 	tensors := k.tensorIndex(ibuf[:0])
 	for i, ph := range k.Phases {
-		fn, err := p.module.phaseFunction(i, c.Variant)
+		fn, err := p.code.phaseFunction(i, c.Variant)
 		if err != nil {
 			return err
 		}
-		l := &ph.Launch[CUDA]
+		l := &ph.Launch[p.drv.backend]
 		var grid [3]int
 		for a, e := range l.Grid {
 			if grid[a], err = e.Eval(env); err != nil {
@@ -142,7 +112,7 @@ func (p *cudaPort) runPhases(stream CUDAStream, c *Call, ptrs []DevicePtr, args 
 			continue
 		}
 		if grid[1] != 1 || grid[2] != 1 || blocks > 1<<31-1 {
-			return fmt.Errorf("kgenrt: kernel %s: phase %s: CUDA grid %v is not blocks along x", k.Name, ph.Name, grid)
+			return fmt.Errorf("kgenrt: kernel %s: phase %s: %s grid %v is not blocks along x", k.Name, ph.Name, p.drv.backend.title(), grid)
 		}
 		buf := getLaunchBuf()
 		vals := buf.vals[:]
@@ -167,7 +137,7 @@ func (p *cudaPort) runPhases(stream CUDAStream, c *Call, ptrs []DevicePtr, args 
 		copy(dst, args)
 		buf.params[n] = unsafe.Pointer(&vals[n])
 		buf.gridZ = 1
-		err = launchKernel(fn, uint32(blocks), uint32(threads), stream, buf)
+		err = p.drv.launch(fn, uint32(blocks), uint32(threads), stream, buf)
 		launchBufs.Put(buf)
 		if err != nil {
 			return fmt.Errorf("kgenrt: kernel %s: %s: %w", k.Name, ph.Variants[0].HostName, err)
@@ -180,7 +150,7 @@ func (p *cudaPort) runPhases(stream CUDAStream, c *Call, ptrs []DevicePtr, args 
 // Phases, c's tensors its bindings' with the workspaces the caller made):
 // a raw launch of one entry point, as parity's GPU runner makes; its args
 // must already hold the derived fields.
-func (p *cudaPort) launchPhase(stream CUDAStream, c *Call, ptrs []DevicePtr) error {
+func (p *gpuPort) launchPhase(stream CUDAStream, c *Call, ptrs []DevicePtr) error {
 	i := -1
 	for j, ph := range p.kernel.Phases {
 		if ph == c.Kernel {
@@ -188,20 +158,20 @@ func (p *cudaPort) launchPhase(stream CUDAStream, c *Call, ptrs []DevicePtr) err
 		}
 	}
 	if i < 0 {
-		return fmt.Errorf("kgenrt: a call for another kernel reached the CUDA port of %s", p.kernel.Name)
+		return fmt.Errorf("kgenrt: a call for another kernel reached the %s port of %s", p.drv.backend.title(), p.kernel.Name)
 	}
-	fn, err := p.module.phaseFunction(i, c.Variant)
+	fn, err := p.code.phaseFunction(i, c.Variant)
 	if err != nil {
 		return err
 	}
-	g := newCUDAGeom(p.kernel.Phases[i]) // p's, not c's: c's pointers must not reach the heap
+	g := newGeom(p.kernel.Phases[i], p.drv.backend) // p's, not c's: c's pointers must not reach the heap
 	buf := getLaunchBuf()
 	defer launchBufs.Put(buf)
 	blocks, err := g.prepare(c, ptrs, buf)
 	if err != nil || blocks == 0 {
 		return err
 	}
-	if err := launchKernel(fn, blocks, g.threads, stream, buf); err != nil {
+	if err := p.drv.launch(fn, blocks, g.threads, stream, buf); err != nil {
 		return fmt.Errorf("kgenrt: kernel %s: %s: %w", p.kernel.Name, c.Variant.HostName, err)
 	}
 	return nil
@@ -217,8 +187,8 @@ func (k *Kernel) binding(name string) int {
 	return -1
 }
 
-// derive writes the call's derived size fields into args (the kernel's
-// CUDA launch's rules) and returns the sizes as a launch environment.
+// derive writes the call's derived size fields into args (the rules of
+// the kernel's launch on g's backend) and returns the sizes as a launch environment.
 func (g *cudaGeom) derive(c *Call, args []byte) (launch.Env, error) {
 	sizes := make([]int, len(g.fields))
 	for i, f := range g.fields {

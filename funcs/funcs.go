@@ -91,6 +91,12 @@ func (f Func) partial() Func {
 	return f
 }
 
+// monotone marks a row whose function is monotone (Bound.Monotone).
+func (f Func) monotone() Func {
+	f.Bound.Monotone = true
+	return f
+}
+
 // gradY sets a one-argument row's derivative in y alone (GradY).
 func (f Func) gradY(d string) Func {
 	f.GradY = d
@@ -140,8 +146,15 @@ type Bound struct {
 	// Partial marks a function that is NaN outside its domain (log of a
 	// negative, pow of a negative base to a fraction): where an operand's
 	// error interval crosses the domain's edge, whether the compute type
-	// gives NaN is undecided, and the bound is infinite there.
+	// gives NaN is undecided, and the bound is infinite there. Partial
+	// functions are also bounded by their interval's ends, as Monotone.
 	Partial bool
+	// Monotone marks a one-argument function monotone everywhere (exp,
+	// tanh, erf…): the largest move at its operand's error interval's
+	// ends bounds its result exactly, where first order understates a
+	// convex function with a wide interval (exp(64.3 ± 0.25) moves by
+	// 28%, first order says 25%).
+	Monotone bool
 }
 
 // Spelling is how a C-family backend calls a function in one math mode.

@@ -363,8 +363,8 @@ func (b boundEnv) call(fn string, a []dual) dual {
 		return selectBound(a[0], a[1], a[2])
 	}
 	ep := propagate(f, args, a, v)
-	if f.Bound.Partial {
-		dev, undecided := partialEnds(f, args, a, v)
+	if f.Bound.Partial || f.Bound.Monotone {
+		dev, undecided := intervalEnds(f, args, a, v)
 		if undecided {
 			return dual{v, math.Inf(1)}
 		}
@@ -393,8 +393,8 @@ func propagate(f *funcs.Func, args []float64, a []dual, v float64) float64 {
 	return ep
 }
 
-// partialEnds evaluates a partial function (funcs.Bound.Partial) at the
-// ends of each operand's error interval. It reports undecided when the
+// intervalEnds evaluates a partial or monotone function (funcs.Bound) at
+// the ends of each operand's error interval. It reports undecided when the
 // function may be NaN on one side and not on the other (log(x) with x =
 // 1e-9 ± 1e-8, pow(x, 2.5) with x = -0.1 ± 1): the table's domains are
 // half-lines (pow's base) and integer points (pow's exponent for a
@@ -403,8 +403,10 @@ func propagate(f *funcs.Func, args []float64, a []dual, v float64) float64 {
 // at an end: these functions are monotone in each operand on their
 // domain, so it bounds the operands' effect where first order does not —
 // log2 of a subnormal product known to half its value (log2(2.1e-45) is
-// -148.4; f32 rounds the product to 1.4e-45, -149).
-func partialEnds(f *funcs.Func, args []float64, a []dual, v float64) (dev float64, undecided bool) {
+// -148.4; f32 rounds the product to 1.4e-45, -149), or exp of an operand
+// known to ±0.25. A monotone function is never NaN on finite operands, so
+// the NaN test only ever fires for partial ones.
+func intervalEnds(f *funcs.Func, args []float64, a []dual, v float64) (dev float64, undecided bool) {
 	probe := append([]float64(nil), args...)
 	for i, d := range a {
 		if d.e == 0 || math.IsNaN(d.e) || math.IsNaN(d.v) {

@@ -145,3 +145,20 @@ func TestInfiniteProductIsDecided(t *testing.T) {
 		}
 	}
 }
+
+// TestConvexFunctionOfAWideInterval: in bf16, rsqrt(0.000242) = 64.28 is
+// known to ±0.25, and expm1 over that interval moves by 28% above and 22%
+// below; first order allowed 25%, and a kernel landing at the interval's
+// top failed parity (a random spec, expm1(rsqrt(x))). A monotone
+// function's bound covers its interval's ends.
+func TestConvexFunctionOfAWideInterval(t *testing.T) {
+	bf16 := ir.Rounding{Unit: 0x1p-8, FuncUlps: 1, Underflow: 0x1p-134, Overflow: 0x1.ffp127}
+	k := mustBuild(t, "kernel: k\ndtypes: [bf16]\ninputs: [x]\noutputs:\n  - y: expm1(rsqrt(x))\n")
+	x := 0.000242
+	vals, bounds := k.EvalBound([]float64{x}, nil, bf16)
+	r := 1 / math.Sqrt(x)
+	top := math.Expm1(r + r*0x1p-8) // rsqrt rounded up by one unit
+	if d := top - vals[0]; d > bounds[0] {
+		t.Errorf("expm1 at the top of rsqrt's interval is %g above %g, outside the bound %g", d, vals[0], bounds[0])
+	}
+}

@@ -358,7 +358,7 @@ func (b boundEnv) call(fn string, a []dual) dual {
 		}
 		return dual{v, e}
 	case funcs.Choice:
-		return dual{v, maxOf(a)}
+		return dual{v, chosenBound(v, a)}
 	case funcs.Select:
 		return selectBound(a[0], a[1], a[2])
 	}
@@ -448,6 +448,23 @@ func scale(k, e float64) float64 {
 		return e // 0·∞: an unknown operand may move the result anywhere
 	}
 	return math.Abs(k) * e
+}
+
+// chosenBound is a choice function's bound (min, max, clamp): the largest
+// of its operands' bounds, leaving out NaN operands when the result is not
+// NaN — fmax(acc, NaN) is acc, and the NaN's own bound (often NaN) would
+// otherwise leave the result with no bound at all.
+func chosenBound(v float64, a []dual) float64 {
+	if math.IsNaN(v) {
+		return maxOf(a)
+	}
+	m := 0.0
+	for _, d := range a {
+		if !math.IsNaN(d.v) {
+			m = math.Max(m, d.e)
+		}
+	}
+	return m
 }
 
 func maxOf(a []dual) float64 {

@@ -162,3 +162,18 @@ func TestConvexFunctionOfAWideInterval(t *testing.T) {
 		t.Errorf("expm1 at the top of rsqrt's interval is %g above %g, outside the bound %g", d, vals[0], bounds[0])
 	}
 }
+
+// TestChoiceSkipsANaNOperand: max(a, NaN) is a, so its bound is a's; the
+// NaN operand's own bound (NaN) left the result with none, and parity
+// judged it by the tolerance alone (a random matmul spec,
+// max(acc, row_mean(pow(…))), failed on 156 lanes).
+func TestChoiceSkipsANaNOperand(t *testing.T) {
+	f32 := ir.Rounding{Unit: 0x1p-24, FuncUlps: 4, Underflow: 0x1p-150, Overflow: 0x1.ffffffp127}
+	k := mustBuild(t, "kernel: k\ndtypes: [f32]\ninputs: [x, z]\noutputs:\n  - y: max(x * 3, log(z))\n  - w: min(log(z), x * 3)\n")
+	vals, bounds := k.EvalBound([]float64{0.1, -1}, nil, f32)
+	for o := range vals {
+		if math.IsNaN(vals[o]) || !(bounds[o] > 0) || math.IsInf(bounds[o], 1) {
+			t.Errorf("output %d: %g ± %g, want 0.3 with x·3's rounding bound", o, vals[o], bounds[o])
+		}
+	}
+}

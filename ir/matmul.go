@@ -260,7 +260,7 @@ func matmulSchedule(s *spec.Spec, k *Kernel, diags *diag.List) Schedule {
 		return mm
 	}
 	t := mm.Tile
-	mm.ThreadgroupBytes = 4 * (t.BM*t.BK + len(mm.B)*(t.BK*t.BN+t.BM*t.BN))
+	mm.ThreadgroupBytes = mm.tiledBytes(t)
 	k.Threadgroup = t.Threads()
 	mm.Gemv = gemvOf(k, mm)
 	if k.Ports[CUDA] && mm.quantized() {

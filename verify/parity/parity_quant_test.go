@@ -31,7 +31,7 @@ func TestQuantMutationsFail(t *testing.T) {
 	}{
 		{"qmatmul_mlx4", "codes' order swapped in pairs (tiled)", tiled, "const uint bit = j * bits", "const uint bit = (j ^ 1u) * bits"},
 		{"qmatmul_mlx4", "codes' order swapped in pairs (gemv)", gemv, "const uint bit = e * BITS", "const uint bit = (e ^ 1u) * BITS"},
-		{"qmatmul_mlx4", "group boundary off by one (tiled)", tiled, "kgen_r / 64u]", "(kgen_r + 1u) / 64u]"},
+		{"qmatmul_mlx4", "group boundary off by one (tiled)", tiled, "kgen_c / 64u]", "(kgen_c + 1u) / 64u]"},
 		{"qmatmul_mlx4", "scale of the next group (gemv)", gemv, "float(w_scales[kgen_j * (args.k / 64u) + kgen_k0 / 64u])", "float(w_scales[kgen_j * (args.k / 64u) + kgen_k0 / 64u + 1u])"},
 		{"qmatmul_mlx4", "bias dropped (gemv)", gemv, "metal::fma(kgen_scale, kgen_w[kgen_e], kgen_bias)", "kgen_scale * kgen_w[kgen_e]"},
 		{"qmatmul_q4_0", "nibbles swapped (tiled)", tiled, "(block[2u + i] & 15u) : (block[2u + i - 16u] >> 4)", "(block[2u + i] >> 4) : (block[2u + i - 16u] & 15u)"},

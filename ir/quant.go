@@ -148,6 +148,8 @@ const GemvRows, GemvCols = 8, 4
 type Gemv struct {
 	Phase
 	Simds int
+	// Plain: the Bs are plain elements (matmul_gemv.go), not quantized.
+	Plain bool
 }
 
 // gemvSimds is the matrix-vector launch's simdgroups per threadgroup (8
@@ -163,7 +165,7 @@ func gemvOf(k *Kernel, mm *Matmul) *Gemv {
 	}
 	for _, b := range mm.B {
 		if b.Quant == nil {
-			return nil
+			return plainGemvOf(k, mm)
 		}
 	}
 	var from []int

@@ -68,6 +68,10 @@ func (mw *matmulWriter) quantAt(o ir.Operand, n, kk string) string {
 // column) then gives every lane the totals, and lane l runs the epilogue
 // for row l % 8 of column l / 8.
 func (mw *matmulWriter) gemvBody(g ir.Gemv) {
+	if g.Plain {
+		mw.plainGemvBody(g)
+		return
+	}
 	w, mm, tid, tg := mw.Writer, mw.mm, mw.tid, mw.tg
 	w.P("using C = float;")
 	w.P(fmt.Sprintf("constexpr uint ROWS = %d, COLS = %d, SIMDS = %d;", ir.GemvRows, ir.GemvCols, g.Simds))
@@ -114,11 +118,11 @@ func (mw *matmulWriter) gemvRows(i int, b ir.Operand) {
 // l % 8 of column l / 8.
 func (mw *matmulWriter) gemvStore() {
 	w, mm := mw.Writer, mw.mm
-	w.P("// Every lane gets each (row, column) total; lane l keeps row l % 8 of column l / 8.")
+	w.P("// Every lane gets each (row, column) total (rows past m have none: a uniform bound); lane l keeps row l % ROWS of column l / ROWS.")
 	for i := range mm.B {
 		w.P(fmt.Sprintf("float kgen_t%d = 0.0f;", i))
 		w.Block("for (uint kgen_c = 0; kgen_c < COLS; ++kgen_c)", func() {
-			w.Block("for (uint kgen_i = 0; kgen_i < ROWS; ++kgen_i)", func() {
+			w.Block("for (uint kgen_i = 0; kgen_i < min(ROWS, args.m); ++kgen_i)", func() {
 				w.P(fmt.Sprintf("const float kgen_v = simd_sum(kgen_acc%d[kgen_c][kgen_i]);", i))
 				w.Block("if (kgen_lane == kgen_c * ROWS + kgen_i)", func() { w.P(fmt.Sprintf("kgen_t%d = kgen_v;", i)) })
 			})

@@ -40,7 +40,7 @@ ports: {metal: generated, cuda: null, rocm: null}
 // stagingShapes: whole 16-byte rows (k, m and n multiples of 8) with
 // several K steps and tiles, and tails of every operand (m, n, k not
 // multiples of 8 or of the tile; m = 1; k below one chunk).
-var stagingShapes = []parity.MatmulShape{{1, 1, 1}, {1, 40, 24}, {7, 8, 33}, {33, 40, 17}, {40, 64, 48}, {64, 96, 48}, {9, 17, 3}}
+var stagingShapes = []parity.MatmulShape{{1, 1, 1}, {1, 40, 24}, {1, 40, 300}, {8, 64, 520}, {7, 8, 33}, {33, 40, 17}, {40, 64, 48}, {64, 96, 48}, {9, 17, 3}}
 
 func stagingKernels(t *testing.T) map[string]*ir.Kernel {
 	t.Helper()
@@ -109,6 +109,44 @@ func TestMatmulStagingMutationsFail(t *testing.T) {
 			}
 			mutated := []byte(strings.Replace(s, m.from, m.to, 1))
 			results, err := parity.Check(context.Background(), ks[m.kernel], mutated, parity.Options{Seed: 32, Matmul: []parity.MatmulShape{{33, 40, 17}, {9, 20, 3}}})
+			if err != nil {
+				t.Logf("the harness refuses it: %v", err)
+				return
+			}
+			for _, r := range parity.Summarize(results) {
+				if r.OK() {
+					t.Errorf("%s: parity passes a kernel with its %s: %s", r.HostName, m.name, r)
+				}
+			}
+		})
+	}
+}
+
+// TestMatmulGemvMutationsFail: parity fails for a plain matrix-vector
+// phase (m <= 8) that skips the last column, drops the K tail of a B's
+// slice, skips every other K block of A, or reads A's staged block
+// without the barrier after it. Each rewrite must apply.
+func TestMatmulGemvMutationsFail(t *testing.T) {
+	needCompiler(t)
+	ks := stagingKernels(t)
+	mutations := []struct {
+		kernel, name, from, to string
+	}{
+		{"colmajor", "last column skipped", "kgen_lane / ROWS;\n    if (kgen_i < args.m && kgen_j < args.n) {", "kgen_lane / ROWS;\n    if (kgen_i < args.m && kgen_j + 1u < args.n) {"},
+		{"colmajor", "column-major K tail dropped", "kgen_kc + kgen_x < args.k ? float(wu[", "kgen_kc + kgen_x + 1u < args.k ? float(wu["},
+		{"colmajor", "row-major K tail dropped", "kgen_w[kgen_c][kgen_x] = kgen_kk < args.k ? float(wg[", "kgen_w[kgen_c][kgen_x] = kgen_kk + 1u < args.k ? float(wg["},
+		{"colmajor", "every other K block", "kgen_k0 += KB)", "kgen_k0 += 2u * KB)"},
+		{"colmajor", "missing barrier after staging A", "threadgroup_barrier(mem_flags::mem_threadgroup);\n        const uint kgen_kc", "const uint kgen_kc"},
+	}
+	for _, m := range mutations {
+		t.Run(m.name, func(t *testing.T) {
+			s := string(stagingSrc[m.kernel])
+			if !strings.Contains(s, m.from) {
+				t.Fatalf("the rewrite %q does not apply", m.from)
+			}
+			mutated := []byte(strings.Replace(s, m.from, m.to, 1))
+			results, err := parity.Check(context.Background(), ks[m.kernel], mutated, parity.Options{Seed: 33,
+				Matmul: []parity.MatmulShape{{1, 40, 300}, {7, 9, 17}}, Orders: []mslcpu.LaneOrder{mslcpu.Forward, mslcpu.Reverse}})
 			if err != nil {
 				t.Logf("the harness refuses it: %v", err)
 				return

@@ -28,8 +28,11 @@ type Matmul struct {
 	// nil for one matrix product.
 	Batch []string
 	Tile  Tile
-	A     Operand
-	B     []Operand
+	// Big is the tile for large m and n (matmul_big.go: BigRule picks it
+	// at launch), nil where the kernel keeps Tile.
+	Big *Tile
+	A   Operand
+	B   []Operand
 	// ThreadgroupBytes is the staging of A and the Bs plus one f32 tile of
 	// accumulators per B (row-owning: one f32 strip of NMax columns per B).
 	ThreadgroupBytes int
@@ -261,6 +264,9 @@ func matmulSchedule(s *spec.Spec, k *Kernel, diags *diag.List) Schedule {
 	}
 	t := mm.Tile
 	mm.ThreadgroupBytes = mm.tiledBytes(t)
+	if mm.Big = bigOf(mm, s.Tile != nil); mm.Big != nil {
+		mm.ThreadgroupBytes = mm.tiledBytes(*mm.Big)
+	}
 	k.Threadgroup = t.Threads()
 	mm.Gemv = gemvOf(k, mm)
 	if k.Ports[CUDA] && mm.quantized() {
@@ -345,7 +351,7 @@ func (mm *Matmul) Launch(k *Kernel, b Backend) launch.Launch {
 		return launch.Launch{} // the library's host functions launch the GEMMs (launch.Launch.Host)
 	}
 	t := mm.Tile
-	tiles := launch.Times(launch.Ceil(launch.V("m"), launch.N(t.BM)), launch.Ceil(launch.V("n"), launch.N(t.BN)))
+	tiles := mm.tiles()
 	if mm.Rows != nil {
 		tiles = launch.Ceil(launch.V("m"), launch.N(t.BM)) // a group owns whole rows
 	}
@@ -397,9 +403,14 @@ func (mm *Matmul) describe(k *Kernel) []string {
 	}
 	out := []string{
 		fmt.Sprintf("tile %s: one threadgroup per %d×%d block of the output, %d threads", t, t.BM, t.BN, t.Threads()),
+	}
+	if b := mm.Big; b != nil {
+		out = append(out, fmt.Sprintf("Metal: tile %s instead where its grid has at least %d threadgroups, m and n at least %d and %d (BigRule, at launch)", *b, BigMinGroups, b.BM, b.BN))
+	}
+	out = append(out, []string{
 		fmt.Sprintf("accumulate %s in f32 on 8×8 simdgroup fragments, K in steps of %d staged zero-filled in threadgroup memory", joinComma(bs), t.BK),
 		fmt.Sprintf("epilogue: accumulators through threadgroup memory (%d bytes in all), every output of each element in range", mm.ThreadgroupBytes),
-	}
+	}...)
 	out = append(out, mm.quantDescribe(k)...)
 	if mm.CUDA != nil {
 		out = append(out, mm.CUDA.describeCUDA(mm)...)

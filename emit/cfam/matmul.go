@@ -143,6 +143,10 @@ func (matmul) body(w *Writer, k *ir.Kernel, d *Dialect) {
 		mw.rowBody()
 		return
 	}
+	if mw.mm.Big != nil {
+		mw.bigBody()
+		return
+	}
 	mw.tiledBody(mw.mm.Tile, "the epilogue", func() { mw.epilogue(mw.tid) })
 }
 
@@ -254,16 +258,19 @@ func (matmul) entries(k *ir.Kernel, d *Dialect) []entry {
 // simdgroup accumulators, the accumulators into threadgroup memory, then
 // finish (then says what: the epilogue, or the workspace stores).
 func (mw *matmulWriter) tiledBody(t ir.Tile, then string, finish func()) {
+	mw.P("using C = float;")
+	mw.declareTiled(t)
+	mw.tiledCore(t, then, finish)
+}
+
+// tiledCore is tiledBody after the threadgroup memory's declarations.
+func (mw *matmulWriter) tiledCore(t ir.Tile, then string, finish func()) {
 	w, tg, simd := mw.Writer, mw.tg, mw.simd
-	w.P("using C = float;")
 	w.P(fmt.Sprintf("constexpr uint BM = %d, BN = %d, BK = %d, WN = %d, TM = %d, TN = %d;", t.BM, t.BN, t.BK, t.WN, t.FragsM(), t.FragsN()))
 	w.P("constexpr uint kThreads = ", t.Threads(), ";")
 	slots := mw.slots(t)
 	for _, s := range slots {
 		mw.declare(s)
-	}
-	for i, b := range mw.mm.B {
-		w.P(fmt.Sprintf("threadgroup float kgen_cs%d[BM * BN]; // %s, [BM][BN], for the epilogue", i, b.Acc))
 	}
 	w.P("const uint kgen_tiles_n = (args.n + BN - 1) / BN;")
 	w.P("const uint kgen_row0 = (", tg, " / kgen_tiles_n) * BM, kgen_col0 = (", tg, " % kgen_tiles_n) * BN;")

@@ -2,8 +2,10 @@ package cfam
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/launch"
 )
 
 // The tiled kernel's staging (ir.Staging): each operand's K step in
@@ -50,13 +52,25 @@ func (mw *matmulWriter) slots(t ir.Tile) []slot {
 	return out
 }
 
-// declare writes s's tile: 16-byte-aligned storage of Rows padded rows,
-// the element pointer into it, and the uniform vector check.
+// declareTiled writes the kernel-scope threadgroup memory of tile t (or
+// of any smaller tile): each operand's 16-byte-aligned storage of padded
+// rows, and an f32 BM×BN accumulator tile per B for the epilogue.
+func (mw *matmulWriter) declareTiled(t ir.Tile) {
+	w := mw.Writer
+	for _, s := range mw.slots(t) {
+		w.P(fmt.Sprintf("// %s's tile as stored, [%d][%d] of %s, each row padded by %d bytes against bank conflicts.", s.o.Name, s.st.Rows, s.st.Cols, s.typ, ir.StagePadBytes))
+		w.P(fmt.Sprintf("threadgroup uint4 %s_raw[%d * (%d + %d / sizeof(%s)) * sizeof(%s) / 16];", s.tile, s.st.Rows, s.st.Cols, ir.StagePadBytes, s.typ, s.typ))
+	}
+	for i, b := range mw.mm.B {
+		w.P(fmt.Sprintf("threadgroup float kgen_cs%d[%d]; // %s, [BM][BN], for the epilogue", i, t.BM*t.BN, b.Acc))
+	}
+}
+
+// declare writes s's padded row length, its element pointer into the
+// storage declareTiled declared, and the uniform vector check.
 func (mw *matmulWriter) declare(s slot) {
 	w, t := mw.Writer, s.typ
-	w.P(fmt.Sprintf("// %s's tile as stored, [%d][%d] of %s, each row padded by %d bytes against bank conflicts.", s.o.Name, s.st.Rows, s.st.Cols, t, ir.StagePadBytes))
-	w.P(fmt.Sprintf("constexpr uint %s = %d + %d / sizeof(%s);", s.ld, s.st.Cols, ir.StagePadBytes, t))
-	w.P(fmt.Sprintf("threadgroup uint4 %s_raw[%d * %s * sizeof(%s) / 16];", s.tile, s.st.Rows, s.ld, t))
+	w.P(fmt.Sprintf("constexpr uint %s = %d + %d / sizeof(%s); // %s's padded rows", s.ld, s.st.Cols, ir.StagePadBytes, t, s.o.Name))
 	w.P(fmt.Sprintf("threadgroup %s* %s = (threadgroup %s*)%s_raw;", t, s.tile, t, s.tile))
 	if s.st.Vector {
 		w.P(fmt.Sprintf("const bool %s = %s %% (%d / sizeof(%s)) == 0; // rows of whole %d-byte chunks", s.vec, s.cLim, ir.StageVecBytes, t, ir.StageVecBytes))
@@ -107,4 +121,48 @@ func (mw *matmulWriter) fragLoad(dst string, s slot, row, col string) {
 		return
 	}
 	mw.P(fmt.Sprintf("simdgroup_load(%s, %s, %s, ulong2(%s, %s));", dst, s.tile, s.ld, col, row))
+}
+
+// bigBody writes a tiled kernel with a big tile (ir.Matmul.Big): the
+// threadgroup memory of the big tile (every dimension at least the
+// default's), the rule's choice, uniform for the launch, then the default
+// tile's body or the big one's.
+func (mw *matmulWriter) bigBody() {
+	w, mm := mw.Writer, mw.mm
+	w.P("using C = float;")
+	mw.declareTiled(*mm.Big)
+	w.P(fmt.Sprintf("// %dx%d tiles where the launcher's grid has them (ir.Matmul.BigRule: %s).", mm.Big.BM, mm.Big.BN, mm.BigRule()))
+	w.P("const bool kgen_big = ", cSize(mm.BigRule()), " != 0u;")
+	w.IfElse("!kgen_big", func() {
+		mw.tiledCore(mm.Tile, "the epilogue", func() { mw.epilogue(mw.tid) })
+	}, func() {
+		mw.tiledCore(*mm.Big, "the epilogue", func() { mw.epilogue(mw.tid) })
+	})
+}
+
+// cSize spells size expression e in MSL over the args struct's uints.
+func cSize(e *launch.Expr) string {
+	switch e.Op {
+	case launch.Lit:
+		return fmt.Sprint(e.Value, "u")
+	case launch.Var:
+		return "args." + e.Name
+	case launch.Add:
+		var parts []string
+		for _, a := range e.Args {
+			parts = append(parts, cSize(a))
+		}
+		return "(" + strings.Join(parts, " + ") + ")"
+	case launch.Mul:
+		return "(" + cSize(e.Args[0]) + " * " + cSize(e.Args[1]) + ")"
+	case launch.Div:
+		return "(" + cSize(e.Args[0]) + " / " + cSize(e.Args[1]) + ")"
+	case launch.CeilDiv:
+		return "((" + cSize(e.Args[0]) + " + " + cSize(e.Args[1]) + " - 1u) / " + cSize(e.Args[1]) + ")"
+	case launch.Min:
+		return "min(" + cSize(e.Args[0]) + ", " + cSize(e.Args[1]) + ")"
+	case launch.Max:
+		return "max(" + cSize(e.Args[0]) + ", " + cSize(e.Args[1]) + ")"
+	}
+	panic(fmt.Sprintf("cSize: %s has no MSL spelling here", e))
 }

@@ -159,3 +159,44 @@ func TestMatmulGemvMutationsFail(t *testing.T) {
 		})
 	}
 }
+
+// TestMatmulBigTile runs the built-in matmuls that have a big tile
+// (ir.Matmul.Big) at shapes whose grid takes it, with tails in m, n and
+// k, under both lane maps; and fails a big tile whose second column of
+// fragments is never stored.
+func TestMatmulBigTile(t *testing.T) {
+	needCompiler(t)
+	kernels, src := projectKernels(t, filepath.Join(repoRoot(), "kgen.yaml"))
+	shapes := []parity.MatmulShape{{520, 520, 17}, {512, 576, 40}}
+	n := 0
+	for _, k := range matmuls(kernels) {
+		if k.Matmul().Big == nil || (k.Name != "matmul" && k.Name != "matmul_bias_gelu") {
+			continue
+		}
+		n++
+		checkAll(t, k, src[k.Name], parity.Options{Seed: 34, Matmul: shapes})
+		checkAll(t, k, src[k.Name], parity.Options{Seed: 34, Matmul: shapes[:1], MatrixLanes: mslcpu.ScrambledLanes})
+		if k.Name != "matmul" {
+			continue
+		}
+		from := "constexpr uint BM = 64, BN = 64, BK = 16, WN = 2, TM = 4, TN = 4;"
+		s := string(src[k.Name])
+		if !strings.Contains(s, from) {
+			t.Fatalf("the rewrite %q does not apply", from)
+		}
+		mutated := []byte(strings.Replace(s, from, "constexpr uint BM = 64, BN = 64, BK = 16, WN = 2, TM = 4, TN = 3;", 1))
+		results, err := parity.Check(context.Background(), k, mutated, parity.Options{Seed: 35, Matmul: shapes[:1]})
+		if err != nil {
+			t.Logf("the harness refuses it: %v", err)
+			continue
+		}
+		for _, r := range parity.Summarize(results) {
+			if r.OK() {
+				t.Errorf("%s: parity passes a big tile missing a column of fragments: %s", r.HostName, r)
+			}
+		}
+	}
+	if n != 2 {
+		t.Fatalf("want matmul and matmul_bias_gelu with a big tile, got %d", n)
+	}
+}

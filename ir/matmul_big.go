@@ -1,0 +1,60 @@
+package ir
+
+import "github.com/kgen-dev/kgen/launch"
+
+// The tiled Metal matmul's large-output tile. Each output of a BM×BN tile
+// reads k elements of A per BN outputs and k of B per BM, so its device
+// bytes per output are k·size·(1/BM + 1/BN): 32×32 reads every A and B
+// element n/32 and m/32 times (18 B/out at m = n = k = 128, f16), 64×64
+// half that (docs/metal-cost.md). What the counts cannot see is the grid:
+// 64×64 makes a quarter of the threadgroups, and a GPU of up to 40 cores
+// (M-series Max) needs dozens to be busy. So the rule (BigRule, one place
+// for the launcher's grid and the kernel's branch): the big tile where its
+// grid still has at least BigMinGroups threadgroups, m and n at least 64;
+// the 32×32 tile below. Both run on the same 128 threads (2×2
+// simdgroups), so the launch's threadgroup is one size; the big tile's
+// simdgroups own 32×32 outputs (4×4 fragments) each.
+
+// BigTile is the large-output tile.
+var BigTile = Tile{BM: 64, BN: 64, BK: 16, WM: 2, WN: 2}
+
+// BigMinGroups is the fewest threadgroups the big tile's grid may have.
+const BigMinGroups = 64
+
+// bigOf is a tiled matmul's big tile, nil where it keeps one tile: a tile
+// set in the spec (the spec's choice stands), row reductions and chains
+// (their own tiles), batched kernels (the batch multiplies the grid, which
+// the rule does not count yet) and gated ones (two Bs' accumulators of
+// 64×64 exceed Metal's threadgroup memory).
+func bigOf(mm *Matmul, specTile bool) *Tile {
+	if specTile || mm.Rows != nil || mm.Chain != nil || len(mm.Batch) > 0 || len(mm.B) != 1 || mm.Tile != DefaultTile {
+		return nil
+	}
+	t := BigTile
+	return &t
+}
+
+// BigRule is 1 where the big tile serves sizes m and n, else 0: m ≥ BM,
+// n ≥ BN and ceildiv(m, BM)·ceildiv(n, BN) ≥ BigMinGroups.
+func (mm *Matmul) BigRule() *launch.Expr {
+	t := *mm.Big
+	one := launch.N(1)
+	groups := launch.Times(launch.Ceil(launch.V("m"), launch.N(t.BM)), launch.Ceil(launch.V("n"), launch.N(t.BN)))
+	return launch.Times(launch.Times(
+		launch.Smaller(one, launch.Over(launch.V("m"), launch.N(t.BM))),
+		launch.Smaller(one, launch.Over(launch.V("n"), launch.N(t.BN)))),
+		launch.Smaller(one, launch.Over(groups, launch.N(BigMinGroups))))
+}
+
+// tiles is the tiled kernel's threadgroups: ceildiv(m, BM)·ceildiv(n, BN)
+// of its tile, or with a big tile of the one BigRule picks.
+func (mm *Matmul) tiles() *launch.Expr {
+	t := mm.Tile
+	if mm.Big == nil {
+		return launch.Times(launch.Ceil(launch.V("m"), launch.N(t.BM)), launch.Ceil(launch.V("n"), launch.N(t.BN)))
+	}
+	big := mm.BigRule()
+	bm := launch.Sum(launch.N(t.BM), launch.Times(launch.N(mm.Big.BM-t.BM), big))
+	bn := launch.Sum(launch.N(t.BN), launch.Times(launch.N(mm.Big.BN-t.BN), big))
+	return launch.Times(launch.Ceil(launch.V("m"), bm), launch.Ceil(launch.V("n"), bn))
+}

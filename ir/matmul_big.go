@@ -6,20 +6,23 @@ import "github.com/kgen-dev/kgen/launch"
 // reads k elements of A per BN outputs and k of B per BM, so its device
 // bytes per output are k·size·(1/BM + 1/BN): 32×32 reads every A and B
 // element n/32 and m/32 times (18 B/out at m = n = k = 128, f16), 64×64
-// half that (docs/metal-cost.md). What the counts cannot see is the grid:
-// 64×64 makes a quarter of the threadgroups, and a GPU of up to 40 cores
-// (M-series Max) needs dozens to be busy. So the rule (BigRule, one place
-// for the launcher's grid and the kernel's branch): the big tile where its
-// grid still has at least BigMinGroups threadgroups, m and n at least 64;
-// the 32×32 tile below. Both run on the same 128 threads (2×2
-// simdgroups), so the launch's threadgroup is one size; the big tile's
-// simdgroups own 32×32 outputs (4×4 fragments) each.
+// half that (10 B/out, MLX steel's figure; docs/metal-cost.md). What the
+// counts cannot see is the grid: 64×64 makes a quarter of the
+// threadgroups. MLX, which measures on the hardware, picks 64×64 for 16-bit
+// types at every size on M-series GPUs (mlx/backend/metal/matmul.cpp,
+// GEMM_TPARAM_MACRO). The rule (BigRule, one place for the launcher's grid
+// and the kernel's branch): the big tile where its grid has at least
+// BigMinGroups threadgroups and m, n are at least 64 — 32×32 only for the
+// small products where 64×64 would leave one to three groups, mostly
+// padding. Both tiles run on the same 128 threads (2×2 simdgroups), so the
+// launch's threadgroup is one size; the big tile's simdgroups own 32×32
+// outputs (4×4 fragments) each.
 
 // BigTile is the large-output tile.
 var BigTile = Tile{BM: 64, BN: 64, BK: 16, WM: 2, WN: 2}
 
 // BigMinGroups is the fewest threadgroups the big tile's grid may have.
-const BigMinGroups = 64
+const BigMinGroups = 4
 
 // bigOf is a tiled matmul's big tile, nil where it keeps one tile: a tile
 // set in the spec (the spec's choice stands), row reductions and chains

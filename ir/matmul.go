@@ -249,7 +249,7 @@ func matmulSchedule(s *spec.Spec, k *Kernel, diags *diag.List) Schedule {
 		k.Schedule = mm // the scheduler reads reductions through k
 		schedule(s, k, mm.Rows, diags)
 		t := mm.Tile
-		staging := 4 * (t.BM*t.BK + len(mm.B)*t.BK*t.BN)
+		staging := mm.stagingBytes(t)
 		mm.NMax = (backend.Table[Metal].ThreadgroupBytes - staging) / (4 * t.BM * len(mm.B)) / t.BN * t.BN
 		mm.ThreadgroupBytes = staging + 4*t.BM*len(mm.B)*mm.NMax
 		k.Threadgroup = t.Threads()

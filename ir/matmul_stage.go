@@ -1,7 +1,8 @@
 package ir
 
-// How the tiled Metal matmul (DefaultTile and the split's first phase)
-// holds one K step of each operand in threadgroup memory. The counts that
+// How the tiled Metal matmul (its tiles, the split's first phase and the
+// row-owning kernel's column tiles) holds one K step of each operand in
+// threadgroup memory. The counts that
 // chose it (docs/metal-cost.md, m = n = k = 128, f16): staging f16 as
 // float doubled the threadgroup bytes of every store and fragment load,
 // and one scalar device load per lane per element kept every device access
@@ -78,9 +79,15 @@ func (s Staging) Bytes(elem int) int {
 // widest (f32 operands): the staging plus one f32 BM×BN accumulator tile
 // per B for the epilogue.
 func (mm *Matmul) tiledBytes(t Tile) int {
+	return mm.stagingBytes(t) + len(mm.B)*4*t.BM*t.BN
+}
+
+// stagingBytes is the staged tiles' threadgroup memory on tile t at its
+// widest (f32 operands); the row-owning kernel's strip takes the rest.
+func (mm *Matmul) stagingBytes(t Tile) int {
 	n := mm.StageA(t).Bytes(4)
 	for i := range mm.B {
-		n += mm.StageB(i, t).Bytes(4) + 4*t.BM*t.BN
+		n += mm.StageB(i, t).Bytes(4)
 	}
 	return n
 }

@@ -57,12 +57,18 @@ func (mw *matmulWriter) slots(t ir.Tile) []slot {
 // rows, and an f32 BM×BN accumulator tile per B for the epilogue.
 func (mw *matmulWriter) declareTiled(t ir.Tile) {
 	w := mw.Writer
-	for _, s := range mw.slots(t) {
-		w.P(fmt.Sprintf("// %s's tile as stored, [%d][%d] of %s, each row padded by %d bytes against bank conflicts.", s.o.Name, s.st.Rows, s.st.Cols, s.typ, ir.StagePadBytes))
-		w.P(fmt.Sprintf("threadgroup uint4 %s_raw[%d * (%d + %d / sizeof(%s)) * sizeof(%s) / 16];", s.tile, s.st.Rows, s.st.Cols, ir.StagePadBytes, s.typ, s.typ))
-	}
+	mw.declareStaged(mw.slots(t))
 	for i, b := range mw.mm.B {
 		w.P(fmt.Sprintf("threadgroup float kgen_cs%d[%d]; // %s, [BM][BN], for the epilogue", i, t.BM*t.BN, b.Acc))
+	}
+}
+
+// declareStaged writes the kernel-scope storage of the staged tiles:
+// 16-byte-aligned, of padded rows.
+func (mw *matmulWriter) declareStaged(slots []slot) {
+	for _, s := range slots {
+		mw.P(fmt.Sprintf("// %s's tile as stored, [%d][%d] of %s, each row padded by %d bytes against bank conflicts.", s.o.Name, s.st.Rows, s.st.Cols, s.typ, ir.StagePadBytes))
+		mw.P(fmt.Sprintf("threadgroup uint4 %s_raw[%d * (%d + %d / sizeof(%s)) * sizeof(%s) / 16];", s.tile, s.st.Rows, s.st.Cols, ir.StagePadBytes, s.typ, s.typ))
 	}
 }
 

@@ -35,7 +35,7 @@ func (mw *matmulWriter) plainGemvBody(g ir.Gemv) {
 		mw.gemvVecCheck(i, b)
 	}
 	w.Block("for (uint kgen_k0 = 0; kgen_k0 < args.k; kgen_k0 += KB)", func() {
-		mw.gemvStageA(ta)
+		mw.gemvStageA(ta, "kgen_k0")
 		w.P("threadgroup_barrier(mem_flags::mem_threadgroup);")
 		w.P("const uint kgen_kc = kgen_k0 + kgen_lane * KV; // this lane's slice")
 		for i, b := range mm.B {
@@ -77,10 +77,12 @@ func (mw *matmulWriter) gemvVecCheck(i int, b ir.Operand) {
 	mw.P(fmt.Sprintf("const bool kgen_vb%d = args.n %% COLS == 0;", i))
 }
 
-// gemvStageA writes the staging of A's rows < m of block kgen_k0: one
-// 16-byte chunk per thread per step, element by element where the row is
-// not whole chunks (or A is column-major) and zeros past k.
-func (mw *matmulWriter) gemvStageA(ta string) {
+// gemvStageA writes the staging of A's rows < m of the K block [k0, k0 +
+// KB) into kgen_xs, [ROWS][KB]: one 16-byte chunk (KV elements) per thread
+// per step, element by element where the row is not whole chunks (or A is
+// column-major) and zeros past k. The plain and the quantized matrix-vector
+// forms share it.
+func (mw *matmulWriter) gemvStageA(ta, k0 string) {
 	w, mm := mw.Writer, mw.mm
 	a := mw.k.Bindings[mm.A.Binding]
 	at := func(c string) string {
@@ -89,21 +91,24 @@ func (mw *matmulWriter) gemvStageA(ta string) {
 		}
 		return mw.elemAt(a, "kgen_i", c, "args.k")
 	}
-	w.Block("for (uint kgen_e = "+mw.tid+"; kgen_e < args.m * 32u; kgen_e += SIMDS * 32u)", func() {
-		w.P("const uint kgen_i = kgen_e / 32u, kgen_c = kgen_k0 + kgen_e % 32u * KV;")
-		w.P(fmt.Sprintf("threadgroup %s* kgen_dst = kgen_xs + kgen_i * KB + kgen_e %% 32u * KV;", ta))
+	w.Block("for (uint kgen_e = "+mw.tid+"; kgen_e < args.m * (KB / KV); kgen_e += SIMDS * 32u)", func() {
+		w.P("const uint kgen_i = kgen_e / (KB / KV), kgen_c = "+k0+" + kgen_e % (KB / KV) * KV;")
+		w.P(fmt.Sprintf("threadgroup %s* kgen_dst = kgen_xs + kgen_i * KB + kgen_e %% (KB / KV) * KV;", ta))
 		scalar := func() {
 			w.Block("for (uint kgen_x = 0; kgen_x < KV; ++kgen_x)", func() {
 				w.P(fmt.Sprintf("kgen_dst[kgen_x] = kgen_c + kgen_x < args.k ? %s[%s] : %s(0);", mm.A.Name, at("kgen_c + kgen_x"), ta))
 			})
 		}
-		if mm.A.ColMajor {
-			scalar()
-			return
-		}
-		w.IfElse("kgen_va && kgen_c < args.k", func() {
-			w.P(fmt.Sprintf("*(threadgroup uint4*)kgen_dst = *(device const uint4*)(%s + %s);", mm.A.Name, at("kgen_c")))
-		}, scalar)
+		w.P("// A chunk wholly past k is never read: no lane's slice starts there.")
+		w.Block("if (kgen_c < args.k)", func() {
+			if mm.A.ColMajor {
+				scalar()
+				return
+			}
+			w.IfElse("kgen_va", func() {
+				w.P(fmt.Sprintf("*(threadgroup uint4*)kgen_dst = *(device const uint4*)(%s + %s);", mm.A.Name, at("kgen_c")))
+			}, scalar)
+		})
 	})
 }
 

@@ -40,6 +40,8 @@ func TestQuantMutationsFail(t *testing.T) {
 		{"qmatmul_q4_0", "zero point 8 dropped (gemv)", gemv, "(float(kgen_x & 15u) - 8.0f)", "float(kgen_x & 15u)"},
 		{"qmatmul_q8_0", "codes unsigned (tiled)", tiled, "float(as_type<char>(block[2u + j % 32u]))", "float(block[2u + j % 32u])"},
 		{"qmatmul_q8_0", "block off by one (gemv)", gemv, "kgen_k0 / 32u * 34u", "(kgen_k0 / 32u + 1u) % (args.k / 32u) * 34u"},
+		{"qmatmul_q8_0", "staged rows of x swapped (gemv)", gemv, "kgen_xs[kgen_i * KB + kgen_lane * 32u + kgen_e]", "kgen_xs[(kgen_i ^ 1u) * KB + kgen_lane * 32u + kgen_e]"},
+		{"qmatmul_mlx4", "no barrier after staging x (gemv)", gemv, "threadgroup_barrier(mem_flags::mem_threadgroup);\n        const uint kgen_k0", "const uint kgen_k0"},
 	}
 	for _, m := range mutations {
 		t.Run(m.kernel+"/"+m.name, func(t *testing.T) {

@@ -92,7 +92,7 @@ func (mw *matmulWriter) gemvStageA(ta, k0 string) {
 		return mw.elemAt(a, "kgen_i", c, "args.k")
 	}
 	w.Block("for (uint kgen_e = "+mw.tid+"; kgen_e < args.m * (KB / KV); kgen_e += SIMDS * 32u)", func() {
-		w.P("const uint kgen_i = kgen_e / (KB / KV), kgen_c = "+k0+" + kgen_e % (KB / KV) * KV;")
+		w.P("const uint kgen_i = kgen_e / (KB / KV), kgen_c = " + k0 + " + kgen_e % (KB / KV) * KV;")
 		w.P(fmt.Sprintf("threadgroup %s* kgen_dst = kgen_xs + kgen_i * KB + kgen_e %% (KB / KV) * KV;", ta))
 		scalar := func() {
 			w.Block("for (uint kgen_x = 0; kgen_x < KV; ++kgen_x)", func() {

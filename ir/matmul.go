@@ -262,10 +262,13 @@ func matmulSchedule(s *spec.Spec, k *Kernel, diags *diag.List) Schedule {
 		}
 		return mm
 	}
+	if s.Tile == nil {
+		mm.Tile = AutoTile
+	}
 	t := mm.Tile
 	mm.ThreadgroupBytes = mm.tiledBytes(t)
 	if mm.Big = bigOf(mm, s.Tile != nil); mm.Big != nil {
-		mm.ThreadgroupBytes = mm.tiledBytes(*mm.Big)
+		mm.ThreadgroupBytes = mm.tiledBytes(t, *mm.Big)
 	}
 	k.Threadgroup = t.Threads()
 	mm.Gemv = gemvOf(k, mm)

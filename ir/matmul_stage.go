@@ -75,11 +75,26 @@ func (s Staging) Bytes(elem int) int {
 	return s.Rows * (s.Cols + StagePadBytes/elem) * elem
 }
 
-// tiledBytes is the tiled kernel's threadgroup memory on tile t at its
-// widest (f32 operands): the staging plus one f32 BM×BN accumulator tile
-// per B for the epilogue.
-func (mm *Matmul) tiledBytes(t Tile) int {
-	return mm.stagingBytes(t) + len(mm.B)*4*t.BM*t.BN
+// tiledBytes is the tiled kernel's threadgroup memory on tiles ts at its
+// widest (f32 operands): each staged tile's storage at the largest it is
+// on any of ts, plus one f32 BM×BN accumulator tile per B for the
+// epilogue, the largest BM×BN of ts (a kernel with a big tile declares
+// its memory once for both bodies).
+func (mm *Matmul) tiledBytes(ts ...Tile) int {
+	a, c := 0, 0
+	b := make([]int, len(mm.B))
+	for _, t := range ts {
+		a = max(a, mm.StageA(t).Bytes(4))
+		for i := range mm.B {
+			b[i] = max(b[i], mm.StageB(i, t).Bytes(4))
+		}
+		c = max(c, 4*t.BM*t.BN)
+	}
+	n := a + len(mm.B)*c
+	for _, x := range b {
+		n += x
+	}
+	return n
 }
 
 // stagingBytes is the staged tiles' threadgroup memory on tile t at its

@@ -63,6 +63,24 @@ func (mw *matmulWriter) declareTiled(t ir.Tile) {
 	}
 }
 
+// declareBoth is declareTiled for a kernel whose bodies run on tile t or
+// big: each staged tile's storage the larger of its two sizes.
+func (mw *matmulWriter) declareBoth(t, big ir.Tile) {
+	w := mw.Writer
+	small, large := mw.slots(t), mw.slots(big)
+	for i, s := range small {
+		l := large[i]
+		size := func(st ir.Staging) string {
+			return fmt.Sprintf("%d * (%d + %d / sizeof(%s)) * sizeof(%s) / 16", st.Rows, st.Cols, ir.StagePadBytes, s.typ, s.typ)
+		}
+		w.P(fmt.Sprintf("// %s's tile as stored, [%d][%d] or [%d][%d] of %s, each row padded by %d bytes against bank conflicts.", s.o.Name, s.st.Rows, s.st.Cols, l.st.Rows, l.st.Cols, s.typ, ir.StagePadBytes))
+		w.P(fmt.Sprintf("threadgroup uint4 %s_raw[(%s) > (%s) ? (%s) : (%s)];", s.tile, size(s.st), size(l.st), size(s.st), size(l.st)))
+	}
+	for i, b := range mw.mm.B {
+		w.P(fmt.Sprintf("threadgroup float kgen_cs%d[%d]; // %s, [BM][BN], for the epilogue", i, max(t.BM*t.BN, big.BM*big.BN), b.Acc))
+	}
+}
+
 // declareStaged writes the kernel-scope storage of the staged tiles:
 // 16-byte-aligned, of padded rows.
 func (mw *matmulWriter) declareStaged(slots []slot) {
@@ -130,13 +148,12 @@ func (mw *matmulWriter) fragLoad(dst string, s slot, row, col string) {
 }
 
 // bigBody writes a tiled kernel with a big tile (ir.Matmul.Big): the
-// threadgroup memory of the big tile (every dimension at least the
-// default's), the rule's choice, uniform for the launch, then the default
-// tile's body or the big one's.
+// threadgroup memory of both tiles, the rule's choice, uniform for the
+// launch, then the small tile's body or the big one's.
 func (mw *matmulWriter) bigBody() {
 	w, mm := mw.Writer, mw.mm
 	w.P("using C = float;")
-	mw.declareTiled(*mm.Big)
+	mw.declareBoth(mm.Tile, *mm.Big)
 	w.P(fmt.Sprintf("// %dx%d tiles where the launcher's grid has them (ir.Matmul.BigRule: %s).", mm.Big.BM, mm.Big.BN, mm.BigRule()))
 	w.P("const bool kgen_big = ", cSize(mm.BigRule()), " != 0u;")
 	w.IfElse("!kgen_big", func() {

@@ -28,8 +28,11 @@ type Matmul struct {
 	// nil for one matrix product.
 	Batch []string
 	Tile  Tile
-	A     Operand
-	B     []Operand
+	// Big is the tile for large m and n (matmul_big.go: BigRule picks it
+	// at launch), nil where the kernel keeps Tile.
+	Big *Tile
+	A   Operand
+	B   []Operand
 	// ThreadgroupBytes is the staging of A and the Bs plus one f32 tile of
 	// accumulators per B (row-owning: one f32 strip of NMax columns per B).
 	ThreadgroupBytes int
@@ -246,7 +249,7 @@ func matmulSchedule(s *spec.Spec, k *Kernel, diags *diag.List) Schedule {
 		k.Schedule = mm // the scheduler reads reductions through k
 		schedule(s, k, mm.Rows, diags)
 		t := mm.Tile
-		staging := 4 * (t.BM*t.BK + len(mm.B)*t.BK*t.BN)
+		staging := mm.stagingBytes(t)
 		mm.NMax = (backend.Table[Metal].ThreadgroupBytes - staging) / (4 * t.BM * len(mm.B)) / t.BN * t.BN
 		mm.ThreadgroupBytes = staging + 4*t.BM*len(mm.B)*mm.NMax
 		k.Threadgroup = t.Threads()
@@ -259,8 +262,14 @@ func matmulSchedule(s *spec.Spec, k *Kernel, diags *diag.List) Schedule {
 		}
 		return mm
 	}
+	if s.Tile == nil {
+		mm.Tile = AutoTile
+	}
 	t := mm.Tile
-	mm.ThreadgroupBytes = 4 * (t.BM*t.BK + len(mm.B)*(t.BK*t.BN+t.BM*t.BN))
+	mm.ThreadgroupBytes = mm.tiledBytes(t)
+	if mm.Big = bigOf(mm, s.Tile != nil); mm.Big != nil {
+		mm.ThreadgroupBytes = mm.tiledBytes(t, *mm.Big)
+	}
 	k.Threadgroup = t.Threads()
 	mm.Gemv = gemvOf(k, mm)
 	if k.Ports[CUDA] && mm.quantized() {
@@ -345,7 +354,7 @@ func (mm *Matmul) Launch(k *Kernel, b Backend) launch.Launch {
 		return launch.Launch{} // the library's host functions launch the GEMMs (launch.Launch.Host)
 	}
 	t := mm.Tile
-	tiles := launch.Times(launch.Ceil(launch.V("m"), launch.N(t.BM)), launch.Ceil(launch.V("n"), launch.N(t.BN)))
+	tiles := mm.tiles()
 	if mm.Rows != nil {
 		tiles = launch.Ceil(launch.V("m"), launch.N(t.BM)) // a group owns whole rows
 	}
@@ -397,9 +406,14 @@ func (mm *Matmul) describe(k *Kernel) []string {
 	}
 	out := []string{
 		fmt.Sprintf("tile %s: one threadgroup per %d×%d block of the output, %d threads", t, t.BM, t.BN, t.Threads()),
+	}
+	if b := mm.Big; b != nil {
+		out = append(out, fmt.Sprintf("Metal: tile %s instead where its grid has at least %d threadgroups, m and n at least %d and %d (BigRule, at launch)", *b, BigMinGroups, b.BM, b.BN))
+	}
+	out = append(out, []string{
 		fmt.Sprintf("accumulate %s in f32 on 8×8 simdgroup fragments, K in steps of %d staged zero-filled in threadgroup memory", joinComma(bs), t.BK),
 		fmt.Sprintf("epilogue: accumulators through threadgroup memory (%d bytes in all), every output of each element in range", mm.ThreadgroupBytes),
-	}
+	}...)
 	out = append(out, mm.quantDescribe(k)...)
 	if mm.CUDA != nil {
 		out = append(out, mm.CUDA.describeCUDA(mm)...)

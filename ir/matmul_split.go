@@ -13,7 +13,7 @@ import (
 // every row-reducing or gated matmul runs, for any n, inside one library
 // call. Metal's phases:
 //
-//  1. Acc: the tiled matmul (DefaultTile) writes every accumulator (acc,
+//  1. Acc: the tiled matmul (AutoTile) writes every accumulator (acc,
 //     acc2) as f32 into an [m, n] workspace; no epilogue.
 //  2. Rows: the row-owning kernel's passes (the same stage functions, the
 //     same 8 rows per threadgroup, 2 rows per simdgroup, strided lanes and
@@ -270,7 +270,7 @@ func splitOf(k *Kernel, mm *Matmul, metal bool) *Split {
 			rowsFrom = append(rowsFrom, b.Index)
 		}
 	}
-	t := DefaultTile
+	t := AutoTile
 	s.Acc = phase("acc", fmt.Sprintf("launch 1: the accumulators as f32 into the [m, n] workspace, tile %s", t), t,
 		launch.Times(launch.Ceil(launch.V("m"), launch.N(t.BM)), launch.Ceil(launch.V("n"), launch.N(t.BN))), append(accFrom, args), accRoles)
 	r := RowTile

@@ -143,6 +143,10 @@ func (matmul) body(w *Writer, k *ir.Kernel, d *Dialect) {
 		mw.rowBody()
 		return
 	}
+	if mw.mm.Big != nil {
+		mw.bigBody()
+		return
+	}
 	mw.tiledBody(mw.mm.Tile, "the epilogue", func() { mw.epilogue(mw.tid) })
 }
 
@@ -254,14 +258,19 @@ func (matmul) entries(k *ir.Kernel, d *Dialect) []entry {
 // simdgroup accumulators, the accumulators into threadgroup memory, then
 // finish (then says what: the epilogue, or the workspace stores).
 func (mw *matmulWriter) tiledBody(t ir.Tile, then string, finish func()) {
-	w, tid, tg, simd := mw.Writer, mw.tid, mw.tg, mw.simd
-	w.P("using C = float;")
+	mw.P("using C = float;")
+	mw.declareTiled(t)
+	mw.tiledCore(t, then, finish)
+}
+
+// tiledCore is tiledBody after the threadgroup memory's declarations.
+func (mw *matmulWriter) tiledCore(t ir.Tile, then string, finish func()) {
+	w, tg, simd := mw.Writer, mw.tg, mw.simd
 	w.P(fmt.Sprintf("constexpr uint BM = %d, BN = %d, BK = %d, WN = %d, TM = %d, TN = %d;", t.BM, t.BN, t.BK, t.WN, t.FragsM(), t.FragsN()))
 	w.P("constexpr uint kThreads = ", t.Threads(), ";")
-	w.P("threadgroup float kgen_as[BM * BK]; // A's tile, [BM][BK]")
-	for i, b := range mw.mm.B {
-		w.P(fmt.Sprintf("threadgroup float kgen_bs%d[BK * BN]; // %s's tile, [BK][BN]", i, b.Name))
-		w.P(fmt.Sprintf("threadgroup float kgen_cs%d[BM * BN]; // %s, [BM][BN], for the epilogue", i, b.Acc))
+	slots := mw.slots(t)
+	for _, s := range slots {
+		mw.declare(s)
 	}
 	w.P("const uint kgen_tiles_n = (args.n + BN - 1) / BN;")
 	w.P("const uint kgen_row0 = (", tg, " / kgen_tiles_n) * BM, kgen_col0 = (", tg, " % kgen_tiles_n) * BN;")
@@ -276,13 +285,12 @@ func (mw *matmulWriter) tiledBody(t ir.Tile, then string, finish func()) {
 		}
 	})
 	w.Block("for (uint kgen_k0 = 0; kgen_k0 < args.k; kgen_k0 += BK)", func() {
-		w.P("// Stage this step's slices as float, zeros outside the matrices.")
-		mw.stage("kgen_as", "BK", "BM * BK", mw.mm.A, "kgen_row0", "kgen_k0", "args.m", "args.k", tid)
-		for i, b := range mw.mm.B {
-			mw.stage(fmt.Sprintf("kgen_bs%d", i), "BN", "BK * BN", b, "kgen_k0", "kgen_col0", "args.k", "args.n", tid)
+		w.P("// Stage this step's slices, zeros outside the matrices.")
+		for _, s := range slots {
+			mw.stageSlot(s)
 		}
 		w.P("threadgroup_barrier(mem_flags::mem_threadgroup);")
-		mw.multiply()
+		mw.multiply(slots)
 		w.P("threadgroup_barrier(mem_flags::mem_threadgroup);")
 	})
 	w.P("// The accumulators to threadgroup memory, then ", then, " per element.")
@@ -337,17 +345,18 @@ func (mw *matmulWriter) stage(tile, cols, size string, o ir.Operand, r0, c0, row
 	})
 }
 
-// multiply writes the fragment products of one staged K step.
-func (mw *matmulWriter) multiply() {
+// multiply writes the fragment products of one staged K step: fragments
+// of each operand's staged type, accumulated in float.
+func (mw *matmulWriter) multiply(slots []slot) {
 	mw.Block("for (uint kgen_kk = 0; kgen_kk < BK; kgen_kk += 8)", func() {
-		mw.P("simdgroup_float8x8 kgen_a[TM];")
+		mw.P("simdgroup_matrix<", slots[0].typ, ", 8, 8> kgen_a[TM];")
 		mw.Block("for (uint kgen_fm = 0; kgen_fm < TM; ++kgen_fm)", func() {
-			mw.P("simdgroup_load(kgen_a[kgen_fm], kgen_as, BK, ulong2(kgen_kk, kgen_sm + 8 * kgen_fm));")
+			mw.fragLoad("kgen_a[kgen_fm]", slots[0], "kgen_sm + 8 * kgen_fm", "kgen_kk")
 		})
-		for i := range mw.mm.B {
+		for i, s := range slots[1:] {
 			mw.Block("for (uint kgen_fn = 0; kgen_fn < TN; ++kgen_fn)", func() {
-				mw.P("simdgroup_float8x8 kgen_b;")
-				mw.P(fmt.Sprintf("simdgroup_load(kgen_b, kgen_bs%d, BN, ulong2(kgen_sn + 8 * kgen_fn, kgen_kk));", i))
+				mw.P("simdgroup_matrix<", s.typ, ", 8, 8> kgen_b;")
+				mw.fragLoad("kgen_b", s, "kgen_kk", "kgen_sn + 8 * kgen_fn")
 				mw.Block("for (uint kgen_fm = 0; kgen_fm < TM; ++kgen_fm)", func() {
 					mw.P(fmt.Sprintf("simdgroup_multiply_accumulate(kgen_acc%d[kgen_fm][kgen_fn], kgen_a[kgen_fm], kgen_b, kgen_acc%d[kgen_fm][kgen_fn]);", i, i))
 				})

@@ -68,6 +68,10 @@ func (mw *matmulWriter) quantAt(o ir.Operand, n, kk string) string {
 // column) then gives every lane the totals, and lane l runs the epilogue
 // for row l % 8 of column l / 8.
 func (mw *matmulWriter) gemvBody(g ir.Gemv) {
+	if g.Plain {
+		mw.plainGemvBody(g)
+		return
+	}
 	w, mm, tid, tg := mw.Writer, mw.mm, mw.tid, mw.tg
 	w.P("using C = float;")
 	w.P(fmt.Sprintf("constexpr uint ROWS = %d, COLS = %d, SIMDS = %d;", ir.GemvRows, ir.GemvCols, g.Simds))
@@ -76,34 +80,44 @@ func (mw *matmulWriter) gemvBody(g ir.Gemv) {
 		w.P(fmt.Sprintf("float kgen_acc%d[COLS][ROWS] = {};", i))
 	}
 	w.P("float kgen_w[32];")
-	w.Block("for (uint kgen_k0 = kgen_lane * 32u; kgen_k0 < args.k; kgen_k0 += 32u * 32u)", func() {
-		w.Block("for (uint kgen_c = 0; kgen_c < COLS; ++kgen_c)", func() {
-			w.P("const uint kgen_j = min(kgen_col0 + kgen_c, args.n - 1u); // a column past n repeats the last; never stored")
-			for i, b := range mm.B {
-				w.P("// ", b.Acc, ": ", ir.QuantText(mw.k, b))
-				w.P("{")
-				w.Indent(func() { mw.gemvRows(i, b) })
-				w.P("}")
-			}
+	ta := mw.d.TypeName(mw.k.Bindings[mm.A.Binding].DType)
+	w.P(fmt.Sprintf("constexpr uint KV = %d / sizeof(%s), KB = 32u * 32u; // 16 bytes of A; the K block, a 32-value chunk per lane", ir.StageVecBytes, ta))
+	w.P("// A's rows < m of one K block, [ROWS][KB], shared by the threadgroup's simdgroups (rows past m are never staged nor read).")
+	w.P(fmt.Sprintf("threadgroup uint4 kgen_xs_raw[ROWS * KB * sizeof(%s) / 16];", ta))
+	w.P(fmt.Sprintf("threadgroup %s* kgen_xs = (threadgroup %s*)kgen_xs_raw;", ta, ta))
+	if !mm.A.ColMajor {
+		w.P("const bool kgen_va = args.k % KV == 0; // A's rows of whole 16-byte chunks")
+	}
+	w.Block("for (uint kgen_b0 = 0; kgen_b0 < args.k; kgen_b0 += KB)", func() {
+		mw.gemvStageA(ta, "kgen_b0")
+		w.P("threadgroup_barrier(mem_flags::mem_threadgroup);")
+		w.P("const uint kgen_k0 = kgen_b0 + kgen_lane * 32u; // this lane's chunk")
+		w.Block("if (kgen_k0 < args.k)", func() {
+			w.Block("for (uint kgen_c = 0; kgen_c < COLS; ++kgen_c)", func() {
+				w.P("const uint kgen_j = min(kgen_col0 + kgen_c, args.n - 1u); // a column past n repeats the last; never stored")
+				for i, b := range mm.B {
+					w.P("// ", b.Acc, ": ", ir.QuantText(mw.k, b))
+					w.P("{")
+					w.Indent(func() { mw.gemvRows(i, b) })
+					w.P("}")
+				}
+			})
 		})
+		w.P("threadgroup_barrier(mem_flags::mem_threadgroup);")
 	})
 	mw.gemvStore()
 }
 
 // gemvRows loads one chunk of B i and adds its products with every row of
-// x to the lane's sums.
+// x (staged in threadgroup memory) to the lane's sums.
 func (mw *matmulWriter) gemvRows(i int, b ir.Operand) {
-	w, mm := mw.Writer, mw.mm
+	w := mw.Writer
 	mw.gemvChunk(b)
 	w.Block("for (uint kgen_i = 0; kgen_i < ROWS; ++kgen_i)", func() {
 		w.Block("if (kgen_i < args.m)", func() {
 			w.P("float kgen_s = 0.0f;")
 			w.Block("for (uint kgen_e = 0; kgen_e < 32u; ++kgen_e)", func() {
-				at := mw.elemAt(mw.k.Bindings[mm.A.Binding], "kgen_i", "kgen_k0 + kgen_e", "args.k")
-				if mm.A.ColMajor {
-					at = mw.elemAt(mw.k.Bindings[mm.A.Binding], "kgen_k0 + kgen_e", "kgen_i", "args.m")
-				}
-				w.P("kgen_s = ", mw.d.FloatFunc("fma"), "(float(", mm.A.Name, "[", at, "]), kgen_w[kgen_e], kgen_s);")
+				w.P("kgen_s = ", mw.d.FloatFunc("fma"), "(float(kgen_xs[kgen_i * KB + kgen_lane * 32u + kgen_e]), kgen_w[kgen_e], kgen_s);")
 			})
 			w.P(fmt.Sprintf("kgen_acc%d[kgen_c][kgen_i] += kgen_s;", i))
 		})
@@ -114,11 +128,11 @@ func (mw *matmulWriter) gemvRows(i int, b ir.Operand) {
 // l % 8 of column l / 8.
 func (mw *matmulWriter) gemvStore() {
 	w, mm := mw.Writer, mw.mm
-	w.P("// Every lane gets each (row, column) total; lane l keeps row l % 8 of column l / 8.")
+	w.P("// Every lane gets each (row, column) total (rows past m have none: a uniform bound); lane l keeps row l % ROWS of column l / ROWS.")
 	for i := range mm.B {
 		w.P(fmt.Sprintf("float kgen_t%d = 0.0f;", i))
 		w.Block("for (uint kgen_c = 0; kgen_c < COLS; ++kgen_c)", func() {
-			w.Block("for (uint kgen_i = 0; kgen_i < ROWS; ++kgen_i)", func() {
+			w.Block("for (uint kgen_i = 0; kgen_i < min(ROWS, args.m); ++kgen_i)", func() {
 				w.P(fmt.Sprintf("const float kgen_v = simd_sum(kgen_acc%d[kgen_c][kgen_i]);", i))
 				w.Block("if (kgen_lane == kgen_c * ROWS + kgen_i)", func() { w.P(fmt.Sprintf("kgen_t%d = kgen_v;", i)) })
 			})

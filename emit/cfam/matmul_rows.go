@@ -18,15 +18,18 @@ import (
 // stage of that level, and last the write pass. Rows past m do no element
 // work but every lane reaches every matrix operation, barrier and shuffle.
 func (mw *matmulWriter) rowBody() {
-	w, mm, tid, tg, simd := mw.Writer, mw.mm, mw.tid, mw.tg, mw.simd
+	w, mm, tg, simd := mw.Writer, mw.mm, mw.tg, mw.simd
 	t := mm.Tile
 	w.P("using C = float;")
 	w.P(fmt.Sprintf("constexpr uint BM = %d, BN = %d, BK = %d, NMAX = %d, kRowsPerSimd = %d;", t.BM, t.BN, t.BK, mm.NMax, t.BM/(t.WM*t.WN)))
 	w.P("constexpr uint kThreads = ", t.Threads(), ";")
-	w.P("threadgroup float kgen_as[BM * BK]; // A's tile, [BM][BK]")
+	slots := mw.slots(t)
+	mw.declareStaged(slots)
 	for i, b := range mm.B {
-		w.P(fmt.Sprintf("threadgroup float kgen_bs%d[BK * BN]; // %s's tile, [BK][BN]", i, b.Name))
 		w.P(fmt.Sprintf("threadgroup float kgen_cs%d[BM * NMAX]; // %s of the group's rows, [BM][NMAX]", i, b.Acc))
+	}
+	for _, s := range slots {
+		mw.declare(s)
 	}
 	w.P("// The launcher takes the split launches for n > NMAX; the whole group leaves together (no matrix is live yet).")
 	w.Block("if (args.n > NMAX)", func() { w.P("return;") })
@@ -37,18 +40,20 @@ func (mw *matmulWriter) rowBody() {
 			w.P(fmt.Sprintf("simdgroup_float8x8 kgen_acc%d = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);", i))
 		}
 		w.Block("for (uint kgen_k0 = 0; kgen_k0 < args.k; kgen_k0 += BK)", func() {
-			w.P("// Stage this step's slices as float, zeros outside the matrices.")
-			mw.stage("kgen_as", "BK", "BM * BK", mm.A, "kgen_row0", "kgen_k0", "args.m", "args.k", tid)
-			for i, b := range mm.B {
-				mw.stage(fmt.Sprintf("kgen_bs%d", i), "BN", "BK * BN", b, "kgen_k0", "kgen_col0", "args.k", "args.n", tid)
+			w.P("// Stage this step's slices, zeros outside the matrices.")
+			for _, s := range slots {
+				mw.stageSlot(s)
 			}
 			w.P("threadgroup_barrier(mem_flags::mem_threadgroup);")
 			w.Block("for (uint kgen_kk = 0; kgen_kk < BK; kgen_kk += 8)", func() {
-				w.P("simdgroup_float8x8 kgen_a, kgen_b;")
-				w.P("simdgroup_load(kgen_a, kgen_as, BK, ulong2(kgen_kk, 0));")
-				for i := range mm.B {
-					w.P(fmt.Sprintf("simdgroup_load(kgen_b, kgen_bs%d, BN, ulong2(kgen_sn, kgen_kk));", i))
-					w.P(fmt.Sprintf("simdgroup_multiply_accumulate(kgen_acc%d, kgen_a, kgen_b, kgen_acc%d);", i, i))
+				w.P("simdgroup_matrix<", slots[0].typ, ", 8, 8> kgen_a;")
+				mw.fragLoad("kgen_a", slots[0], "0", "kgen_kk")
+				for i, s := range slots[1:] {
+					w.Bare(func() {
+						w.P("simdgroup_matrix<", s.typ, ", 8, 8> kgen_b;")
+						mw.fragLoad("kgen_b", s, "kgen_kk", "kgen_sn")
+						w.P(fmt.Sprintf("simdgroup_multiply_accumulate(kgen_acc%d, kgen_a, kgen_b, kgen_acc%d);", i, i))
+					})
 				}
 			})
 			w.P("threadgroup_barrier(mem_flags::mem_threadgroup);")

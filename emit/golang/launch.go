@@ -441,7 +441,7 @@ func phasesWhy(k *ir.Kernel) []jen.Code {
 	}
 	if k.Matmul().Gemv != nil {
 		return []jen.Code{
-			jen.Comment(fmt.Sprintf("On Metal, m <= %d (a decode step): the matrix-vector form, each packed weight", ir.GemvRows)),
+			jen.Comment(fmt.Sprintf("On Metal, m <= %d (a decode step): the matrix-vector form, each weight", ir.GemvRows)),
 			jen.Comment("streamed once instead of staged through a mostly idle tile."),
 		}
 	}

@@ -94,6 +94,12 @@ func Measure(ctx context.Context, k *ir.Kernel, src []byte) ([]*Report, error) {
 func MeasureAt(ctx context.Context, k *ir.Kernel, src []byte, at func(*parity.Options), shape string) ([]*Report, error) {
 	var mu sync.Mutex
 	costs := map[string]*mslcpu.Cost{}
+	variantOf := map[string]string{} // a phase's host name → its kernel variant's
+	for _, p := range k.Phases() {
+		for i, v := range p.Variants {
+			variantOf[v.HostName] = k.Variants[i].HostName
+		}
+	}
 	run := func(ctx context.Context, l mslcpu.Launch) ([][]byte, error) {
 		bufs, c, err := mslcpu.RunCost(ctx, l)
 		if err != nil {
@@ -101,10 +107,14 @@ func MeasureAt(ctx context.Context, k *ir.Kernel, src []byte, at func(*parity.Op
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		if costs[l.HostName] == nil {
-			costs[l.HostName] = &mslcpu.Cost{}
+		host := l.HostName
+		if v, ok := variantOf[host]; ok {
+			host = v
 		}
-		costs[l.HostName].Add(c)
+		if costs[host] == nil {
+			costs[host] = &mslcpu.Cost{}
+		}
+		costs[host].Add(c)
 		return bufs, nil
 	}
 	opts := Options(run)

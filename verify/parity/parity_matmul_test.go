@@ -101,7 +101,7 @@ func TestMatmulMutationsFail(t *testing.T) {
 	}{
 		{"wrong fragment index", "ulong2(kgen_kk, kgen_sm + 8 * kgen_fm)", "ulong2(kgen_kk, kgen_sm)", mslcpu.NoSanitizer},
 		{"dropped K tail", "kgen_k0 < args.k;", "kgen_k0 + BK <= args.k;", mslcpu.NoSanitizer},
-		{"missing barrier after staging", "threadgroup_barrier(mem_flags::mem_threadgroup);\n        for (uint kgen_kk", "for (uint kgen_kk", mslcpu.NoSanitizer},
+		{"missing barrier after staging", "threadgroup_barrier(mem_flags::mem_threadgroup);\n            for (uint kgen_kk", "for (uint kgen_kk", mslcpu.NoSanitizer},
 	}
 	shapes := []parity.MatmulShape{{33, 40, 17}, {8, 8, 24}}
 	for _, m := range mutations {

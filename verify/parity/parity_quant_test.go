@@ -31,7 +31,7 @@ func TestQuantMutationsFail(t *testing.T) {
 	}{
 		{"qmatmul_mlx4", "codes' order swapped in pairs (tiled)", tiled, "const uint bit = j * bits", "const uint bit = (j ^ 1u) * bits"},
 		{"qmatmul_mlx4", "codes' order swapped in pairs (gemv)", gemv, "const uint bit = e * BITS", "const uint bit = (e ^ 1u) * BITS"},
-		{"qmatmul_mlx4", "group boundary off by one (tiled)", tiled, "kgen_r / 64u]", "(kgen_r + 1u) / 64u]"},
+		{"qmatmul_mlx4", "group boundary off by one (tiled)", tiled, "kgen_c / 64u]", "(kgen_c + 1u) / 64u]"},
 		{"qmatmul_mlx4", "scale of the next group (gemv)", gemv, "float(w_scales[kgen_j * (args.k / 64u) + kgen_k0 / 64u])", "float(w_scales[kgen_j * (args.k / 64u) + kgen_k0 / 64u + 1u])"},
 		{"qmatmul_mlx4", "bias dropped (gemv)", gemv, "metal::fma(kgen_scale, kgen_w[kgen_e], kgen_bias)", "kgen_scale * kgen_w[kgen_e]"},
 		{"qmatmul_q4_0", "nibbles swapped (tiled)", tiled, "(block[2u + i] & 15u) : (block[2u + i - 16u] >> 4)", "(block[2u + i] >> 4) : (block[2u + i - 16u] & 15u)"},
@@ -40,6 +40,8 @@ func TestQuantMutationsFail(t *testing.T) {
 		{"qmatmul_q4_0", "zero point 8 dropped (gemv)", gemv, "(float(kgen_x & 15u) - 8.0f)", "float(kgen_x & 15u)"},
 		{"qmatmul_q8_0", "codes unsigned (tiled)", tiled, "float(as_type<char>(block[2u + j % 32u]))", "float(block[2u + j % 32u])"},
 		{"qmatmul_q8_0", "block off by one (gemv)", gemv, "kgen_k0 / 32u * 34u", "(kgen_k0 / 32u + 1u) % (args.k / 32u) * 34u"},
+		{"qmatmul_q8_0", "staged rows of x swapped (gemv)", gemv, "kgen_xs[kgen_i * KB + kgen_lane * 32u + kgen_e]", "kgen_xs[(kgen_i ^ 1u) * KB + kgen_lane * 32u + kgen_e]"},
+		{"qmatmul_mlx4", "no barrier after staging x (gemv)", gemv, "threadgroup_barrier(mem_flags::mem_threadgroup);\n        const uint kgen_k0", "const uint kgen_k0"},
 	}
 	for _, m := range mutations {
 		t.Run(m.kernel+"/"+m.name, func(t *testing.T) {

@@ -57,6 +57,9 @@ type Matmul struct {
 	// QuantCUDA is the CUDA port of quantized Bs (quant_cuda.go: generated
 	// tensor-core kernels instead of CUTLASS), nil otherwise.
 	QuantCUDA *QuantCUDA
+	// ROCm is the ROCm port's SIMT GEMM (matmul_rocm.go), nil without
+	// `rocm: generated`.
+	ROCm *HIPGemm
 }
 
 // RowTile is the row-owning kernel's tile: 8 rows, the N strip walked 32
@@ -343,6 +346,9 @@ func (mm *Matmul) Launch(k *Kernel, b Backend) launch.Launch {
 	}
 	if b == CUDA && mm.CUDA != nil {
 		return launch.Launch{} // the library's host functions launch the GEMMs (launch.Launch.Host)
+	}
+	if b == ROCm && mm.ROCm != nil {
+		return mm.ROCm.launch()
 	}
 	t := mm.Tile
 	tiles := launch.Times(launch.Ceil(launch.V("m"), launch.N(t.BM)), launch.Ceil(launch.V("n"), launch.N(t.BN)))

@@ -36,6 +36,7 @@ func cxx(t *testing.T) string {
 var (
 	kernelsOnce sync.Once
 	kernels     []*ir.Kernel
+	matmuls     []*ir.Kernel      // the matmul built-ins (gemm_test.go)
 	generated   map[string][]byte // the .hip sources kgen gen writes, by kernel
 	kernelsErr  error
 )
@@ -59,6 +60,8 @@ func builtins(t *testing.T) []*ir.Kernel {
 		for _, k := range res.Kernels {
 			if k.Kind != ir.KindMatmul {
 				kernels = append(kernels, k)
+			} else {
+				matmuls = append(matmuls, k)
 			}
 		}
 		generated = map[string][]byte{}

@@ -61,10 +61,7 @@ var HIP = &Dialect{
 	LetCache:        true,
 	RowHelpers:      []string{"row_io"},
 	Instances:       hipInstances,
-	Refuses: map[ir.Kind]string{
-		ir.KindMatmul: "the HIP dialect has no GEMM (ir refuses rocm: generated on a matmul)",
-	},
-	Wave: "KGEN_WAVE", HalfWave: "KGEN_WAVE / 2",
+	Wave:            "KGEN_WAVE", HalfWave: "KGEN_WAVE / 2",
 	Waves: func(n string) string { return "kgen_waves(" + n + ")" },
 }
 

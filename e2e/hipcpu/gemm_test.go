@@ -1,0 +1,132 @@
+package hipcpu
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/verify/parity"
+)
+
+// gemmShapes have tails of the HIP GEMM's 64×64×16 tile (ir.HIPTile) in
+// every dimension (m = 1, 7, 65, 130; n = 1, 9, 67, 70, 129; k = 1, 13,
+// 17, 33), a whole tile (64×64, k 32), one row (m = 1), k = 0 (the
+// epilogue of acc = 0) and empty outputs (m or n = 0: no launch).
+var gemmShapes = []parity.MatmulShape{
+	{M: 7, N: 9, K: 13}, {M: 65, N: 67, K: 33}, {M: 1, N: 70, K: 17}, {M: 64, N: 64, K: 32},
+	{M: 130, N: 129, K: 1}, {M: 5, N: 3, K: 0}, {M: 1, N: 1, K: 1}, {M: 0, N: 8, K: 8}, {M: 7, N: 0, K: 8},
+}
+
+// matmulBuiltins are the matmul built-ins, loaded with builtins.
+func matmulBuiltins(t *testing.T) []*ir.Kernel {
+	t.Helper()
+	builtins(t)
+	return matmuls
+}
+
+// TestHIPGemmOnCPU runs every matmul built-in with rocm: generated (its
+// generated .hip) on the CPU with 64-lane wavefronts under ASan and UBSan
+// and with 32-lane ones, every storage type at gemmShapes, judged by
+// parity against the float64 reference with the γ_K bound, outputs
+// NaN-poisoned and rows of A adversarial.
+func TestHIPGemmOnCPU(t *testing.T) {
+	ported := 0
+	for _, k := range matmulBuiltins(t) {
+		if !k.Ports[ir.ROCm] {
+			continue
+		}
+		ported++
+		for _, wave := range []int{64, 32} {
+			t.Run(fmt.Sprintf("%s/wave%d", k.Name, wave), func(t *testing.T) {
+				t.Parallel()
+				san := ""
+				if wave == 64 {
+					san = "address,undefined"
+				}
+				b := build(t, k, source(t, k), wave, san)
+				ok, why := gemmParity(k, b)
+				if !ok {
+					t.Error(why)
+				} else {
+					t.Log(why)
+				}
+			})
+		}
+	}
+	if ported < 6 {
+		t.Errorf("%d matmul built-ins with a ROCm port; want the 6 plain and gated ones", ported)
+	}
+}
+
+// gemmParity runs parity on k through b at gemmShapes and reports whether
+// every variant is within bounds with elements checked, and if not why.
+func gemmParity(k *ir.Kernel, b *cpuBuild) (bool, string) {
+	results, err := parity.Check(context.Background(), k, nil, parity.Options{Seed: 29, Backend: ir.ROCm, Run: b.runner(), Matmul: gemmShapes})
+	if err != nil {
+		return false, firstLines(err.Error(), 5)
+	}
+	var lines []string
+	ok := true
+	for _, r := range parity.Summarize(results) {
+		if !r.OK() || r.Lanes == 0 {
+			ok = false
+			lines = append(lines, fmt.Sprintf("wave %d: %s (%d elements); first: %s", b.wave, r, r.Lanes, r.First))
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("wave %d: %s", b.wave, r))
+	}
+	return ok, strings.Join(lines, "\n")
+}
+
+// gemmMutations are bugs planted in the HIP GEMM's source; each must fail
+// parity at gemmShapes (or abort the run).
+var gemmMutations = []struct {
+	name, from, to, san string
+}{
+	// The K loop stops before a partial last slice: k = 13, 17, 33 lose
+	// their tails.
+	{"K tail dropped", "kgen_k0 < args.k; kgen_k0 += BK", "kgen_k0 + BK <= args.k; kgen_k0 += BK", ""},
+	// The epilogue skips each microtile's last row: a quarter of the rows
+	// keep their NaN poison.
+	{"microtile's last row skipped", "for (unsigned int kgen_tr = 0; kgen_tr < TM; ++kgen_tr) {", "for (unsigned int kgen_tr = 0; kgen_tr + 1 < TM; ++kgen_tr) {", ""},
+	// A's LDS row read one off: each output row takes its neighbour's A.
+	{"LDS index off by one", "kgen_as[kgen_kk][TM * kgen_ty + kgen_tr]", "kgen_as[kgen_kk][TM * kgen_ty + kgen_tr + 1]", ""},
+	// No barrier between the multiply and the next slice's staging: the
+	// first thread overwrites LDS that the others have yet to read.
+	{"barrier after the multiply dropped", "        kgen_barrier();\n    }\n    // The epilogue", "    }\n    // The epilogue", ""},
+	// A's rows past m are read instead of zero-filled: out of bounds,
+	// which the sanitized run reports.
+	{"A's row guard dropped", "(kgen_row0 + kgen_x < args.m && ", "(", "address,undefined"},
+}
+
+// TestHIPGemmCatchesMutations: each gemmMutations bug, planted in
+// matmul_bias's source (an epilogue input per column, so a shifted column
+// shows too), fails the 64-lane run.
+func TestHIPGemmCatchesMutations(t *testing.T) {
+	var k *ir.Kernel
+	for _, c := range matmulBuiltins(t) {
+		if c.Name == "matmul_bias" {
+			k = c
+		}
+	}
+	if k == nil || !k.Ports[ir.ROCm] {
+		t.Fatal("no built-in matmul_bias with a ROCm port")
+	}
+	src := source(t, k)
+	for _, m := range gemmMutations {
+		if strings.Count(src, m.from) != 1 {
+			t.Fatalf("%q is not once in matmul_bias's source", m.from)
+		}
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			b := build(t, k, strings.Replace(src, m.from, m.to, 1), 64, m.san)
+			if ok, why := gemmParity(k, b); ok {
+				t.Errorf("the mutation %q passed:\n%s", m.name, why)
+			} else {
+				t.Logf("caught: %s", firstLines(why, 2))
+			}
+		})
+	}
+}

@@ -1,0 +1,118 @@
+package cfam
+
+import (
+	"fmt"
+
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// The HIP dialect's matmul: kgen's tiled SIMT GEMM on the IR's plan
+// (ir.HIPGemm, its tile and launch), in the templated body with the
+// dialect's entry points. Per block one BM×BN tile of the output, the tile
+// index the block's x in row-major order; per thread a TM×TN microtile of
+// f32 accumulators for each B. The K loop stages A's and every B's BK-deep
+// slice in LDS as f32, k-major, zero outside the matrices, each operand
+// read along its contiguous axis (coalesced) whatever its layout; then
+// every thread multiplies its microtile from LDS with FMAs. The epilogue
+// is Metal's (storeElement: the stage function per element with its
+// inputs, params and indices), from the thread's registers, for each
+// element inside [m, n]. No thread leaves early: every one reaches every
+// barrier.
+
+// hipGemmDescribe replaces the header's schedule (Metal's) with the ROCm
+// plan's, and the entry points' block size with the plan's.
+func hipGemmDescribe(k *ir.Kernel, v *view) {
+	mm := k.Matmul()
+	if mm.ROCm == nil {
+		return
+	}
+	v.Schedule = mm.ROCm.Describe(mm)
+	v.Threads = mm.ROCm.Threads()
+}
+
+// hipGemmBody writes the kernel function's body.
+func (mw *matmulWriter) hipGemmBody() {
+	g, d, w := mw.mm.ROCm, mw.d, mw.Writer
+	u := d.Uint
+	w.P("using C = float;")
+	w.P(fmt.Sprintf("constexpr %s BM = %d, BN = %d, BK = %d, TM = %d, TN = %d, PAD = %d;", u, g.BM, g.BN, g.BK, g.TM, g.TN, g.Pad))
+	w.P("constexpr ", u, " kThreads = ", g.Threads(), ", TX = BN / TN; // TX threads across the tile's columns")
+	w.P("static_assert(kThreads == (BM / TM) * TX, \"one thread per microtile\");")
+	w.P(d.Threads[LocalID].Local)
+	w.P("// The operands' K slices as float, k-major: [kk][row of A] and [kk][column of B].")
+	w.P("__shared__ __attribute__((aligned(16))) float kgen_as[BK][BM + PAD]; // ", mw.mm.A.Name, "'s slice")
+	for i, b := range mw.mm.B {
+		w.P(fmt.Sprintf("__shared__ __attribute__((aligned(16))) float kgen_bs%d[BK][BN + PAD]; // %s's slice", i, b.Name))
+	}
+	w.P("const ", u, " kgen_tiles_n = (args.n + BN - 1) / BN;")
+	w.P("const ", u, " kgen_row0 = (", mw.tg, " / kgen_tiles_n) * BM, kgen_col0 = (", mw.tg, " % kgen_tiles_n) * BN;")
+	w.P("// This thread's microtile: rows kgen_row0 + TM * kgen_ty + r, columns kgen_col0 + TN * kgen_tx + c.")
+	w.P("const ", u, " kgen_tx = ", mw.tid, " % TX, kgen_ty = ", mw.tid, " / TX;")
+	for i := range mw.mm.B {
+		w.P(fmt.Sprintf("float kgen_acc%d[TM][TN] = {};", i))
+	}
+	w.Block("for ("+u+" kgen_k0 = 0; kgen_k0 < args.k; kgen_k0 += BK)", func() {
+		mw.hipStage("kgen_as", "BM", mw.mm.A, "kgen_row0", "args.m", !mw.mm.A.ColMajor)
+		for i, b := range mw.mm.B {
+			mw.hipStage(fmt.Sprintf("kgen_bs%d", i), "BN", b, "kgen_col0", "args.n", b.ColMajor)
+		}
+		w.P(d.Barrier)
+		mw.hipMultiply()
+		w.P(d.Barrier)
+	})
+	w.P("// The epilogue at each element of the microtile inside [m, n].")
+	w.Block("for ("+u+" kgen_tr = 0; kgen_tr < TM; ++kgen_tr)", func() {
+		w.P("const ", d.Offset, " kgen_i = kgen_row0 + TM * kgen_ty + kgen_tr;")
+		w.P("if (kgen_i >= args.m) break;")
+		w.Block("for ("+u+" kgen_tc = 0; kgen_tc < TN; ++kgen_tc)", func() {
+			w.P("const ", d.Offset, " kgen_j = kgen_col0 + TN * kgen_tx + kgen_tc;")
+			w.P("if (kgen_j >= args.n) break;")
+			mw.storeElement(func(i int) string { return fmt.Sprintf("kgen_acc%d[kgen_tr][kgen_tc]", i) })
+		})
+	})
+}
+
+// hipStage writes the staging of one operand's K slice into tile ([BK][side
+// + PAD]): slice element (x, kk) is the operand's logical (origin + x,
+// kgen_k0 + kk) for A (x a row) or (kgen_k0 + kk, origin + x) for a B (x a
+// column), zero where outside extent × k. kFastest says the operand's k is
+// its contiguous axis in memory (A row-major [m, k], a B column-major
+// [n, k]); consecutive threads then take consecutive kk, else consecutive x.
+func (mw *matmulWriter) hipStage(tile, side string, o ir.Operand, origin, extent string, kFastest bool) {
+	u, off := mw.d.Uint, mw.d.Offset
+	mw.Block("for ("+u+" kgen_e = "+mw.tid+"; kgen_e < BK * "+side+"; kgen_e += kThreads)", func() {
+		var at string
+		if kFastest {
+			mw.P("const ", u, " kgen_x = kgen_e / BK, kgen_kk = kgen_e % BK;")
+			at = "(" + off + ")(" + origin + " + kgen_x) * args.k + kgen_k0 + kgen_kk"
+		} else {
+			mw.P("const ", u, " kgen_kk = kgen_e / ", side, ", kgen_x = kgen_e % ", side, ";")
+			at = "(" + off + ")(kgen_k0 + kgen_kk) * " + extent + " + " + origin + " + kgen_x"
+		}
+		mw.P(tile, "[kgen_kk][kgen_x] = (", origin, " + kgen_x < ", extent, " && kgen_k0 + kgen_kk < args.k) ? ",
+			mw.d.ToFloat(o.Name+"["+at+"]"), " : 0.0f;")
+	})
+}
+
+// hipMultiply writes one staged K slice's FMAs: per kk the thread's TM
+// values of A and TN of each B from LDS, then TM·TN FMAs per B.
+func (mw *matmulWriter) hipMultiply() {
+	w := mw.Writer
+	w.P("#pragma unroll")
+	w.Block("for ("+mw.d.Uint+" kgen_kk = 0; kgen_kk < BK; ++kgen_kk)", func() {
+		w.P("float kgen_a[TM];")
+		w.P("#pragma unroll")
+		w.P("for (", mw.d.Uint, " kgen_tr = 0; kgen_tr < TM; ++kgen_tr) kgen_a[kgen_tr] = kgen_as[kgen_kk][TM * kgen_ty + kgen_tr];")
+		for i := range mw.mm.B {
+			w.Bare(func() {
+				w.P("float kgen_b[TN];")
+				w.P("#pragma unroll")
+				w.P(fmt.Sprintf("for (%s kgen_tc = 0; kgen_tc < TN; ++kgen_tc) kgen_b[kgen_tc] = kgen_bs%d[kgen_kk][TN * kgen_tx + kgen_tc];", mw.d.Uint, i))
+				w.P("#pragma unroll")
+				w.P("for (", mw.d.Uint, " kgen_tr = 0; kgen_tr < TM; ++kgen_tr)")
+				w.P("#pragma unroll")
+				w.P(fmt.Sprintf("    for (%s kgen_tc = 0; kgen_tc < TN; ++kgen_tc) kgen_acc%d[kgen_tr][kgen_tc] = __builtin_fmaf(kgen_a[kgen_tr], kgen_b[kgen_tc], kgen_acc%d[kgen_tr][kgen_tc]);", mw.d.Uint, i, i))
+			})
+		}
+	})
+}

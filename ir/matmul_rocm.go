@@ -1,0 +1,85 @@
+package ir
+
+import (
+	"fmt"
+
+	"github.com/kgen-dev/kgen/diag"
+	"github.com/kgen-dev/kgen/launch"
+	"github.com/kgen-dev/kgen/spec"
+)
+
+// HIPGemm is the ROCm port's plan of a matmul: kgen's tiled SIMT GEMM in
+// the HIP dialect (emit/cfam/hip_gemm.go). A block of Threads threads
+// computes a BM×BN tile of the output, each thread a TM×TN microtile of
+// f32 accumulators per B (rows TM·ty … TM·ty+TM-1, columns TN·tx …, tx the
+// thread's index across BN/TN threads); the K loop stages a BK-deep slice
+// of A and of each B in LDS as f32, k-major ([BK][BM + Pad]), zero outside
+// the matrices, so any m, n and k work (k = 0: the epilogue of acc = 0).
+// Then the epilogue stage runs once per output element in range, from the
+// thread's own registers: the same stage function Metal's and CUDA's
+// matmuls call.
+//
+// The tile is one choice for both targets (gfx942's 64-lane wavefronts and
+// gfx1100's 32-lane ones): nothing in the kernel depends on the wave.
+// 64×64 outputs per 256 threads keeps 16 accumulators per B in registers
+// (32 for a gated pair) and (16·68 + 16·68·Bs)·4 bytes of LDS, 8.5 KiB for
+// one B, so several blocks fit a compute unit's 64 KiB. Pad = 4 floats
+// keeps each LDS row 16-byte aligned (a thread's TN columns are one
+// 16-byte read) while spreading a k-major store's rows over the banks.
+type HIPGemm struct {
+	BM, BN, BK, TM, TN, Pad int
+}
+
+// HIPTile is the ROCm GEMM's tile (not the spec's `tile:`, which is Metal's).
+var HIPTile = HIPGemm{BM: 64, BN: 64, BK: 16, TM: 4, TN: 4, Pad: 4}
+
+// Threads is the block's threads: one per microtile.
+func (g *HIPGemm) Threads() int { return (g.BM / g.TM) * (g.BN / g.TN) }
+
+// LDSBytes is the staging of A and bs Bs.
+func (g *HIPGemm) LDSBytes(bs int) int { return 4 * g.BK * ((g.BM + g.Pad) + bs*(g.BN+g.Pad)) }
+
+// launch is one block per output tile, the tiles in row-major order along
+// the grid's x: ceildiv(m, BM) · ceildiv(n, BN) blocks of Threads.
+func (g *HIPGemm) launch() launch.Launch {
+	tiles := launch.Times(launch.Ceil(launch.V("m"), launch.N(g.BM)), launch.Ceil(launch.V("n"), launch.N(g.BN)))
+	return launch.Launch{
+		Grid:        [3]*launch.Expr{launch.Times(tiles, launch.N(g.Threads())), launch.N(1), launch.N(1)},
+		Threadgroup: [3]int{g.Threads(), 1, 1},
+	}
+}
+
+// Describe is the plan in words, for the HIP source's header.
+func (g *HIPGemm) Describe(mm *Matmul) []string {
+	var bs []string
+	for _, b := range mm.B {
+		bs = append(bs, fmt.Sprintf("%s = %s·%s", b.Acc, operandText(mm.A, "[m, k]"), operandText(b, "[k, n]")))
+	}
+	return []string{
+		fmt.Sprintf("SIMT tile %d×%d×%d: one block of %d threads per %d×%d block of the output, each thread a %d×%d microtile", g.BM, g.BN, g.BK, g.Threads(), g.BM, g.BN, g.TM, g.TN),
+		fmt.Sprintf("accumulate %s in f32 with FMA, K in steps of %d staged k-major in LDS as f32, zero outside the matrices (%d bytes)", joinComma(bs), g.BK, g.LDSBytes(len(mm.B))),
+		"epilogue: from each thread's accumulators, every output of each element in range",
+	}
+}
+
+// hipGemmPlan is the ROCm plan of a matmul with `rocm: generated`, or nil
+// after refusing, at the port's position, what the HIP GEMM does not
+// write: the one place that decides which matmuls a ROCm port may have.
+func hipGemmPlan(s *spec.Spec, mm *Matmul, diags *diag.List) *HIPGemm {
+	refuse := func(what, why string) *HIPGemm {
+		diags.Addf(s.Ports[spec.ROCm].Pos, "kgen cannot generate a rocm port of a matmul with %s yet (%s); set `rocm: null` (callers take their fallback path)", what, why)
+		return nil
+	}
+	switch {
+	case mm.Chain != nil:
+		return refuse("a chain (then:)", "the HIP GEMM has no streamed second product or online softmax")
+	case len(mm.Batch) > 0:
+		return refuse("batch dimensions (batch:)", "the HIP GEMM launches one matrix product, with no grid slice per batch element")
+	case mm.quantized():
+		return refuse("quantized weights (quant:)", "the HIP GEMM stages plain f32, f16 and bf16 operands; it has no dequantizing loads")
+	case mm.Rows != nil:
+		return refuse("row reductions (row_*)", "a row reduction needs whole rows of the product in one block, and an n wider than LDS needs a second launch, which kgenrt's ROCm port does not make")
+	}
+	g := HIPTile
+	return &g
+}

@@ -1,0 +1,83 @@
+package ir_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// TestHIPGemmPlan: a plain or gated matmul with `rocm: generated` gets
+// the HIP GEMM's plan and its launch (one block of 256 threads per 64×64
+// output tile); without the port it has none.
+func TestHIPGemmPlan(t *testing.T) {
+	k := mustBuild(t, `
+kernel: m
+kind: matmul
+dtypes: [f32, f16]
+matmul:
+  a: x
+  b:
+    - {name: wg, layout: col_major, acc: gate}
+    - {name: wu, acc: up}
+outputs:
+  - y: gate * up
+ports:
+  rocm: generated
+`)
+	mm := k.Matmul()
+	if mm.ROCm == nil || *mm.ROCm != ir.HIPTile {
+		t.Fatalf("ROCm plan %v; want %v", mm.ROCm, ir.HIPTile)
+	}
+	l := k.Launch(ir.ROCm)
+	if l.Threadgroup != [3]int{256, 1, 1} {
+		t.Errorf("ROCm threadgroup %v; want 256 threads", l.Threadgroup)
+	}
+	for _, c := range []struct{ m, n, blocks int }{{1, 1, 1}, {64, 64, 1}, {65, 64, 2}, {130, 129, 9}, {0, 5, 0}} {
+		sizes, err := l.Sizes(map[string]int{"m": c.m, "n": c.n, "k": 3, "elem_bytes": 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		grid, err := l.GridSize(sizes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if grid != [3]int{256 * c.blocks, 1, 1} {
+			t.Errorf("m %d n %d: grid %v; want %d blocks of 256", c.m, c.n, grid, c.blocks)
+		}
+	}
+	if got := mm.ROCm.LDSBytes(2); got != 4*16*(68+2*68) {
+		t.Errorf("LDS of two Bs: %d bytes", got)
+	}
+	plain := mustBuild(t, `
+kernel: m
+kind: matmul
+dtypes: [f32]
+matmul: {a: x, b: w}
+outputs:
+  - y: acc
+`)
+	if plain.Matmul().ROCm != nil {
+		t.Errorf("a matmul without rocm: generated has a ROCm plan")
+	}
+}
+
+// TestHIPGemmRefuses: what the HIP GEMM does not write is refused at the
+// rocm port's position, naming the feature.
+func TestHIPGemmRefuses(t *testing.T) {
+	for _, c := range []struct{ name, body, want string }{
+		{"rows", "matmul: {a: x, b: w}\nlet:\n  - inv: rsqrt(row_mean(acc * acc))\noutputs:\n  - y: acc * inv\n", "row reductions"},
+		{"chain", "matmul: {a: x, b: w, then: c}\nlet:\n  - e: exp(acc - row_max(acc))\noutputs:\n  - y: acc2 / row_sum(e)\n", "a chain"},
+		{"batch", "matmul: {a: x, b: w, batch: [h]}\noutputs:\n  - y: acc\n", "batch dimensions"},
+		{"quant", "matmul:\n  a: x\n  b: {name: w, quant: q8_0}\noutputs:\n  - y: acc\n", "quantized weights"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := "kernel: m\nkind: matmul\ndtypes: [f16]\n" + c.body + "ports:\n  rocm: generated\n"
+			line := strings.Count(src, "\n") // the last line
+			_, diags := build(t, src)
+			if len(diags) != 1 || diags[0].Pos.Line != line || !strings.Contains(diags[0].Msg, "rocm port of a matmul with "+c.want) {
+				t.Errorf("%v; want one error at line %d naming %q", diags, line, c.want)
+			}
+		})
+	}
+}

@@ -348,7 +348,7 @@ func (mm *Matmul) Launch(k *Kernel, b Backend) launch.Launch {
 		return launch.Launch{} // the library's host functions launch the GEMMs (launch.Launch.Host)
 	}
 	if b == ROCm && mm.ROCm != nil {
-		return mm.ROCm.launch()
+		return mm.ROCm.launch(mm)
 	}
 	t := mm.Tile
 	tiles := launch.Times(launch.Ceil(launch.V("m"), launch.N(t.BM)), launch.Ceil(launch.V("n"), launch.N(t.BN)))

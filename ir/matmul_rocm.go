@@ -19,6 +19,12 @@ import (
 // thread's own registers: the same stage function Metal's and CUDA's
 // matmuls call.
 //
+// With row reductions the block owns BM whole rows and runs the rowwise
+// stages over them, recomputing each BN-wide column tile's product in
+// every pass instead of keeping a strip of the rows in LDS: (passes + 1)
+// products, but any n in one launch, which is what kgenrt's ROCm port
+// makes (Metal's split for n above its strip is a second launch).
+//
 // The tile is one choice for both targets (gfx942's 64-lane wavefronts and
 // gfx1100's 32-lane ones): nothing in the kernel depends on the wave.
 // 64×64 outputs per 256 threads keeps 16 accumulators per B in registers
@@ -40,9 +46,13 @@ func (g *HIPGemm) Threads() int { return (g.BM / g.TM) * (g.BN / g.TN) }
 func (g *HIPGemm) LDSBytes(bs int) int { return 4 * g.BK * ((g.BM + g.Pad) + bs*(g.BN+g.Pad)) }
 
 // launch is one block per output tile, the tiles in row-major order along
-// the grid's x: ceildiv(m, BM) · ceildiv(n, BN) blocks of Threads.
-func (g *HIPGemm) launch() launch.Launch {
+// the grid's x: ceildiv(m, BM) · ceildiv(n, BN) blocks of Threads; with
+// row reductions one block per BM whole rows, ceildiv(m, BM) blocks.
+func (g *HIPGemm) launch(mm *Matmul) launch.Launch {
 	tiles := launch.Times(launch.Ceil(launch.V("m"), launch.N(g.BM)), launch.Ceil(launch.V("n"), launch.N(g.BN)))
+	if mm.Rows != nil {
+		tiles = launch.Ceil(launch.V("m"), launch.N(g.BM))
+	}
 	return launch.Launch{
 		Grid:        [3]*launch.Expr{launch.Times(tiles, launch.N(g.Threads())), launch.N(1), launch.N(1)},
 		Threadgroup: [3]int{g.Threads(), 1, 1},
@@ -55,16 +65,26 @@ func (g *HIPGemm) Describe(mm *Matmul) []string {
 	for _, b := range mm.B {
 		bs = append(bs, fmt.Sprintf("%s = %s·%s", b.Acc, operandText(mm.A, "[m, k]"), operandText(b, "[k, n]")))
 	}
+	acc := fmt.Sprintf("accumulate %s in f32 with FMA, K in steps of %d staged k-major in LDS as f32, zero outside the matrices (%d bytes)", joinComma(bs), g.BK, g.LDSBytes(len(mm.B)))
+	if mm.Rows != nil {
+		return []string{
+			fmt.Sprintf("SIMT tile %d×%d×%d, row-owning: one block of %d threads per %d whole rows of the output, each thread a %d×%d microtile of each %d-column tile", g.BM, g.BN, g.BK, g.Threads(), g.BM, g.TM, g.TN, g.BN),
+			acc,
+			fmt.Sprintf("%d reduction pass(es) then the write pass, each over the rows' column tiles, the product recomputed per pass (%d products in all: no strip, so any n in one launch)", mm.Rows.Passes, mm.Rows.Passes+1),
+			fmt.Sprintf("a pass folds its terms per thread and row in order, then across the row's %d threads (a shuffle-xor butterfly within the wavefront)", g.BN/g.TN),
+		}
+	}
 	return []string{
 		fmt.Sprintf("SIMT tile %d×%d×%d: one block of %d threads per %d×%d block of the output, each thread a %d×%d microtile", g.BM, g.BN, g.BK, g.Threads(), g.BM, g.BN, g.TM, g.TN),
-		fmt.Sprintf("accumulate %s in f32 with FMA, K in steps of %d staged k-major in LDS as f32, zero outside the matrices (%d bytes)", joinComma(bs), g.BK, g.LDSBytes(len(mm.B))),
+		acc,
 		"epilogue: from each thread's accumulators, every output of each element in range",
 	}
 }
 
 // hipGemmPlan is the ROCm plan of a matmul with `rocm: generated`, or nil
 // after refusing, at the port's position, what the HIP GEMM does not
-// write: the one place that decides which matmuls a ROCm port may have.
+// write (chains, batches, quantized Bs): the one place that decides which
+// matmuls a ROCm port may have.
 func hipGemmPlan(s *spec.Spec, mm *Matmul, diags *diag.List) *HIPGemm {
 	refuse := func(what, why string) *HIPGemm {
 		diags.Addf(s.Ports[spec.ROCm].Pos, "kgen cannot generate a rocm port of a matmul with %s yet (%s); set `rocm: null` (callers take their fallback path)", what, why)
@@ -77,8 +97,6 @@ func hipGemmPlan(s *spec.Spec, mm *Matmul, diags *diag.List) *HIPGemm {
 		return refuse("batch dimensions (batch:)", "the HIP GEMM launches one matrix product, with no grid slice per batch element")
 	case mm.quantized():
 		return refuse("quantized weights (quant:)", "the HIP GEMM stages plain f32, f16 and bf16 operands; it has no dequantizing loads")
-	case mm.Rows != nil:
-		return refuse("row reductions (row_*)", "a row reduction needs whole rows of the product in one block, and an n wider than LDS needs a second launch, which kgenrt's ROCm port does not make")
 	}
 	g := HIPTile
 	return &g

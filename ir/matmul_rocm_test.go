@@ -9,7 +9,8 @@ import (
 
 // TestHIPGemmPlan: a plain or gated matmul with `rocm: generated` gets
 // the HIP GEMM's plan and its launch (one block of 256 threads per 64×64
-// output tile); without the port it has none.
+// output tile), a row-reducing one a block per 64 whole rows at any n;
+// without the port a matmul has none.
 func TestHIPGemmPlan(t *testing.T) {
 	k := mustBuild(t, `
 kernel: m
@@ -49,6 +50,24 @@ ports:
 	if got := mm.ROCm.LDSBytes(2); got != 4*16*(68+2*68) {
 		t.Errorf("LDS of two Bs: %d bytes", got)
 	}
+	rows := mustBuild(t, `
+kernel: r
+kind: matmul
+dtypes: [f32]
+matmul: {a: x, b: w}
+outputs:
+  - y: acc / row_sum(acc)
+ports:
+  rocm: generated
+`)
+	rl := rows.Launch(ir.ROCm)
+	sizes, err := rl.Sizes(map[string]int{"m": 130, "n": 1000, "k": 3, "elem_bytes": 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if grid, err := rl.GridSize(sizes); err != nil || grid != [3]int{3 * 256, 1, 1} || rows.Matmul().ROCm == nil {
+		t.Errorf("row-owning ROCm launch at m 130, n 1000: grid %v (%v); want 3 blocks of 256, whole rows each", grid, err)
+	}
 	plain := mustBuild(t, `
 kernel: m
 kind: matmul
@@ -66,7 +85,6 @@ outputs:
 // rocm port's position, naming the feature.
 func TestHIPGemmRefuses(t *testing.T) {
 	for _, c := range []struct{ name, body, want string }{
-		{"rows", "matmul: {a: x, b: w}\nlet:\n  - inv: rsqrt(row_mean(acc * acc))\noutputs:\n  - y: acc * inv\n", "row reductions"},
 		{"chain", "matmul: {a: x, b: w, then: c}\nlet:\n  - e: exp(acc - row_max(acc))\noutputs:\n  - y: acc2 / row_sum(e)\n", "a chain"},
 		{"batch", "matmul: {a: x, b: w, batch: [h]}\noutputs:\n  - y: acc\n", "batch dimensions"},
 		{"quant", "matmul:\n  a: x\n  b: {name: w, quant: q8_0}\noutputs:\n  - y: acc\n", "quantized weights"},

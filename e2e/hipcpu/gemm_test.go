@@ -62,8 +62,8 @@ func TestHIPGemmOnCPU(t *testing.T) {
 			})
 		}
 	}
-	if ported < 6 {
-		t.Errorf("%d matmul built-ins with a ROCm port; want the 6 plain and gated ones", ported)
+	if ported < 10 {
+		t.Errorf("%d matmul built-ins with a ROCm port; want the 10 plain, gated and row-reducing ones", ported)
 	}
 }
 
@@ -89,46 +89,57 @@ func gemmParity(k *ir.Kernel, b *cpuBuild, orders ...mslcpu.LaneOrder) (bool, st
 	return ok, strings.Join(lines, "\n")
 }
 
-// gemmMutations are bugs planted in the HIP GEMM's source; each must fail
-// parity at gemmShapes (or abort the run).
+// gemmMutations are bugs planted in the HIP GEMM's source of kernel (the
+// first occurrence of from); each must fail parity at gemmShapes (or
+// abort the run). matmul_bias has an epilogue input per column, so a
+// shifted column shows too; matmul_layer_norm is the row-owning kernel,
+// two reduction passes then the write.
 var gemmMutations = []struct {
-	name, from, to, san string
+	kernel, name, from, to, san string
 }{
 	// The K loop stops before a partial last slice: k = 13, 17, 33 lose
 	// their tails.
-	{"K tail dropped", "kgen_k0 < args.k; kgen_k0 += BK", "kgen_k0 + BK <= args.k; kgen_k0 += BK", ""},
+	{"matmul_bias", "K tail dropped", "kgen_k0 < args.k; kgen_k0 += BK", "kgen_k0 + BK <= args.k; kgen_k0 += BK", ""},
 	// The epilogue skips each microtile's last row: a quarter of the rows
 	// keep their NaN poison.
-	{"microtile's last row skipped", "for (unsigned int kgen_tr = 0; kgen_tr < TM; ++kgen_tr) {", "for (unsigned int kgen_tr = 0; kgen_tr + 1 < TM; ++kgen_tr) {", ""},
+	{"matmul_bias", "microtile's last row skipped", "for (unsigned int kgen_tr = 0; kgen_tr < TM; ++kgen_tr) {\n        const unsigned long long kgen_i",
+		"for (unsigned int kgen_tr = 0; kgen_tr + 1 < TM; ++kgen_tr) {\n        const unsigned long long kgen_i", ""},
 	// A's LDS row read one off: each output row takes its neighbour's A.
-	{"LDS index off by one", "kgen_as[kgen_kk][TM * kgen_ty + kgen_tr]", "kgen_as[kgen_kk][TM * kgen_ty + kgen_tr + 1]", ""},
+	{"matmul_bias", "LDS index off by one", "kgen_as[kgen_kk][TM * kgen_ty + kgen_tr]", "kgen_as[kgen_kk][TM * kgen_ty + kgen_tr + 1]", ""},
 	// No barrier between the multiply and the next slice's staging: the
 	// first thread overwrites LDS that the others have yet to read.
-	{"barrier after the multiply dropped", "        kgen_barrier();\n    }\n    // The epilogue", "    }\n    // The epilogue", ""},
+	{"matmul_bias", "barrier after the multiply dropped", "        kgen_barrier();\n    }\n    // The epilogue", "    }\n    // The epilogue", ""},
 	// A's rows past m are read instead of zero-filled: out of bounds,
 	// which the sanitized run reports.
-	{"A's row guard dropped", "(kgen_row0 + kgen_x < args.m && ", "(", "address,undefined"},
+	{"matmul_bias", "A's row guard dropped", "(kgen_row0 + kgen_x < args.m && ", "(", "address,undefined"},
+	// The row butterfly stops one step early: each row's mean sums half
+	// of its threads' partials.
+	{"matmul_layer_norm", "row butterfly one step short", "kgen_o = TX / 2; kgen_o > 0;", "kgen_o = TX / 2; kgen_o > 1;", ""},
+	// The first pass skips the row's last column tile (n = 67, 70, 129).
+	{"matmul_layer_norm", "a pass's last column tile dropped", "kgen_col0 < args.n; kgen_col0 += BN", "kgen_col0 + BN <= args.n; kgen_col0 += BN", ""},
+	// Every row of the thread reads its first row's mean.
+	{"matmul_layer_norm", "per-row value of the wrong row", "const C kgen_r0 = kgen_row_kgen_r0[kgen_tr];", "const C kgen_r0 = kgen_row_kgen_r0[0];", ""},
 }
 
-// TestHIPGemmCatchesMutations: each gemmMutations bug, planted in
-// matmul_bias's source (an epilogue input per column, so a shifted column
-// shows too), fails the 64-lane run.
+// TestHIPGemmCatchesMutations: each gemmMutations bug fails the 64-lane
+// run.
 func TestHIPGemmCatchesMutations(t *testing.T) {
-	var k *ir.Kernel
-	for _, c := range matmulBuiltins(t) {
-		if c.Name == "matmul_bias" {
-			k = c
+	byName := map[string]*ir.Kernel{}
+	for _, k := range matmulBuiltins(t) {
+		if k.Ports[ir.ROCm] {
+			byName[k.Name] = k
 		}
 	}
-	if k == nil || !k.Ports[ir.ROCm] {
-		t.Fatal("no built-in matmul_bias with a ROCm port")
-	}
-	src := source(t, k)
 	for _, m := range gemmMutations {
-		if strings.Count(src, m.from) != 1 {
-			t.Fatalf("%q is not once in matmul_bias's source", m.from)
+		k := byName[m.kernel]
+		if k == nil {
+			t.Fatalf("no built-in %s with a ROCm port", m.kernel)
 		}
-		t.Run(m.name, func(t *testing.T) {
+		src := source(t, k)
+		if !strings.Contains(src, m.from) {
+			t.Fatalf("%q is not in %s's source", m.from, m.kernel)
+		}
+		t.Run(m.kernel+"/"+m.name, func(t *testing.T) {
 			t.Parallel()
 			b := build(t, k, strings.Replace(src, m.from, m.to, 1), 64, m.san)
 			if ok, why := gemmParity(k, b); ok {

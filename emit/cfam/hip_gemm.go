@@ -2,6 +2,7 @@ package cfam
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/kgen-dev/kgen/ir"
 )
@@ -19,8 +20,8 @@ import (
 // element inside [m, n]. No thread leaves early: every one reaches every
 // barrier.
 
-// hipGemmDescribe replaces the header's schedule (Metal's) with the ROCm
-// plan's, and the entry points' block size with the plan's.
+// hipGemmDescribe replaces the header's schedule, grid and block size
+// (Metal's) with the ROCm plan's.
 func hipGemmDescribe(k *ir.Kernel, v *view) {
 	mm := k.Matmul()
 	if mm.ROCm == nil {
@@ -28,10 +29,31 @@ func hipGemmDescribe(k *ir.Kernel, v *view) {
 	}
 	v.Schedule = mm.ROCm.Describe(mm)
 	v.Threads = mm.ROCm.Threads()
+	v.Grid = strings.Join(k.Grid(ir.ROCm), ", ")
 }
 
-// hipGemmBody writes the kernel function's body.
+// hipGemmBody writes the kernel function's body: one output tile per
+// block, the tile index the block's x in row-major order; or with row
+// reductions the row-owning kernel (hip_gemm_rows.go).
 func (mw *matmulWriter) hipGemmBody() {
+	if mw.mm.Rows != nil {
+		mw.hipRowBody()
+		return
+	}
+	w, u := mw.Writer, mw.d.Uint
+	mw.hipGemmHead()
+	w.P("const ", u, " kgen_tiles_n = (args.n + BN - 1) / BN;")
+	w.P("const ", u, " kgen_row0 = (", mw.tg, " / kgen_tiles_n) * BM, kgen_col0 = (", mw.tg, " % kgen_tiles_n) * BN;")
+	mw.hipProduct()
+	w.P("// The epilogue at each element of the microtile inside [m, n].")
+	mw.hipElements(func() {
+		mw.storeElement(func(i int) string { return fmt.Sprintf("kgen_acc%d[kgen_tr][kgen_tc]", i) })
+	})
+}
+
+// hipGemmHead writes the plan's constants, the LDS slices and the
+// thread's place in the tile.
+func (mw *matmulWriter) hipGemmHead() {
 	g, d, w := mw.mm.ROCm, mw.d, mw.Writer
 	u := d.Uint
 	w.P("using C = float;")
@@ -44,14 +66,18 @@ func (mw *matmulWriter) hipGemmBody() {
 	for i, b := range mw.mm.B {
 		w.P(fmt.Sprintf("__shared__ __attribute__((aligned(16))) float kgen_bs%d[BK][BN + PAD]; // %s's slice", i, b.Name))
 	}
-	w.P("const ", u, " kgen_tiles_n = (args.n + BN - 1) / BN;")
-	w.P("const ", u, " kgen_row0 = (", mw.tg, " / kgen_tiles_n) * BM, kgen_col0 = (", mw.tg, " % kgen_tiles_n) * BN;")
 	w.P("// This thread's microtile: rows kgen_row0 + TM * kgen_ty + r, columns kgen_col0 + TN * kgen_tx + c.")
 	w.P("const ", u, " kgen_tx = ", mw.tid, " % TX, kgen_ty = ", mw.tid, " / TX;")
+}
+
+// hipProduct writes the accumulators of the tile at (kgen_row0,
+// kgen_col0): zeroed, then the K loop.
+func (mw *matmulWriter) hipProduct() {
+	w, d := mw.Writer, mw.d
 	for i := range mw.mm.B {
 		w.P(fmt.Sprintf("float kgen_acc%d[TM][TN] = {};", i))
 	}
-	w.Block("for ("+u+" kgen_k0 = 0; kgen_k0 < args.k; kgen_k0 += BK)", func() {
+	w.Block("for ("+d.Uint+" kgen_k0 = 0; kgen_k0 < args.k; kgen_k0 += BK)", func() {
 		mw.hipStage("kgen_as", "BM", mw.mm.A, "kgen_row0", "args.m", !mw.mm.A.ColMajor)
 		for i, b := range mw.mm.B {
 			mw.hipStage(fmt.Sprintf("kgen_bs%d", i), "BN", b, "kgen_col0", "args.n", b.ColMajor)
@@ -60,14 +86,21 @@ func (mw *matmulWriter) hipGemmBody() {
 		mw.hipMultiply()
 		w.P(d.Barrier)
 	})
-	w.P("// The epilogue at each element of the microtile inside [m, n].")
-	w.Block("for ("+u+" kgen_tr = 0; kgen_tr < TM; ++kgen_tr)", func() {
+}
+
+// hipElements writes the loops over the thread's microtile, element
+// (kgen_i, kgen_j) at accumulator [kgen_tr][kgen_tc], running body where
+// it is inside [m, n]. Rows and columns rise with kgen_tr and kgen_tc, so
+// the first out of range ends its loop.
+func (mw *matmulWriter) hipElements(body func()) {
+	w, d := mw.Writer, mw.d
+	w.Block("for ("+d.Uint+" kgen_tr = 0; kgen_tr < TM; ++kgen_tr)", func() {
 		w.P("const ", d.Offset, " kgen_i = kgen_row0 + TM * kgen_ty + kgen_tr;")
 		w.P("if (kgen_i >= args.m) break;")
-		w.Block("for ("+u+" kgen_tc = 0; kgen_tc < TN; ++kgen_tc)", func() {
+		w.Block("for ("+d.Uint+" kgen_tc = 0; kgen_tc < TN; ++kgen_tc)", func() {
 			w.P("const ", d.Offset, " kgen_j = kgen_col0 + TN * kgen_tx + kgen_tc;")
 			w.P("if (kgen_j >= args.n) break;")
-			mw.storeElement(func(i int) string { return fmt.Sprintf("kgen_acc%d[kgen_tr][kgen_tc]", i) })
+			body()
 		})
 	})
 }

@@ -40,7 +40,11 @@ func TestHIPBuiltins(t *testing.T) {
 				t.Errorf("%s: the HIP source has %q", k.Name, cuda)
 			}
 		}
-		if k.Rows() != nil && len(k.Rows().Reductions) > 0 {
+		if k.Matmul() != nil && k.Rows() != nil { // a row's 16 threads: a butterfly within any wavefront
+			if !strings.Contains(s, "kgen_o = TX / 2; kgen_o > 0; kgen_o /= 2) ") || !strings.Contains(s, "kgen_shfl_xor(") {
+				t.Errorf("%s: the row-owning GEMM has no butterfly over a row's threads", k.Name)
+			}
+		} else if k.Rows() != nil && len(k.Rows().Reductions) > 0 {
 			for _, want := range []string{"o = KGEN_WAVE / 2;", "width / KGEN_WAVE;", "kgen_part[kgen_waves(kThreads)]", "kgen_tid / KGEN_WAVE"} {
 				if !strings.Contains(s, want) {
 					t.Errorf("%s: the HIP source lacks %q", k.Name, want)

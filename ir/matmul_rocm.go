@@ -60,30 +60,33 @@ func (g *HIPGemm) launch(mm *Matmul) launch.Launch {
 }
 
 // Describe is the plan in words, for the HIP source's header.
-func (g *HIPGemm) Describe(mm *Matmul) []string {
-	var bs []string
+func (g *HIPGemm) Describe(k *Kernel, mm *Matmul) []string {
+	var bs, quant []string
 	for _, b := range mm.B {
 		bs = append(bs, fmt.Sprintf("%s = %s·%s", b.Acc, operandText(mm.A, "[m, k]"), operandText(b, "[k, n]")))
+		if b.Quant != nil { // one launch for every m: the matrix-vector phase is Metal's
+			quant = append(quant, "quantized "+QuantText(k, b)+"; dequantized to f32 as it is staged")
+		}
 	}
 	acc := fmt.Sprintf("accumulate %s in f32 with FMA, K in steps of %d staged k-major in LDS as f32, zero outside the matrices (%d bytes)", joinComma(bs), g.BK, g.LDSBytes(len(mm.B)))
 	if mm.Rows != nil {
-		return []string{
+		return append([]string{
 			fmt.Sprintf("SIMT tile %d×%d×%d, row-owning: one block of %d threads per %d whole rows of the output, each thread a %d×%d microtile of each %d-column tile", g.BM, g.BN, g.BK, g.Threads(), g.BM, g.TM, g.TN, g.BN),
 			acc,
 			fmt.Sprintf("%d reduction pass(es) then the write pass, each over the rows' column tiles, the product recomputed per pass (%d products in all: no strip, so any n in one launch)", mm.Rows.Passes, mm.Rows.Passes+1),
 			fmt.Sprintf("a pass folds its terms per thread and row in order, then across the row's %d threads (a shuffle-xor butterfly within the wavefront)", g.BN/g.TN),
-		}
+		}, quant...)
 	}
-	return []string{
+	return append([]string{
 		fmt.Sprintf("SIMT tile %d×%d×%d: one block of %d threads per %d×%d block of the output, each thread a %d×%d microtile", g.BM, g.BN, g.BK, g.Threads(), g.BM, g.BN, g.TM, g.TN),
 		acc,
 		"epilogue: from each thread's accumulators, every output of each element in range",
-	}
+	}, quant...)
 }
 
 // hipGemmPlan is the ROCm plan of a matmul with `rocm: generated`, or nil
 // after refusing, at the port's position, what the HIP GEMM does not
-// write (chains, batches, quantized Bs): the one place that decides which
+// write (chains, batches): the one place that decides which
 // matmuls a ROCm port may have.
 func hipGemmPlan(s *spec.Spec, mm *Matmul, diags *diag.List) *HIPGemm {
 	refuse := func(what, why string) *HIPGemm {
@@ -95,8 +98,6 @@ func hipGemmPlan(s *spec.Spec, mm *Matmul, diags *diag.List) *HIPGemm {
 		return refuse("a chain (then:)", "the HIP GEMM has no streamed second product or online softmax")
 	case len(mm.Batch) > 0:
 		return refuse("batch dimensions (batch:)", "the HIP GEMM launches one matrix product, with no grid slice per batch element")
-	case mm.quantized():
-		return refuse("quantized weights (quant:)", "the HIP GEMM stages plain f32, f16 and bf16 operands; it has no dequantizing loads")
 	}
 	g := HIPTile
 	return &g

@@ -62,8 +62,8 @@ func TestHIPGemmOnCPU(t *testing.T) {
 			})
 		}
 	}
-	if ported < 10 {
-		t.Errorf("%d matmul built-ins with a ROCm port; want the 10 plain, gated and row-reducing ones", ported)
+	if ported < 15 {
+		t.Errorf("%d matmul built-ins with a ROCm port; want the 15 plain, gated, row-reducing and quantized ones", ported)
 	}
 }
 
@@ -93,7 +93,8 @@ func gemmParity(k *ir.Kernel, b *cpuBuild, orders ...mslcpu.LaneOrder) (bool, st
 // first occurrence of from); each must fail parity at gemmShapes (or
 // abort the run). matmul_bias has an epilogue input per column, so a
 // shifted column shows too; matmul_layer_norm is the row-owning kernel,
-// two reduction passes then the write.
+// two reduction passes then the write; the qmatmuls dequantize as they
+// stage.
 var gemmMutations = []struct {
 	kernel, name, from, to, san string
 }{
@@ -117,6 +118,10 @@ var gemmMutations = []struct {
 	{"matmul_layer_norm", "row butterfly one step short", "kgen_o = TX / 2; kgen_o > 0;", "kgen_o = TX / 2; kgen_o > 1;", ""},
 	// The first pass skips the row's last column tile (n = 67, 70, 129).
 	{"matmul_layer_norm", "a pass's last column tile dropped", "kgen_col0 < args.n; kgen_col0 += BN", "kgen_col0 + BN <= args.n; kgen_col0 += BN", ""},
+	// Q4_0's values 16-31 read the low nibbles again.
+	{"qmatmul_q4_0", "Q4_0 high nibble misread", "(block[2u + i - 16u] >> 4)", "(block[2u + i - 16u] & 15u)", ""},
+	// The affine scale of the group of the next 32 codes: group 64 read as 32.
+	{"qmatmul_mlx4", "affine scale from the wrong group", "(kgen_k0 + kgen_kk) / 64u]", "(kgen_k0 + kgen_kk) / 32u]", ""},
 	// Every row of the thread reads its first row's mean.
 	{"matmul_layer_norm", "per-row value of the wrong row", "const C kgen_r0 = kgen_row_kgen_r0[kgen_tr];", "const C kgen_r0 = kgen_row_kgen_r0[0];", ""},
 }

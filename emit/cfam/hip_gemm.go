@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/kgenrt"
 )
 
 // The HIP dialect's matmul: kgen's tiled SIMT GEMM on the IR's plan
@@ -27,7 +28,7 @@ func hipGemmDescribe(k *ir.Kernel, v *view) {
 	if mm.ROCm == nil {
 		return
 	}
-	v.Schedule = mm.ROCm.Describe(mm)
+	v.Schedule = mm.ROCm.Describe(k, mm)
 	v.Threads = mm.ROCm.Threads()
 	v.Grid = strings.Join(k.Grid(ir.ROCm), ", ")
 }
@@ -80,7 +81,7 @@ func (mw *matmulWriter) hipProduct() {
 	w.Block("for ("+d.Uint+" kgen_k0 = 0; kgen_k0 < args.k; kgen_k0 += BK)", func() {
 		mw.hipStage("kgen_as", "BM", mw.mm.A, "kgen_row0", "args.m", !mw.mm.A.ColMajor)
 		for i, b := range mw.mm.B {
-			mw.hipStage(fmt.Sprintf("kgen_bs%d", i), "BN", b, "kgen_col0", "args.n", b.ColMajor)
+			mw.hipStage(fmt.Sprintf("kgen_bs%d", i), "BN", b, "kgen_col0", "args.n", b.ColMajor || b.Quant != nil)
 		}
 		w.P(d.Barrier)
 		mw.hipMultiply()
@@ -122,9 +123,30 @@ func (mw *matmulWriter) hipStage(tile, side string, o ir.Operand, origin, extent
 			mw.P("const ", u, " kgen_kk = kgen_e / ", side, ", kgen_x = kgen_e % ", side, ";")
 			at = "(" + off + ")(kgen_k0 + kgen_kk) * " + extent + " + " + origin + " + kgen_x"
 		}
-		mw.P(tile, "[kgen_kk][kgen_x] = (", origin, " + kgen_x < ", extent, " && kgen_k0 + kgen_kk < args.k) ? ",
-			mw.d.ToFloat(o.Name+"["+at+"]"), " : 0.0f;")
+		val := mw.d.ToFloat(o.Name + "[" + at + "]")
+		if o.Quant != nil {
+			val = mw.hipQuantAt(o, "("+origin+" + kgen_x)", "(kgen_k0 + kgen_kk)")
+		}
+		mw.P(tile, "[kgen_kk][kgen_x] = (", origin, " + kgen_x < ", extent, " && kgen_k0 + kgen_kk < args.k) ? ", val, " : 0.0f;")
 	})
+}
+
+// hipQuantAt is the f32 of logical element (kk, n) of quantized operand o
+// (stored [n, k], its k contiguous): the exact code times its scale, plus
+// the group's bias as one fma (affine), or the block's d·q (ggml), read by
+// templates/hip/quant.tmpl's readers.
+func (mw *matmulWriter) hipQuantAt(o ir.Operand, n, kk string) string {
+	q := o.Quant
+	switch q.Format {
+	case kgenrt.Q4_0:
+		return fmt.Sprintf("kgen_q4_0(%s, %s)", quantRow(o, n), kk)
+	case kgenrt.Q8_0:
+		return fmt.Sprintf("kgen_q8_0(%s, %s)", quantRow(o, n), kk)
+	}
+	g := fmt.Sprintf("%s * (args.k / %du) + %s / %du", n, q.Group, kk, q.Group)
+	scales, biases := mw.k.Bindings[o.Scales].Name, mw.k.Bindings[o.Biases].Name
+	return fmt.Sprintf("%s(%s, (float)kgen_affine_code(%s, %s, %du), %s)", mw.d.FloatFunc("fma"),
+		mw.d.ToFloat(scales+"["+g+"]"), quantRow(o, n), kk, q.Bits, mw.d.ToFloat(biases+"["+g+"]"))
 }
 
 // hipMultiply writes one staged K slice's FMAs: per kk the thread's TM

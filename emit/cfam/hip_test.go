@@ -1,6 +1,7 @@
 package cfam_test
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -8,6 +9,9 @@ import (
 	"github.com/kgen-dev/kgen/funcs"
 	"github.com/kgen-dev/kgen/templates"
 )
+
+// warp32 is CUDA's 32-lane warp arithmetic (tid % 32, tid / 32).
+var warp32 = regexp.MustCompile(`[%/] 32([^u0-9]|$)`)
 
 // TestHIPBuiltins: every elementwise and rowwise built-in renders in the
 // HIP dialect with one entry point per variant, no CUDA left in it (no
@@ -35,10 +39,13 @@ func TestHIPBuiltins(t *testing.T) {
 				t.Errorf("%s: no HIP entry point %s", k.Name, v.HostName)
 			}
 		}
-		for _, cuda := range []string{"cuda_", "__shfl", "__syncthreads", "asm", "__nv_", "threadIdx", "blockIdx", "% 32", "/ 32"} {
+		for _, cuda := range []string{"cuda_", "__shfl", "__syncthreads", "asm", "__nv_", "threadIdx", "blockIdx"} {
 			if strings.Contains(s, cuda) {
 				t.Errorf("%s: the HIP source has %q", k.Name, cuda)
 			}
+		}
+		if m := warp32.FindString(s); m != "" { // a lane or warp from a 32-lane warp (ggml's 32-value blocks are 32u)
+			t.Errorf("%s: the HIP source has %q", k.Name, m)
 		}
 		if k.Matmul() != nil && k.Rows() != nil { // a row's 16 threads: a butterfly within any wavefront
 			if !strings.Contains(s, "kgen_o = TX / 2; kgen_o > 0; kgen_o /= 2) ") || !strings.Contains(s, "kgen_shfl_xor(") {

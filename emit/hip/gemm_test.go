@@ -69,7 +69,7 @@ func TestCompileMatmuls(t *testing.T) {
 			})
 		}
 	}
-	if ported < 10 {
-		t.Errorf("%d matmul built-ins with a ROCm port; want the 10 plain, gated and row-reducing ones", ported)
+	if ported < 15 {
+		t.Errorf("%d matmul built-ins with a ROCm port; want the 15 plain, gated, row-reducing and quantized ones", ported)
 	}
 }

@@ -47,14 +47,16 @@ func (g *HIPGemm) LDSBytes(bs int) int { return 4 * g.BK * ((g.BM + g.Pad) + bs*
 
 // launch is one block per output tile, the tiles in row-major order along
 // the grid's x: ceildiv(m, BM) · ceildiv(n, BN) blocks of Threads; with
-// row reductions one block per BM whole rows, ceildiv(m, BM) blocks.
+// row reductions one block per BM whole rows, ceildiv(m, BM) blocks; a
+// batched matmul's batch elements along z (the product of its batch
+// sizes), as on Metal.
 func (g *HIPGemm) launch(mm *Matmul) launch.Launch {
 	tiles := launch.Times(launch.Ceil(launch.V("m"), launch.N(g.BM)), launch.Ceil(launch.V("n"), launch.N(g.BN)))
 	if mm.Rows != nil {
 		tiles = launch.Ceil(launch.V("m"), launch.N(g.BM))
 	}
 	return launch.Launch{
-		Grid:        [3]*launch.Expr{launch.Times(tiles, launch.N(g.Threads())), launch.N(1), launch.N(1)},
+		Grid:        [3]*launch.Expr{launch.Times(tiles, launch.N(g.Threads())), launch.N(1), batchGrid(mm.Batch)},
 		Threadgroup: [3]int{g.Threads(), 1, 1},
 	}
 }
@@ -77,6 +79,9 @@ func (g *HIPGemm) Describe(k *Kernel, mm *Matmul) []string {
 			fmt.Sprintf("a pass folds its terms per thread and row in order, then across the row's %d threads (a shuffle-xor butterfly within the wavefront)", g.BN/g.TN),
 		}, quant...)
 	}
+	if len(mm.Batch) > 0 {
+		quant = append(quant, fmt.Sprintf("batched over %s: one grid slice (z) per batch element, every tensor a strided view, its element strides in the args struct", Shape(mm.Batch)))
+	}
 	return append([]string{
 		fmt.Sprintf("SIMT tile %d×%d×%d: one block of %d threads per %d×%d block of the output, each thread a %d×%d microtile", g.BM, g.BN, g.BK, g.Threads(), g.BM, g.BN, g.TM, g.TN),
 		acc,
@@ -86,7 +91,7 @@ func (g *HIPGemm) Describe(k *Kernel, mm *Matmul) []string {
 
 // hipGemmPlan is the ROCm plan of a matmul with `rocm: generated`, or nil
 // after refusing, at the port's position, what the HIP GEMM does not
-// write (chains, batches): the one place that decides which
+// write (chains): the one place that decides which
 // matmuls a ROCm port may have.
 func hipGemmPlan(s *spec.Spec, mm *Matmul, diags *diag.List) *HIPGemm {
 	refuse := func(what, why string) *HIPGemm {
@@ -96,8 +101,6 @@ func hipGemmPlan(s *spec.Spec, mm *Matmul, diags *diag.List) *HIPGemm {
 	switch {
 	case mm.Chain != nil:
 		return refuse("a chain (then:)", "the HIP GEMM has no streamed second product or online softmax")
-	case len(mm.Batch) > 0:
-		return refuse("batch dimensions (batch:)", "the HIP GEMM launches one matrix product, with no grid slice per batch element")
 	}
 	g := HIPTile
 	return &g

@@ -9,8 +9,9 @@ import (
 
 // TestHIPGemmPlan: a plain or gated matmul with `rocm: generated` gets
 // the HIP GEMM's plan and its launch (one block of 256 threads per 64×64
-// output tile), a row-reducing one a block per 64 whole rows at any n;
-// without the port a matmul has none.
+// output tile), a row-reducing one a block per 64 whole rows at any n, a
+// batched one its batch elements along z; without the port a matmul has
+// none.
 func TestHIPGemmPlan(t *testing.T) {
 	k := mustBuild(t, `
 kernel: m
@@ -68,6 +69,24 @@ ports:
 	if grid, err := rl.GridSize(sizes); err != nil || grid != [3]int{3 * 256, 1, 1} || rows.Matmul().ROCm == nil {
 		t.Errorf("row-owning ROCm launch at m 130, n 1000: grid %v (%v); want 3 blocks of 256, whole rows each", grid, err)
 	}
+	batched := mustBuild(t, `
+kernel: b
+kind: matmul
+dtypes: [f32]
+matmul: {a: x, b: w, batch: [h]}
+outputs:
+  - y: acc
+ports:
+  rocm: generated
+`)
+	bl := batched.Launch(ir.ROCm)
+	sizes, err = bl.Sizes(map[string]int{"m": 65, "n": 64, "k": 3, "h": 5, "elem_bytes": 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if grid, err := bl.GridSize(sizes); err != nil || grid != [3]int{2 * 256, 1, 5} {
+		t.Errorf("batched ROCm launch at m 65, n 64, h 5: grid %v (%v); want 2 blocks of 256 per batch element along z", grid, err)
+	}
 	plain := mustBuild(t, `
 kernel: m
 kind: matmul
@@ -86,7 +105,6 @@ outputs:
 func TestHIPGemmRefuses(t *testing.T) {
 	for _, c := range []struct{ name, body, want string }{
 		{"chain", "matmul: {a: x, b: w, then: c}\nlet:\n  - e: exp(acc - row_max(acc))\noutputs:\n  - y: acc2 / row_sum(e)\n", "a chain"},
-		{"batch", "matmul: {a: x, b: w, batch: [h]}\noutputs:\n  - y: acc\n", "batch dimensions"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			src := "kernel: m\nkind: matmul\ndtypes: [f16]\n" + c.body + "ports:\n  rocm: generated\n"

@@ -53,7 +53,7 @@ func TestHIPGemmOnCPU(t *testing.T) {
 				if wave == 64 { // every block's threads forward, in reverse and shuffled: the same bytes
 					orders = []mslcpu.LaneOrder{mslcpu.Forward, mslcpu.Reverse, mslcpu.Shuffled}
 				}
-				ok, why := gemmParity(k, b, orders...)
+				ok, why := gemmParity(k, b, gemmShapes, orders...)
 				if !ok {
 					t.Error(why)
 				} else {
@@ -67,12 +67,12 @@ func TestHIPGemmOnCPU(t *testing.T) {
 	}
 }
 
-// gemmParity runs parity on k through b at gemmShapes, in the lane orders
+// gemmParity runs parity on k through b at shapes, in the lane orders
 // given (each later one must give the first one's bytes; none: forward),
 // and reports whether every variant is within bounds with elements
 // checked, and if not why.
-func gemmParity(k *ir.Kernel, b *cpuBuild, orders ...mslcpu.LaneOrder) (bool, string) {
-	results, err := parity.Check(context.Background(), k, nil, parity.Options{Seed: 29, Backend: ir.ROCm, Run: b.runner(), Matmul: gemmShapes, Orders: orders})
+func gemmParity(k *ir.Kernel, b *cpuBuild, shapes []parity.MatmulShape, orders ...mslcpu.LaneOrder) (bool, string) {
+	results, err := parity.Check(context.Background(), k, nil, parity.Options{Seed: 29, Backend: ir.ROCm, Run: b.runner(), Matmul: shapes, Orders: orders})
 	if err != nil {
 		return false, firstLines(err.Error(), 5)
 	}
@@ -147,7 +147,7 @@ func TestHIPGemmCatchesMutations(t *testing.T) {
 		t.Run(m.kernel+"/"+m.name, func(t *testing.T) {
 			t.Parallel()
 			b := build(t, k, strings.Replace(src, m.from, m.to, 1), 64, m.san)
-			if ok, why := gemmParity(k, b); ok {
+			if ok, why := gemmParity(k, b, gemmShapes); ok {
 				t.Errorf("the mutation %q passed:\n%s", m.name, why)
 			} else {
 				t.Logf("caught: %s", firstLines(why, 2))

@@ -50,6 +50,8 @@ var HIP = &Dialect{
 		GroupID:  {Expr: "kgen_group_id()"},
 		SimdLane: local("kgen_simd_lane", "kgen_tid % KGEN_WAVE"),
 		SimdID:   local("kgen_simd", "kgen_tid / KGEN_WAVE"),
+		// A batched matmul's batch element is the block's z.
+		GroupXYZ: {Local: "const struct { unsigned int x, y, z; } kgen_tg3 = {__builtin_amdgcn_workgroup_id_x(), __builtin_amdgcn_workgroup_id_y(), __builtin_amdgcn_workgroup_id_z()};", Expr: "kgen_tg3"},
 	},
 	ArrayAlign:      "alignas(16) ",
 	UnrollElemLoops: true,

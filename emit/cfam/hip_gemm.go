@@ -43,6 +43,10 @@ func (mw *matmulWriter) hipGemmBody() {
 	}
 	w, u := mw.Writer, mw.d.Uint
 	mw.hipGemmHead()
+	if mw.k.Batched() {
+		w.P(mw.d.Threads[GroupXYZ].Local)
+		mw.batchPrologue(mw.k.Bindings)
+	}
 	w.P("const ", u, " kgen_tiles_n = (args.n + BN - 1) / BN;")
 	w.P("const ", u, " kgen_row0 = (", mw.tg, " / kgen_tiles_n) * BM, kgen_col0 = (", mw.tg, " % kgen_tiles_n) * BN;")
 	mw.hipProduct()
@@ -122,6 +126,13 @@ func (mw *matmulWriter) hipStage(tile, side string, o ir.Operand, origin, extent
 		} else {
 			mw.P("const ", u, " kgen_kk = kgen_e / ", side, ", kgen_x = kgen_e % ", side, ";")
 			at = "(" + off + ")(kgen_k0 + kgen_kk) * " + extent + " + " + origin + " + kgen_x"
+		}
+		if mw.k.Batched() { // a strided view: the stored (row, column) at the view's strides
+			b, x, kk := mw.k.Bindings[o.Binding], "("+off+")("+origin+" + kgen_x)", "("+off+")(kgen_k0 + kgen_kk)"
+			at = mw.elemAt(b, x, kk, "") // A [m, k]; a column-major B stored [n, k]
+			if (o.Binding == mw.mm.A.Binding) == o.ColMajor {
+				at = mw.elemAt(b, kk, x, "") // A stored [k, m]; a B [k, n]
+			}
 		}
 		val := mw.d.ToFloat(o.Name + "[" + at + "]")
 		if o.Quant != nil {

@@ -1,6 +1,7 @@
 package hipcpu
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/emit/cfam"
+	"github.com/kgen-dev/kgen/emit/hip"
 	"github.com/kgen-dev/kgen/generate"
 	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/verify/mslcpu"
@@ -67,7 +69,8 @@ func specKernel(t *testing.T, src string) *ir.Kernel {
 	return ks[0]
 }
 
-// TestHIPGemmBatched runs a batched, grouped HIP GEMM on the CPU:
+// TestHIPGemmBatched compiles a batched, grouped HIP GEMM for gfx942 and
+// gfx1100 and runs it on the CPU:
 // each batch element is a block's z (its tensors strided views with gaps,
 // as parity lays them out, some of them reversed), with 64-lane
 // wavefronts under ASan and UBSan in three lane orders, and 32-lane ones.
@@ -83,6 +86,17 @@ func TestHIPGemmBatched(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := string(srcb)
+	if clang, err := hip.Clang(); err == nil { // the z of a real launch: clang's workgroup ids
+		for _, arch := range hip.Archs {
+			co, err := hip.Compile(context.Background(), clang, k.Name, srcb, arch)
+			if err == nil {
+				err = hip.CheckObject(co, arch, hip.Entries(k))
+			}
+			if err != nil {
+				t.Errorf("%s: %v", arch, err)
+			}
+		}
+	}
 	const grouped = "(kgen_b1 / args.group)"
 	if !strings.Contains(src, grouped) {
 		t.Fatalf("no grouped head %q in the source", grouped)

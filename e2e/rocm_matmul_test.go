@@ -12,8 +12,7 @@ import (
 // TestROCmMatmulPorts: the matmuls with rocm: generated have their ROCm
 // port in the table, launched on the descriptor's ROCm grid (one block of
 // 256 threads per 64×64 tile, the IR's HIP GEMM plan); no machine here can
-// run it (no libamdhip64), so Run refuses with the port's reason, while a
-// matmul whose spec says rocm: null (the attention chain) has no slot.
+// run it (no libamdhip64), so Run refuses with the port's reason.
 func TestROCmMatmulPorts(t *testing.T) {
 	x, _ := kgenrt.New(kgenrt.F32, 3, 5)
 	w, _ := kgenrt.New(kgenrt.F32, 5, 7)
@@ -35,7 +34,10 @@ func TestROCmMatmulPorts(t *testing.T) {
 	if g, err := l.Grid[0].Eval(env); err != nil || g != 2*3*256 {
 		t.Errorf("matmul's ROCm grid at m 65, n 129: %d threads (%v); want 2·3 blocks of 256", g, err)
 	}
-	if kernels.MatmulSoftmaxMatmul.Available(kgenrt.ROCm) {
-		t.Errorf("matmul_softmax_matmul (rocm: null) is available on ROCm")
+	// The attention chains launch alike: a block per 64 query rows, the
+	// batch along z.
+	al := kernels.AttentionPrefill.Describe().Launch[kgenrt.ROCm]
+	if al.Threadgroup != [3]int{256, 1, 1} || al.Grid[2] == nil {
+		t.Errorf("attention_prefill's ROCm launch %+v; want blocks of 256 and the batch along z", al)
 	}
 }

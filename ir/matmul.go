@@ -335,6 +335,9 @@ func (mm *Matmul) Stages(k *Kernel) []Stage {
 // row-major order along one grid axis: ceildiv(m, BM) · ceildiv(n, BN)
 // groups of WM·WN·32 threads.
 func (mm *Matmul) Launch(k *Kernel, b Backend) launch.Launch {
+	if b == ROCm && mm.ROCm != nil {
+		return mm.ROCm.launch(mm)
+	}
 	if mm.Chain != nil && b == CUDA && mm.Chain.CUDA != nil {
 		return mm.chainCUDALaunch()
 	}
@@ -346,9 +349,6 @@ func (mm *Matmul) Launch(k *Kernel, b Backend) launch.Launch {
 	}
 	if b == CUDA && mm.CUDA != nil {
 		return launch.Launch{} // the library's host functions launch the GEMMs (launch.Launch.Host)
-	}
-	if b == ROCm && mm.ROCm != nil {
-		return mm.ROCm.launch(mm)
 	}
 	t := mm.Tile
 	tiles := launch.Times(launch.Ceil(launch.V("m"), launch.N(t.BM)), launch.Ceil(launch.V("n"), launch.N(t.BN)))

@@ -23,7 +23,11 @@ import (
 // stages over them, recomputing each BN-wide column tile's product in
 // every pass instead of keeping a strip of the rows in LDS: (passes + 1)
 // products, but any n in one launch, which is what kgenrt's ROCm port
-// makes (Metal's split for n above its strip is a second launch).
+// makes (Metal's split for n above its strip is a second launch). A chain
+// owns BM query rows the same way and streams BN-key blocks with Metal's
+// online softmax, O in registers per BN columns of p (the scores
+// recomputed per chunk of p, so any p takes one launch). A batched matmul
+// runs its batch elements along z.
 //
 // The tile is one choice for both targets (gfx942's 64-lane wavefronts and
 // gfx1100's 32-lane ones): nothing in the kernel depends on the wave.
@@ -47,6 +51,18 @@ func (g *HIPGemm) Threads() int { return (g.BM / g.TM) * (g.BN / g.TN) }
 // LDSBytes is the staging of A and bs Bs.
 func (g *HIPGemm) LDSBytes(bs int) int { return 4 * g.BK * ((g.BM + g.Pad) + bs*(g.BN+g.Pad)) }
 
+// LDS is the plan's LDS for matmul mm, a chain's or the staging of its Bs.
+func (g *HIPGemm) LDS(mm *Matmul) int {
+	if mm.Chain != nil {
+		return g.ChainLDSBytes()
+	}
+	return g.LDSBytes(len(mm.B))
+}
+
+// ChainLDSBytes is a chain's LDS: A's and B's staging, the block's
+// weights [BM][BN + Pad] and V's block [BN][BN + Pad].
+func (g *HIPGemm) ChainLDSBytes() int { return g.LDSBytes(1) + 4*(g.BM+g.BN)*(g.BN+g.Pad) }
+
 // launch is one block per output tile, the tiles in row-major order along
 // the grid's x: ceildiv(m, BM) · ceildiv(n, BN) blocks of Threads; with
 // row reductions one block per BM whole rows, ceildiv(m, BM) blocks; a
@@ -54,13 +70,17 @@ func (g *HIPGemm) LDSBytes(bs int) int { return 4 * g.BK * ((g.BM + g.Pad) + bs*
 // sizes), as on Metal.
 func (g *HIPGemm) launch(mm *Matmul) launch.Launch {
 	tiles := launch.Times(launch.Ceil(launch.V("m"), launch.N(g.BM)), launch.Ceil(launch.V("n"), launch.N(g.BN)))
-	if mm.Rows != nil {
+	if mm.Rows != nil || mm.Chain != nil {
 		tiles = launch.Ceil(launch.V("m"), launch.N(g.BM))
 	}
-	return launch.Launch{
+	l := launch.Launch{
 		Grid:        [3]*launch.Expr{launch.Times(tiles, launch.N(g.Threads())), launch.N(1), batchGrid(mm.Batch)},
 		Threadgroup: [3]int{g.Threads(), 1, 1},
 	}
+	if mm.Decode != nil { // the args struct has Metal's split fields: set as Metal's launch sets them, read by no HIP code
+		l.Derived = DecodeRules(mm.Batch)
+	}
+	return l
 }
 
 // Describe is the plan in words, for the HIP source's header.
@@ -73,6 +93,17 @@ func (g *HIPGemm) Describe(k *Kernel, mm *Matmul) []string {
 		}
 	}
 	acc := fmt.Sprintf("accumulate %s in f32 with FMA, K in steps of %d staged k-major in LDS as f32, zero outside the matrices (%d bytes)", joinComma(bs), g.BK, g.LDSBytes(len(mm.B)))
+	if ch := mm.Chain; ch != nil {
+		out := []string{
+			fmt.Sprintf("chain on the SIMT tile %d×%d×%d: one block of %d threads per %d query rows, each thread a %d×%d microtile of each %d-key block", g.BM, g.BN, g.BK, g.Threads(), g.BM, g.TM, g.TN, g.BN),
+			fmt.Sprintf("per %d columns of p: every block of keys, acc = %s·%s (%s), the scores, then per row the running max and sum (butterflies over the row's %d threads), rescaled by exp(m_old - m_new)", g.BN, operandText(mm.A, "[m, k]"), operandText(mm.B[0], "[k, n]"), acc, g.BN/g.TN),
+			fmt.Sprintf("%s += weights·%s in f32 registers, the weights and V's block staged in LDS (%d bytes in all); the scores are recomputed per %d columns of p, so any p in one launch", ch.Then.Acc, operandText(ch.Then, "[n, p]"), g.ChainLDSBytes(), g.BN),
+		}
+		if ch.Skip != nil {
+			out = append(out, "key blocks the score's mask hides from every row of the block are skipped (proved over the block's rows and columns)")
+		}
+		return append(out, quant...)
+	}
 	if mm.Rows != nil {
 		return append([]string{
 			fmt.Sprintf("SIMT tile %d×%d×%d, row-owning: one block of %d threads per %d whole rows of the output, each thread a %d×%d microtile of each %d-column tile", g.BM, g.BN, g.BK, g.Threads(), g.BM, g.TM, g.TN, g.BN),
@@ -91,19 +122,12 @@ func (g *HIPGemm) Describe(k *Kernel, mm *Matmul) []string {
 	}, quant...)
 }
 
-// hipGemmPlan is the ROCm plan of a matmul with `rocm: generated`, or nil
-// after refusing, at the port's position, what the HIP GEMM does not
-// write (chains): the one place that decides which
-// matmuls a ROCm port may have.
-func hipGemmPlan(s *spec.Spec, mm *Matmul, diags *diag.List) *HIPGemm {
-	refuse := func(what, why string) *HIPGemm {
-		diags.Addf(s.Ports[spec.ROCm].Pos, "kgen cannot generate a rocm port of a matmul with %s yet (%s); set `rocm: null` (callers take their fallback path)", what, why)
-		return nil
-	}
-	switch {
-	case mm.Chain != nil:
-		return refuse("a chain (then:)", "the HIP GEMM has no streamed second product or online softmax")
-	}
+// hipGemmPlan is the ROCm plan of a matmul with `rocm: generated`: the
+// one place that decides which matmuls a ROCm port may have. Every form
+// the IR builds has one (plain, gated, row-reducing, quantized, batched,
+// chains); a form the HIP GEMM could not write would be refused here, at
+// the rocm port's position, with the reason.
+func hipGemmPlan(*spec.Spec, *Matmul, *diag.List) *HIPGemm {
 	g := HIPTile
 	return &g
 }

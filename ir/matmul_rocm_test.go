@@ -1,9 +1,9 @@
 package ir_test
 
 import (
-	"strings"
 	"testing"
 
+	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/ir"
 )
 
@@ -100,19 +100,31 @@ outputs:
 	}
 }
 
-// TestHIPGemmRefuses: what the HIP GEMM does not write is refused at the
-// rocm port's position, naming the feature.
-func TestHIPGemmRefuses(t *testing.T) {
-	for _, c := range []struct{ name, body, want string }{
-		{"chain", "matmul: {a: x, b: w, then: c}\nlet:\n  - e: exp(acc - row_max(acc))\noutputs:\n  - y: acc2 / row_sum(e)\n", "a chain"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			src := "kernel: m\nkind: matmul\ndtypes: [f16]\n" + c.body + "ports:\n  rocm: generated\n"
-			line := strings.Count(src, "\n") // the last line
-			_, diags := build(t, src)
-			if len(diags) != 1 || diags[0].Pos.Line != line || !strings.Contains(diags[0].Msg, "rocm port of a matmul with "+c.want) {
-				t.Errorf("%v; want one error at line %d naming %q", diags, line, c.want)
-			}
-		})
+// TestHIPGemmChain: a chain with rocm: generated gets the plan, one
+// block of 256 threads per 64 query rows, and its streaming bound's key
+// block is the plan's (ChainBlock).
+func TestHIPGemmChain(t *testing.T) {
+	k := mustBuild(t, `
+kernel: c
+kind: matmul
+dtypes: [f32]
+matmul: {a: q, b: {name: kc, layout: col_major}, then: v}
+let:
+  - e: exp(acc - row_max(acc))
+outputs:
+  - o: acc2 / row_sum(e)
+ports:
+  rocm: generated
+`)
+	l := k.Launch(ir.ROCm)
+	sizes, err := l.Sizes(map[string]int{"m": 65, "n": 1000, "k": 3, "p": 300, "elem_bytes": 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if grid, err := l.GridSize(sizes); err != nil || grid != [3]int{2 * 256, 1, 1} {
+		t.Errorf("chain's ROCm launch at m 65: grid %v (%v); want 2 blocks of 256", grid, err)
+	}
+	if b := k.ChainBlock(ir.ROCm, dtype.F32); b != ir.HIPTile.BN {
+		t.Errorf("ROCm chain block %d; want the plan's %d", b, ir.HIPTile.BN)
 	}
 }

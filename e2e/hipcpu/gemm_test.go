@@ -62,8 +62,8 @@ func TestHIPGemmOnCPU(t *testing.T) {
 			})
 		}
 	}
-	if ported < 15 {
-		t.Errorf("%d matmul built-ins with a ROCm port; want the 15 plain, gated, row-reducing and quantized ones", ported)
+	if ported < 20 {
+		t.Errorf("%d matmul built-ins with a ROCm port; want all 20", ported)
 	}
 }
 
@@ -94,7 +94,7 @@ func gemmParity(k *ir.Kernel, b *cpuBuild, shapes []parity.MatmulShape, orders .
 // abort the run). matmul_bias has an epilogue input per column, so a
 // shifted column shows too; matmul_layer_norm is the row-owning kernel,
 // two reduction passes then the write; the qmatmuls dequantize as they
-// stage.
+// stage; causal_attention is a chain (online softmax, W·V).
 var gemmMutations = []struct {
 	kernel, name, from, to, san string
 }{
@@ -112,7 +112,7 @@ var gemmMutations = []struct {
 	{"matmul_bias", "barrier after the multiply dropped", "        kgen_barrier();\n    }\n    // The epilogue", "    }\n    // The epilogue", ""},
 	// A's rows past m are read instead of zero-filled: out of bounds,
 	// which the sanitized run reports.
-	{"matmul_bias", "A's row guard dropped", "(kgen_row0 + kgen_x < args.m && ", "(", "address,undefined"},
+	{"matmul_bias", "A's row guard dropped", "((kgen_row0 + kgen_x) < args.m && ", "(", "address,undefined"},
 	// The row butterfly stops one step early: each row's mean sums half
 	// of its threads' partials.
 	{"matmul_layer_norm", "row butterfly one step short", "kgen_o = TX / 2; kgen_o > 0;", "kgen_o = TX / 2; kgen_o > 1;", ""},
@@ -122,6 +122,13 @@ var gemmMutations = []struct {
 	{"qmatmul_q4_0", "Q4_0 high nibble misread", "(block[2u + i - 16u] >> 4)", "(block[2u + i - 16u] & 15u)", ""},
 	// The affine scale of the group of the next 32 codes: group 64 read as 32.
 	{"qmatmul_mlx4", "affine scale from the wrong group", "(kgen_k0 + kgen_kk) / 64u]", "(kgen_k0 + kgen_kk) / 32u]", ""},
+	// The online softmax forgets to rescale O when the running max grows
+	// (attention: causal_attention's rows at these shapes see one block).
+	{"attention", "O not rescaled", "kgen_o[kgen_tr][kgen_tc] *= kgen_f;", "", ""},
+	// The weights' row sum misses half of the row's threads.
+	{"causal_attention", "weights' sum butterfly one step short", "kgen_o > 0; kgen_o /= 2) kgen_sum +=", "kgen_o > 1; kgen_o /= 2) kgen_sum +=", ""},
+	// V's key guard lets one key past n through: out of bounds (ASan).
+	{"causal_attention", "V's key guard off by one", "(kgen_col0 + kgen_kk) < args.n)", "(kgen_col0 + kgen_kk) <= args.n)", "address,undefined"},
 	// Every row of the thread reads its first row's mean.
 	{"matmul_layer_norm", "per-row value of the wrong row", "const C kgen_r0 = kgen_row_kgen_r0[kgen_tr];", "const C kgen_r0 = kgen_row_kgen_r0[0];", ""},
 }

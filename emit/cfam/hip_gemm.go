@@ -37,6 +37,10 @@ func hipGemmDescribe(k *ir.Kernel, v *view) {
 // block, the tile index the block's x in row-major order; or with row
 // reductions the row-owning kernel (hip_gemm_rows.go).
 func (mw *matmulWriter) hipGemmBody() {
+	if mw.mm.Chain != nil {
+		mw.hipChainBody()
+		return
+	}
 	if mw.mm.Rows != nil {
 		mw.hipRowBody()
 		return
@@ -83,9 +87,9 @@ func (mw *matmulWriter) hipProduct() {
 		w.P(fmt.Sprintf("float kgen_acc%d[TM][TN] = {};", i))
 	}
 	w.Block("for ("+d.Uint+" kgen_k0 = 0; kgen_k0 < args.k; kgen_k0 += BK)", func() {
-		mw.hipStage("kgen_as", "BM", mw.mm.A, "kgen_row0", "args.m", !mw.mm.A.ColMajor)
+		mw.hipStage(kSlice("kgen_as", "BM", mw.mm.A, "kgen_row0", "args.m", !mw.mm.A.ColMajor))
 		for i, b := range mw.mm.B {
-			mw.hipStage(fmt.Sprintf("kgen_bs%d", i), "BN", b, "kgen_col0", "args.n", b.ColMajor || b.Quant != nil)
+			mw.hipStage(kSlice(fmt.Sprintf("kgen_bs%d", i), "BN", b, "kgen_col0", "args.n", b.ColMajor || b.Quant != nil))
 		}
 		w.P(d.Barrier)
 		mw.hipMultiply()
@@ -110,35 +114,51 @@ func (mw *matmulWriter) hipElements(body func()) {
 	})
 }
 
-// hipStage writes the staging of one operand's K slice into tile ([BK][side
-// + PAD]): slice element (x, kk) is the operand's logical (origin + x,
-// kgen_k0 + kk) for A (x a row) or (kgen_k0 + kk, origin + x) for a B (x a
-// column), zero where outside extent × k. kFastest says the operand's k is
-// its contiguous axis in memory (A row-major [m, k], a B column-major
-// [n, k]); consecutive threads then take consecutive kk, else consecutive x.
-func (mw *matmulWriter) hipStage(tile, side string, o ir.Operand, origin, extent string, kFastest bool) {
-	u, off := mw.d.Uint, mw.d.Offset
-	mw.Block("for ("+u+" kgen_e = "+mw.tid+"; kgen_e < BK * "+side+"; kgen_e += kThreads)", func() {
+// hipSlice is one operand's slice to stage: tile[kk][x] ([depth][side +
+// PAD]) is the operand's logical (origin + x, k0 + kk) for A (x a row) or
+// (k0 + kk, origin + x) for a B (x a column), zero outside extent × kExtent.
+// A chain's V is a B whose k is the keys (k0 kgen_col0, kExtent args.n)
+// and whose x is p's columns.
+type hipSlice struct {
+	tile, depth, side           string
+	o                           ir.Operand
+	origin, extent, k0, kExtent string
+	// kFastest: the operand's k is its contiguous axis in memory (A
+	// row-major [m, k], a B column-major [n, k]); consecutive threads
+	// then take consecutive kk, else consecutive x.
+	kFastest bool
+}
+
+// kSlice is the K loop's slice of operand o: BK deep from kgen_k0.
+func kSlice(tile, side string, o ir.Operand, origin, extent string, kFastest bool) hipSlice {
+	return hipSlice{tile: tile, depth: "BK", side: side, o: o, origin: origin, extent: extent, k0: "kgen_k0", kExtent: "args.k", kFastest: kFastest}
+}
+
+// hipStage writes the staging of slice sl, every thread a strided share.
+func (mw *matmulWriter) hipStage(sl hipSlice) {
+	u, off, o := mw.d.Uint, mw.d.Offset, sl.o
+	x, kk := "("+sl.origin+" + kgen_x)", "("+sl.k0+" + kgen_kk)"
+	mw.Block("for ("+u+" kgen_e = "+mw.tid+"; kgen_e < "+sl.depth+" * "+sl.side+"; kgen_e += kThreads)", func() {
 		var at string
-		if kFastest {
-			mw.P("const ", u, " kgen_x = kgen_e / BK, kgen_kk = kgen_e % BK;")
-			at = "(" + off + ")(" + origin + " + kgen_x) * args.k + kgen_k0 + kgen_kk"
+		if sl.kFastest {
+			mw.P("const ", u, " kgen_x = kgen_e / ", sl.depth, ", kgen_kk = kgen_e % ", sl.depth, ";")
+			at = "(" + off + ")" + x + " * " + sl.kExtent + " + " + kk
 		} else {
-			mw.P("const ", u, " kgen_kk = kgen_e / ", side, ", kgen_x = kgen_e % ", side, ";")
-			at = "(" + off + ")(kgen_k0 + kgen_kk) * " + extent + " + " + origin + " + kgen_x"
+			mw.P("const ", u, " kgen_kk = kgen_e / ", sl.side, ", kgen_x = kgen_e % ", sl.side, ";")
+			at = "(" + off + ")" + kk + " * " + sl.extent + " + " + x
 		}
 		if mw.k.Batched() { // a strided view: the stored (row, column) at the view's strides
-			b, x, kk := mw.k.Bindings[o.Binding], "("+off+")("+origin+" + kgen_x)", "("+off+")(kgen_k0 + kgen_kk)"
-			at = mw.elemAt(b, x, kk, "") // A [m, k]; a column-major B stored [n, k]
+			b, bx, bk := mw.k.Bindings[o.Binding], "("+off+")"+x, "("+off+")"+kk
+			at = mw.elemAt(b, bx, bk, "") // A [m, k]; a column-major B stored [n, k]
 			if (o.Binding == mw.mm.A.Binding) == o.ColMajor {
-				at = mw.elemAt(b, kk, x, "") // A stored [k, m]; a B [k, n]
+				at = mw.elemAt(b, bk, bx, "") // A stored [k, m]; a B [k, n]
 			}
 		}
 		val := mw.d.ToFloat(o.Name + "[" + at + "]")
 		if o.Quant != nil {
-			val = mw.hipQuantAt(o, "("+origin+" + kgen_x)", "(kgen_k0 + kgen_kk)")
+			val = mw.hipQuantAt(o, x, kk)
 		}
-		mw.P(tile, "[kgen_kk][kgen_x] = (", origin, " + kgen_x < ", extent, " && kgen_k0 + kgen_kk < args.k) ? ", val, " : 0.0f;")
+		mw.P(sl.tile, "[kgen_kk][kgen_x] = (", x, " < ", sl.extent, " && ", kk, " < ", sl.kExtent, ") ? ", val, " : 0.0f;")
 	})
 }
 

@@ -19,7 +19,8 @@ import (
 // is Metal's (storeElement: the stage function per element with its
 // inputs, params and indices), from the thread's registers, for each
 // element inside [m, n]. No thread leaves early: every one reaches every
-// barrier.
+// barrier. The row-owning kernel (hip_gemm_rows.go) and the chain
+// (hip_gemm_chain.go) reuse the K loop (hipProduct) and the staging.
 
 // hipGemmDescribe replaces the header's schedule, grid and block size
 // (Metal's) with the ROCm plan's.

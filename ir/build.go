@@ -97,6 +97,9 @@ func buildKernel(s *spec.Spec, diags *diag.List) *Kernel {
 		diags.Addf(s.CUDATilesPos, "cuda_tiles sets the problem classes of a matmul's CUDA port: it needs kind: matmul and cuda: generated")
 	}
 	k.Schedule = kb.schedule(s, k, diags)
+	if mm := k.Matmul(); mm != nil && k.Ports[ROCm] {
+		mm.ROCm = hipGemmPlan(s, mm, diags)
+	}
 	return k
 }
 
@@ -158,9 +161,9 @@ func checkPorts(s *spec.Spec, diags *diag.List) {
 
 // rocmRefuses lists the kinds the HIP dialect does not write, with the
 // reason: the one place that decides which kinds a ROCm port may have.
-var rocmRefuses = map[spec.Kind]string{
-	spec.Matmul: "the HIP dialect writes elementwise and rowwise kernels; it has no GEMM",
-}
+// Every kind has a HIP writer now; a matmul's features the HIP GEMM does
+// not write are refused by hipGemmPlan (matmul_rocm.go).
+var rocmRefuses = map[spec.Kind]string{}
 
 func variants(s *spec.Spec, diags *diag.List) []Variant {
 	tol := map[dtype.DType]Tolerance{}

@@ -60,6 +60,9 @@ type Matmul struct {
 	// QuantCUDA is the CUDA port of quantized Bs (quant_cuda.go: generated
 	// tensor-core kernels instead of CUTLASS), nil otherwise.
 	QuantCUDA *QuantCUDA
+	// ROCm is the ROCm port's SIMT GEMM (matmul_rocm.go), nil without
+	// `rocm: generated`.
+	ROCm *HIPGemm
 }
 
 // RowTile is the row-owning kernel's tile: 8 rows, the N strip walked 32
@@ -341,6 +344,9 @@ func (mm *Matmul) Stages(k *Kernel) []Stage {
 // row-major order along one grid axis: ceildiv(m, BM) · ceildiv(n, BN)
 // groups of WM·WN·32 threads.
 func (mm *Matmul) Launch(k *Kernel, b Backend) launch.Launch {
+	if b == ROCm && mm.ROCm != nil {
+		return mm.ROCm.launch(mm)
+	}
 	if mm.Chain != nil && b == CUDA && mm.Chain.CUDA != nil {
 		return mm.chainCUDALaunch()
 	}

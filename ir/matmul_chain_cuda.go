@@ -102,6 +102,9 @@ func (mm *Matmul) chainCUDADescribe(k *Kernel) string {
 // ChainBlock is the keys per online-softmax step of a chain's port on
 // backend b for storage t (the streaming bound's block).
 func (k *Kernel) ChainBlock(b Backend, t dtype.DType) int {
+	if g := k.Matmul().ROCm; b == ROCm && g != nil {
+		return g.BN // the HIP GEMM's key blocks (matmul_rocm.go)
+	}
 	ch := k.Matmul().Chain
 	if b == CUDA && ch.CUDA != nil {
 		if t == dtype.F32 {

@@ -28,11 +28,12 @@ import (
 const PlainGemvSimds = 8
 
 // plainGemvOf lays out the matrix-vector phase of a matmul whose Bs are
-// all plain, with a plain epilogue; nil for row reductions, chains, batched
-// kernels (they keep their own launches) and kernels with a ROCm port
-// (kgenrt's ROCm port launches one kernel per call, not phases).
+// all plain, with a plain epilogue; nil for row reductions, chains and
+// batched kernels (they keep their own launches). It is Metal's: the GPU
+// ports launch their own entry point for any m (PortPhases is for column
+// reductions), so a ROCm port's HIP GEMM serves m <= GemvRows as well.
 func plainGemvOf(k *Kernel, mm *Matmul) *Gemv {
-	if mm.Rows != nil || mm.Chain != nil || len(mm.Batch) > 0 || k.Ports[ROCm] {
+	if mm.Rows != nil || mm.Chain != nil || len(mm.Batch) > 0 {
 		return nil
 	}
 	for _, b := range mm.B {

@@ -1,15 +1,13 @@
 package ir_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/kgen-dev/kgen/ir"
 )
 
 // TestROCmPorts: `rocm: generated` builds for elementwise and rowwise
-// kernels (the HIP dialect writes them) and is refused at its position,
-// saying why, for a matmul.
+// kernels (the HIP dialect writes them).
 func TestROCmPorts(t *testing.T) {
 	for _, src := range []string{`
 kernel: e
@@ -34,17 +32,5 @@ ports:
 			t.Errorf("%s: ports %v; want metal and rocm", k.Name, k.Ports)
 		}
 	}
-	_, diags := build(t, `
-kernel: m
-kind: matmul
-dtypes: [f32]
-matmul: {a: x, b: w}
-outputs:
-  - y: acc
-ports:
-  rocm: generated
-`)
-	if len(diags) != 1 || diags[0].Pos.Line != 8 || !strings.Contains(diags[0].Msg, "rocm port of a matmul kernel") {
-		t.Errorf("a matmul with rocm: generated: %v; want one error at line 8 naming the matmul", diags)
-	}
+	// A matmul's ROCm port: matmul_rocm_test.go.
 }

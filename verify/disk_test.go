@@ -127,8 +127,8 @@ var diskCases = []diskCase{
 			"gen/msl/gelu.metal:*: missing: run `kgen gen`",
 		}},
 	{name: "a port kgen cannot generate",
-		edits: []edit{{"specs/twice.yaml", "outputs:", "kind: matmul\nmatmul: {a: x, b: w}\nports:\n  rocm: generated\noutputs:"}},
-		want:  []string{"specs/twice.yaml:*: kgen cannot generate a rocm port of a matmul kernel yet"}},
+		edits: []edit{{"specs/twice.yaml", "dtypes: [f32]", "dtypes: [f16]"}, {"specs/twice.yaml", "inputs: [x]\noutputs:\n  - y: 2 * x", "kind: matmul\nmatmul: {a: x, b: {name: w, quant: q8_0}}\nports:\n  cuda: generated\noutputs:\n  - y: acc / row_sum(acc)"}},
+		want:  []string{"specs/twice.yaml:*: kgen cannot generate the CUDA port of this quantized matmul yet"}},
 }
 
 // hasFinding is hasLine where a "*" in want stands for "line:col": the

@@ -10,6 +10,9 @@
 // with the wavefront a parameter). Mutations that only a 64-lane
 // wavefront exposes (a butterfly from offset 16, a lane index from the low
 // 32 bits of the exec mask, partials counted per 32 lanes) must fail the
-// 64-lane run (mutation_test.go). It runs where clang++-19 exists; builds
+// 64-lane run (mutation_test.go). The matmuls (kgen's HIP GEMM: tiled,
+// row-owning, quantized, batched along the grid's z, chains) run at shapes
+// with tails of the tile, with planted bugs that must fail
+// (gemm_test.go, gemm_batch_test.go). It runs where clang++-19 exists; builds
 // are cached ($KGEN_HIPCPU_CACHE, else <user cache>/kgen/hipcpu).
 package hipcpu

@@ -19,9 +19,9 @@ import (
 // cost twice the time of the whole package on a cold two-core machine
 // (make test), and KGEN_LONG=1 sanitizes every kernel.
 //
-// Kernels whose ROCm port the IR refuses (column reductions: kgenrt's ROCm
-// port launches one kernel per call) run with KGEN_LONG=1 only; bias_grad
-// stands for them in TestHIPOnCPUWave32 and TestHIPOnCPUOrders.
+// Built-ins without a ROCm port (rocm: null) run with KGEN_LONG=1 only;
+// bias_grad stands for the column reductions in TestHIPOnCPUWave32 and
+// TestHIPOnCPUOrders.
 func TestHIPOnCPU(t *testing.T) {
 	long := os.Getenv("KGEN_LONG") != ""
 	for _, k := range builtins(t) {
@@ -128,10 +128,11 @@ func TestHIPOnCPUOrders(t *testing.T) {
 }
 
 // TestPortedKernelsRunHere: every built-in with rocm: generated is among
-// the kernels these tests run, from its generated file.
+// the kernels these tests run (matmuls: TestHIPGemmOnCPU), from its
+// generated file.
 func TestPortedKernelsRunHere(t *testing.T) {
 	ported := 0
-	for _, k := range builtins(t) {
+	for _, k := range append(builtins(t), matmulBuiltins(t)...) {
 		if k.Ports[ir.ROCm] {
 			ported++
 			if generated[k.Name] == nil {
@@ -142,5 +143,5 @@ func TestPortedKernelsRunHere(t *testing.T) {
 	if ported == 0 || ported != len(generated) {
 		t.Errorf("%d kernels with a ROCm port, %d .hip files", ported, len(generated))
 	}
-	t.Logf("%d of %d elementwise and rowwise built-ins have a ROCm port", ported, len(builtins(t)))
+	t.Logf("%d of %d built-ins have a ROCm port", ported, len(builtins(t))+len(matmulBuiltins(t)))
 }

@@ -36,6 +36,7 @@ func cxx(t *testing.T) string {
 var (
 	kernelsOnce sync.Once
 	kernels     []*ir.Kernel
+	matmuls     []*ir.Kernel      // the matmul built-ins (gemm_test.go)
 	generated   map[string][]byte // the .hip sources kgen gen writes, by kernel
 	kernelsErr  error
 )
@@ -59,6 +60,8 @@ func builtins(t *testing.T) []*ir.Kernel {
 		for _, k := range res.Kernels {
 			if k.Kind != ir.KindMatmul {
 				kernels = append(kernels, k)
+			} else {
+				matmuls = append(matmuls, k)
 			}
 		}
 		generated = map[string][]byte{}
@@ -122,11 +125,15 @@ func build(t *testing.T, k *ir.Kernel, src string, wave int, san string) *cpuBui
 			args = append(args, fmt.Sprintf("kgen_cpu_ptr{p[%d]}", i))
 		}
 		args = append(args, fmt.Sprintf("*static_cast<const %s_args*>(a)", k.Name))
+		launch := fmt.Sprintf("kgen_cpu::launch(blocks, threads, [&] { %s(%s); });", e, strings.Join(args, ", "))
+		if k.Batched() { // one grid of blocks per z (gridZ)
+			launch = "for (kgen_cpu_group_z = 0; kgen_cpu_group_z < kgen_cpu_grid_z(); ++kgen_cpu_group_z)\n        " + launch
+		}
 		fmt.Fprintf(&wrappers, "void kgen_cpu_entry_%s(unsigned blocks, unsigned threads, void* const* p, const void* a) {\n"+
-			"    kgen_cpu::launch(blocks, threads, [&] { %s(%s); });\n}\n", e, e, strings.Join(args, ", "))
+			"    %s\n}\n", e, launch)
 		fmt.Fprintf(&table, "    if (n == %q) return kgen_cpu_entry_%s;\n", e, e)
 	}
-	main := "#include \"hipshim.h\"\n#include \"kernel.hip\"\n\n" +
+	main := "#include \"hipshim.h\"\n" + gridZ(k) + "#include \"kernel.hip\"\n\n" +
 		"struct kgen_cpu_ptr {\n    void* p;\n    template <typename T> operator T*() const { return static_cast<T*>(p); }\n};\n" +
 		wrappers.String() + "#include \"harness.h\"\n\nkgen_cpu_entry kgen_cpu_find(const std::string& n) {\n" + table.String() + "    return nullptr;\n}\n"
 	flags := []string{"-std=c++20", "-O1", "-ffp-contract=off", "-fno-omit-frame-pointer", fmt.Sprintf("-DKGEN_WAVE=%d", wave)}
@@ -158,6 +165,19 @@ func build(t *testing.T, k *ir.Kernel, src string, wave int, san string) *cpuBui
 	t.Logf("%s: built for the CPU (wave %d) in %v", k.Name, wave, time.Since(start).Round(time.Millisecond))
 	storeBuild(key, b.bin)
 	return b
+}
+
+// gridZ is what a batched kernel's CPU build adds to the shim: the block's
+// y (0) and z (the wrapper runs one grid of blocks per z, $KGEN_CPU_GRID_Z
+// of them, which the runner sets from the launch's grid); other kernels'
+// builds are unchanged.
+func gridZ(k *ir.Kernel) string {
+	if !k.Batched() {
+		return ""
+	}
+	return "static unsigned kgen_cpu_group_z = 0;\n" +
+		"static unsigned kgen_cpu_grid_z() { const char* z = std::getenv(\"KGEN_CPU_GRID_Z\"); return z ? unsigned(std::strtoul(z, nullptr, 10)) : 1u; }\n" +
+		"#define __builtin_amdgcn_workgroup_id_y() 0u\n#define __builtin_amdgcn_workgroup_id_z() kgen_cpu_group_z\n"
 }
 
 // buildKey hashes the compiler, the flags, the shim and harness, and the
@@ -232,12 +252,13 @@ func storeBuild(key, bin string) {
 const launchLimit = 2 * time.Minute
 
 // runner runs one parity launch: Grid[0] threads in blocks of
-// Threadgroup[0], as the ROCm launch, the threads of a block in the
+// Threadgroup[0], as the ROCm launch, Grid[2] times over for a batched
+// kernel (gridZ), the threads of a block in the
 // launch's lane order (forward, reverse, shuffled: the shim's scheduling
 // order); an empty grid launches nothing.
 func (b *cpuBuild) runner() func(context.Context, mslcpu.Launch) ([][]byte, error) {
 	return func(ctx context.Context, l mslcpu.Launch) ([][]byte, error) {
-		if l.Grid[0] == 0 {
+		if l.Grid[0] == 0 || l.Grid[2] == 0 {
 			return l.Buffers, nil
 		}
 		dir, err := os.MkdirTemp("", "kgen-hipcpu-")
@@ -254,7 +275,9 @@ func (b *cpuBuild) runner() func(context.Context, mslcpu.Launch) ([][]byte, erro
 		defer cancel()
 		t := l.Threadgroup[0]
 		blocks := (l.Grid[0] + t - 1) / t
-		out, err := exec.CommandContext(ctx, b.bin, l.HostName, fmt.Sprint(blocks), fmt.Sprint(t), dir, fmt.Sprint(uint32(l.Order))).CombinedOutput()
+		cmd := exec.CommandContext(ctx, b.bin, l.HostName, fmt.Sprint(blocks), fmt.Sprint(t), dir, fmt.Sprint(uint32(l.Order)))
+		cmd.Env = append(os.Environ(), fmt.Sprintf("KGEN_CPU_GRID_Z=%d", max(l.Grid[2], 1))) // gridZ
+		out, err := cmd.CombinedOutput()
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%s: no end in %v: %s", l.HostName, launchLimit, firstLines(string(out), 20))
 		}

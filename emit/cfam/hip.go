@@ -50,6 +50,8 @@ var HIP = &Dialect{
 		GroupID:  {Expr: "kgen_group_id()"},
 		SimdLane: local("kgen_simd_lane", "kgen_tid % KGEN_WAVE"),
 		SimdID:   local("kgen_simd", "kgen_tid / KGEN_WAVE"),
+		// A batched matmul's batch element is the block's z.
+		GroupXYZ: {Local: "const struct { unsigned int x, y, z; } kgen_tg3 = {__builtin_amdgcn_workgroup_id_x(), __builtin_amdgcn_workgroup_id_y(), __builtin_amdgcn_workgroup_id_z()};", Expr: "kgen_tg3"},
 	},
 	ArrayAlign:      "alignas(16) ",
 	UnrollElemLoops: true,
@@ -61,10 +63,7 @@ var HIP = &Dialect{
 	LetCache:        true,
 	RowHelpers:      []string{"row_io"},
 	Instances:       hipInstances,
-	Refuses: map[ir.Kind]string{
-		ir.KindMatmul: "the HIP dialect has no GEMM (ir refuses rocm: generated on a matmul)",
-	},
-	Wave: "KGEN_WAVE", HalfWave: "KGEN_WAVE / 2",
+	Wave:            "KGEN_WAVE", HalfWave: "KGEN_WAVE / 2",
 	Waves: func(n string) string { return "kgen_waves(" + n + ")" },
 }
 

@@ -1,27 +1,31 @@
 package cfam_test
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/kgen-dev/kgen/emit/cfam"
 	"github.com/kgen-dev/kgen/funcs"
-	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/templates"
 )
+
+// warp32 is CUDA's 32-lane warp arithmetic (tid % 32, tid / 32).
+var warp32 = regexp.MustCompile(`[%/] 32([^u0-9]|$)`)
 
 // TestHIPBuiltins: every elementwise and rowwise built-in renders in the
 // HIP dialect with one entry point per variant, no CUDA left in it (no
 // CUDA headers, warp intrinsics, __syncthreads or inline PTX), a rowwise
 // kernel's butterfly from KGEN_WAVE / 2 and scratch sized by wavefronts;
-// a matmul is refused.
+// so does every matmul the IR planned a HIP GEMM for (rocm: generated),
+// and a matmul without one is refused.
 func TestHIPBuiltins(t *testing.T) {
 	n := 0
 	for _, k := range builtins(t) {
 		src, err := cfam.Emit(k, cfam.HIP, cfam.Options{Header: header})
-		if k.Kind == ir.KindMatmul {
+		if mm := k.Matmul(); mm != nil && mm.ROCm == nil {
 			if err == nil {
-				t.Errorf("%s: a matmul was emitted for HIP", k.Name)
+				t.Errorf("%s: a matmul without the IR's ROCm plan was emitted for HIP", k.Name)
 			}
 			continue
 		}
@@ -35,12 +39,19 @@ func TestHIPBuiltins(t *testing.T) {
 				t.Errorf("%s: no HIP entry point %s", k.Name, v.HostName)
 			}
 		}
-		for _, cuda := range []string{"cuda_", "__shfl", "__syncthreads", "asm", "__nv_", "threadIdx", "blockIdx", "% 32", "/ 32"} {
+		for _, cuda := range []string{"cuda_", "__shfl", "__syncthreads", "asm", "__nv_", "threadIdx", "blockIdx"} {
 			if strings.Contains(s, cuda) {
 				t.Errorf("%s: the HIP source has %q", k.Name, cuda)
 			}
 		}
-		if k.Rows() != nil && len(k.Rows().Reductions) > 0 {
+		if m := warp32.FindString(s); m != "" { // a lane or warp from a 32-lane warp (ggml's 32-value blocks are 32u)
+			t.Errorf("%s: the HIP source has %q", k.Name, m)
+		}
+		if k.Matmul() != nil && k.Rows() != nil { // a row's 16 threads: a butterfly within any wavefront
+			if !strings.Contains(s, "kgen_o = TX / 2; kgen_o > 0; kgen_o /= 2) ") || !strings.Contains(s, "kgen_shfl_xor(") {
+				t.Errorf("%s: the row-owning GEMM has no butterfly over a row's threads", k.Name)
+			}
+		} else if k.Rows() != nil && len(k.Rows().Reductions) > 0 {
 			for _, want := range []string{"o = KGEN_WAVE / 2;", "width / KGEN_WAVE;", "kgen_part[kgen_waves(kThreads)]", "kgen_tid / KGEN_WAVE"} {
 				if !strings.Contains(s, want) {
 					t.Errorf("%s: the HIP source lacks %q", k.Name, want)
@@ -49,7 +60,7 @@ func TestHIPBuiltins(t *testing.T) {
 		}
 	}
 	if n < 20 {
-		t.Errorf("%d built-ins emitted for HIP; want every elementwise and rowwise one", n)
+		t.Errorf("%d built-ins emitted for HIP; want every elementwise and rowwise one and the ported matmuls", n)
 	}
 }
 

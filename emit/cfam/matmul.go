@@ -35,6 +35,9 @@ func (matmul) describe(k *ir.Kernel, d *Dialect, v *view) {
 	}
 	v.ScheduleHead = "Schedule"
 	v.Schedule = k.Describe()
+	if d.Backend == ir.ROCm {
+		hipGemmDescribe(k, v)
+	}
 	if q := mm.QuantCUDA; q != nil && d.Backend == ir.CUDA {
 		v.Threads, v.MinBlocks = q.Threads(), 2 // two blocks per SM: 128 registers a thread
 		v.EntryNames = strings.Join(quantEntryNames(k), ", ")
@@ -74,6 +77,9 @@ func (matmul) helpers(k *ir.Kernel, d *Dialect) []helper {
 
 // owns: the CUDA port is CUTLASS GEMMs (cutlass.go), planned by the IR.
 func (matmul) owns(k *ir.Kernel, d *Dialect) (bool, error) {
+	if d.Backend == ir.ROCm && k.Matmul().ROCm == nil {
+		return false, fmt.Errorf("kernel %s: the IR has no ROCm plan for this matmul (without rocm: generated, or refused)", k.Name)
+	}
 	if d.Backend != ir.CUDA {
 		return false, nil
 	}
@@ -132,6 +138,10 @@ func (matmul) body(w *Writer, k *ir.Kernel, d *Dialect) {
 	if mw.mm.QuantCUDA != nil && d.Backend == ir.CUDA {
 		w.P(d.Threads[LocalID].Local)
 		mw.cudaQuantTiled(mw.mm.QuantCUDA.Large)
+		return
+	}
+	if d.Backend == ir.ROCm { // kgen's SIMT GEMM (hip_gemm.go)
+		mw.hipGemmBody()
 		return
 	}
 	mw.batchPrologue(k.Bindings)

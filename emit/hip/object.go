@@ -117,13 +117,19 @@ func Kernels(co []byte) ([]string, error) {
 
 // Entries are the kernels k's HIP source defines: one per variant, and
 // one per variant of each phase it launches (a column reduction's
-// combine).
+// combine). A split that only some sizes take (a row-reducing matmul's
+// for n above Metal's strip) is Metal's: the HIP source has one launch
+// for every size (docs/rocm.md, "The GEMM").
 func Entries(k *ir.Kernel) []string {
 	var out []string
 	for _, v := range k.Variants {
 		out = append(out, v.HostName)
 	}
-	for _, p := range k.Phases() {
+	phases := k.Phases()
+	if len(phases) > 0 && !k.PhasesWhen().Always() {
+		phases = nil
+	}
+	for _, p := range phases {
 		if !p.IsPhaseOwn() {
 			for _, v := range p.Variants {
 				out = append(out, v.HostName)

@@ -167,4 +167,3 @@ func refs(text string) []string {
 	}
 	return expr.Refs(n)
 }
-

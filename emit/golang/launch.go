@@ -200,14 +200,21 @@ func launchers(f *jen.File, k *ir.Kernel, n *names) {
 		append(selectPort(jen.Id("cb").Dot("Backend").Call()),
 			jen.Return(jen.Id("port").Dot("Encode").Call(jen.Id("cb"), jen.Op("&").Id("call"))))...)
 
-	f.Add(comment(
+	enqueueDoc := []string{
 		fmt.Sprintf("Enqueue launches %s on CUDA stream stream (0: the legacy default stream) and", k.Name),
 		"returns without waiting, for launching into your own CUDA work; synchronize it yourself.",
 		"Tensors must live in CUDA device memory (kgenrt.NewCUDA, or kgenrt.WrapCUDA over yours):",
 		"nothing is copied. Checks and errors are Run's; the port is the one Select returns for",
 		"the stream's backend (kgenrt.PortTable.Enqueue). The call is laid out on the stack: an",
 		"Enqueue allocates nothing.",
-	))
+	}
+	if k.Ports[ir.ROCm] {
+		enqueueDoc = append(enqueueDoc,
+			"With ROCm tensors (kgenrt.NewROCm, kgenrt.WrapROCm) the call goes to the ROCm port",
+			"instead, stream then holding a hipStream_t (0: the null stream); that path copies the",
+			"call to the heap.")
+	}
+	f.Add(comment(enqueueDoc...))
 	params = append([]jen.Code{jen.Id("stream").Add(rt("CUDAStream"))}, launchParams(k, n)...)
 	f.Func().Params(jen.Id(n.typ)).Id("Enqueue").Params(params...).Error().Block(
 		jen.Id("ts").Op(":=").Index(jen.Op("...")).Op("*").Add(rt("Tensor")).Values(tensorArgs(k, n)...),

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/kgen-dev/kgen/ir"
-	"github.com/kgen-dev/kgen/kgenrt"
 )
 
 // The HIP dialect's matmul: kgen's tiled SIMT GEMM on the IR's plan
@@ -157,28 +156,10 @@ func (mw *matmulWriter) hipStage(sl hipSlice) {
 		}
 		val := mw.d.ToFloat(o.Name + "[" + at + "]")
 		if o.Quant != nil {
-			val = mw.hipQuantAt(o, x, kk)
+			val = mw.quantAt(o, x, kk)
 		}
 		mw.P(sl.tile, "[kgen_kk][kgen_x] = (", x, " < ", sl.extent, " && ", kk, " < ", sl.kExtent, ") ? ", val, " : 0.0f;")
 	})
-}
-
-// hipQuantAt is the f32 of logical element (kk, n) of quantized operand o
-// (stored [n, k], its k contiguous): the exact code times its scale, plus
-// the group's bias as one fma (affine), or the block's d·q (ggml), read by
-// templates/hip/quant.tmpl's readers.
-func (mw *matmulWriter) hipQuantAt(o ir.Operand, n, kk string) string {
-	q := o.Quant
-	switch q.Format {
-	case kgenrt.Q4_0:
-		return fmt.Sprintf("kgen_q4_0(%s, %s)", quantRow(o, n), kk)
-	case kgenrt.Q8_0:
-		return fmt.Sprintf("kgen_q8_0(%s, %s)", quantRow(o, n), kk)
-	}
-	g := fmt.Sprintf("%s * (args.k / %du) + %s / %du", n, q.Group, kk, q.Group)
-	scales, biases := mw.k.Bindings[o.Scales].Name, mw.k.Bindings[o.Biases].Name
-	return fmt.Sprintf("%s(%s, (float)kgen_affine_code(%s, %s, %du), %s)", mw.d.FloatFunc("fma"),
-		mw.d.ToFloat(scales+"["+g+"]"), quantRow(o, n), kk, q.Bits, mw.d.ToFloat(biases+"["+g+"]"))
 }
 
 // hipMultiply writes one staged K slice's FMAs: per kk the thread's TM

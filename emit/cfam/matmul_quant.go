@@ -42,8 +42,9 @@ func quantRow(o ir.Operand, n string) string {
 }
 
 // quantAt is the f32 of logical element (kk, n) of quantized operand o
-// (stored [n, k]): scale·q + bias as one fma (affine), or the block's
-// exact d·q.
+// (stored [n, k], its k contiguous): scale·q + bias as one fma (affine),
+// or the block's exact d·q, read by the dialect's quant template (Metal's
+// staging and HIP's GEMM both call it; the conversions are the dialect's).
 func (mw *matmulWriter) quantAt(o ir.Operand, n, kk string) string {
 	q := o.Quant
 	switch q.Format {
@@ -54,8 +55,8 @@ func (mw *matmulWriter) quantAt(o ir.Operand, n, kk string) string {
 	}
 	g := fmt.Sprintf("%s * (args.k / %du) + %s / %du", n, q.Group, kk, q.Group)
 	scales, biases := mw.k.Bindings[o.Scales].Name, mw.k.Bindings[o.Biases].Name
-	return fmt.Sprintf("%s(float(%s[%s]), float(kgen_affine_code(%s, %s, %du)), float(%s[%s]))",
-		mw.d.FloatFunc("fma"), scales, g, quantRow(o, n), kk, q.Bits, biases, g)
+	return fmt.Sprintf("%s(%s, %s, %s)", mw.d.FloatFunc("fma"), mw.d.ToFloat(scales+"["+g+"]"),
+		mw.d.FloatCast(fmt.Sprintf("kgen_affine_code(%s, %s, %du)", quantRow(o, n), kk, q.Bits)), mw.d.ToFloat(biases+"["+g+"]"))
 }
 
 // gemvBody writes the matrix-vector phase (ir.Gemv) for m <= ir.GemvRows:

@@ -152,33 +152,42 @@ type Gemv struct {
 	Plain bool
 }
 
-// gemvSimds is the quantized matrix-vector launch's simdgroups per
-// threadgroup: 32 columns share each K block of x staged in threadgroup
-// memory (as the plain form's, matmul_gemv.go; at m = 1, n = k = 128,
-// MLX 4-bit: x read from device once per 32 columns instead of once per
-// column per row, 338 -> 90 device bytes per output).
-const gemvSimds = PlainGemvSimds
-
 // gemvOf lays out the matrix-vector phase of a matmul whose Bs are all
-// quantized, with a plain epilogue (row reductions and chains need whole
-// rows or blocks: they keep the tiled launch).
+// quantized or all plain (matmul_gemv.go), with a plain epilogue: row
+// reductions, chains and batched kernels keep their own launches (they
+// need whole rows or blocks), as does a mix of quantized and plain Bs.
+// Both forms run GemvSimds simdgroups per threadgroup sharing each K
+// block of A (x) staged in threadgroup memory: at m = 1, n = k = 128, MLX
+// 4-bit, x is read from device once per 32 columns instead of once per
+// column per row, 338 -> 90 device bytes per output. It is Metal's: the
+// GPU ports launch their own entry point for any m (PortPhases is for
+// column reductions), so a ROCm port's HIP GEMM serves m <= GemvRows too.
 func gemvOf(k *Kernel, mm *Matmul) *Gemv {
 	if mm.Rows != nil || mm.Chain != nil || len(mm.Batch) > 0 {
 		return nil
 	}
+	quantized := 0
 	for _, b := range mm.B {
-		if b.Quant == nil {
-			return plainGemvOf(k, mm)
+		if b.Quant != nil {
+			quantized++
 		}
 	}
+	if quantized != 0 && quantized != len(mm.B) {
+		return nil
+	}
+	plain := quantized == 0
 	var from []int
 	for i := range k.Bindings {
 		from = append(from, i)
 	}
-	threads := gemvSimds * SimdWidth
-	groups := launch.Ceil(launch.V("n"), launch.N(gemvSimds*GemvCols))
+	threads := GemvSimds * SimdWidth
+	groups := launch.Ceil(launch.V("n"), launch.N(GemvSimds*GemvCols))
 	l := launch.Launch{Grid: [3]*launch.Expr{launch.Times(groups, launch.N(threads)), launch.N(1), launch.N(1)}, Threadgroup: [3]int{threads, 1, 1}}
 	comment := fmt.Sprintf("m <= %d (decode): the matrix-vector form, %d output columns per simdgroup, %d simdgroups per threadgroup sharing x's m rows staged one K block at a time, each weight read once with 16-byte loads (affine) and dequantized in registers",
-		GemvRows, GemvCols, gemvSimds)
-	return &Gemv{Phase: newPhase(k, nil, "gemv", comment, Tile{}, from, nil, l), Simds: gemvSimds}
+		GemvRows, GemvCols, GemvSimds)
+	if plain {
+		comment = fmt.Sprintf("m <= %d (decode): the matrix-vector form, %d output columns per simdgroup, %d simdgroups per threadgroup sharing A's m rows staged one K block at a time, each lane a 16-byte slice of K, every B element read once, simd_sum per output",
+			GemvRows, GemvCols, GemvSimds)
+	}
+	return &Gemv{Phase: newPhase(k, nil, "gemv", comment, Tile{}, from, nil, l), Simds: GemvSimds, Plain: plain}
 }

@@ -233,7 +233,7 @@ func (a *rowAcc) add(op ReduceOp, d dual) {
 	if op.Sums() {
 		a.e += d.e
 		a.abs += math.Abs(d.v)
-		a.exactInf = a.exactInf || (math.IsInf(d.v, 0) && d.e == 0)
+		a.exactInf = a.exactInf || exactInf(d)
 		a.unbounded = a.unbounded || math.IsInf(d.e, 1)
 		return
 	}

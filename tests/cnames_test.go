@@ -386,13 +386,7 @@ func TestHarmlessCNamesCompile(t *testing.T) {
 	}
 	for name := range harmlessCNames {
 		for role, src := range harmlessSpecs(name) {
-			dir := t.TempDir()
-			writeCase(t, dir, src)
-			cfg, err := config.Load(filepath.Join(dir, "kgen.yaml"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := generate.Run(cfg)
+			_, res, err := generateCase(t, src)
 			if err != nil {
 				t.Fatalf("%s as %s: %v", name, role, err)
 			}
@@ -428,6 +422,20 @@ func harmlessSpecs(n string) map[string]string {
 }
 
 // writeCase lays out a project of one spec in dir.
+// generateCase writes src as specs/k.yaml of a fresh case folder and runs
+// generate on it in memory (nothing written to gen/).
+func generateCase(t *testing.T, src string) (*config.Config, *generate.Result, error) {
+	t.Helper()
+	dir := t.TempDir()
+	writeCase(t, dir, src)
+	cfg, err := config.Load(filepath.Join(dir, "kgen.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := generate.Run(cfg)
+	return cfg, res, err
+}
+
 func writeCase(t *testing.T, dir, src string) {
 	t.Helper()
 	for p, data := range map[string]string{"kgen.yaml": "version: 1\nspecs: specs\nout:\n  msl: gen/msl\n  go: gen/kernels\n", "specs/k.yaml": src} {

@@ -11,9 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/diag"
-	"github.com/kgen-dev/kgen/generate"
 	"github.com/kgen-dev/kgen/internal/gocheck"
 	"github.com/kgen-dev/kgen/verify/mslcpu"
 )
@@ -51,13 +49,7 @@ func FuzzGenerate(f *testing.F) {
 
 // checkGenerates runs generate on one spec and checks the promise above.
 func checkGenerates(t *testing.T, moduleDir, src string) {
-	dir := t.TempDir()
-	writeCase(t, dir, src)
-	cfg, err := config.Load(filepath.Join(dir, "kgen.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := generate.Run(cfg)
+	cfg, res, err := generateCase(t, src)
 	if err != nil {
 		de, ok := diag.AsError(err)
 		if !ok {
@@ -244,11 +236,7 @@ func TestRandomSpecsGenerate(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range count {
-		rng := rand.New(rand.NewPCG(uint64(i), 0x6b67656e))
-		choices := make([]byte, 64)
-		for j := range choices {
-			choices[j] = byte(rng.Uint32())
-		}
+		choices := seededChoices(i, 0x6b67656e)
 		t.Run(fmt.Sprint(i), func(t *testing.T) { checkGenerates(t, moduleDir, randomSpec(&picker{b: choices})) })
 	}
 }
@@ -276,11 +264,7 @@ func TestRandomSpecsVerify(t *testing.T) {
 		t.Skipf("parity needs a C++ compiler for MSL: %v", err)
 	}
 	for i := range count {
-		rng := rand.New(rand.NewPCG(uint64(i), 0x76657269))
-		choices := make([]byte, 64)
-		for j := range choices {
-			choices[j] = byte(rng.Uint32())
-		}
+		choices := seededChoices(i, 0x76657269)
 		src := randomSpec(&picker{b: choices})
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			dir := t.TempDir()
@@ -296,4 +280,15 @@ func TestRandomSpecsVerify(t *testing.T) {
 			}
 		})
 	}
+}
+
+// seededChoices is a random spec's choice bytes from a fixed stream: spec
+// i of the stream named by salt, the same on every run.
+func seededChoices(i int, salt uint64) []byte {
+	rng := rand.New(rand.NewPCG(uint64(i), salt))
+	choices := make([]byte, 64)
+	for j := range choices {
+		choices[j] = byte(rng.Uint32())
+	}
+	return choices
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/kgen-dev/kgen/e2e/internal/buildcache"
 )
 
 // compileCached compiles dir/main.cpp (which includes dir/kernel.cu, cu)
@@ -18,7 +20,7 @@ import (
 func compileCached(t *testing.T, tc toolchain, what, dir string, flags []string, cu, main string) string {
 	t.Helper()
 	key := buildKey(t, tc, flags, cu, main)
-	if bin := cachedBuild(key); bin != "" {
+	if bin := buildCache.Get(key); bin != "" {
 		t.Logf("%s: the CPU build of this source is cached", what)
 		return bin
 	}
@@ -30,9 +32,9 @@ func compileCached(t *testing.T, tc toolchain, what, dir string, flags []string,
 	cmd := append(append(slices.Clone(flags), "-I"+testdata, "-I"+dir, "-I"+tc.include), "-x", "c++", filepath.Join(dir, "main.cpp"), "-o", bin)
 	start := time.Now()
 	if out, err := exec.Command(tc.cxx, cmd...).CombinedOutput(); err != nil {
-		t.Fatalf("%s: the CPU build failed: %v\n%s", what, err, firstLines(string(out), 40))
+		t.Fatalf("%s: the CPU build failed: %v\n%s", what, err, buildcache.FirstLines(string(out), 40))
 	}
 	t.Logf("%s: built for the CPU in %v", what, time.Since(start).Round(time.Millisecond))
-	storeBuild(key, bin)
+	buildCache.Put(key, bin)
 	return bin
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/e2e/internal/buildcache"
 	"github.com/kgen-dev/kgen/generate"
 	"github.com/kgen-dev/kgen/internal/long"
 	"github.com/kgen-dev/kgen/ir"
@@ -81,7 +82,7 @@ func probe(t *testing.T, cxx string) string {
 		for _, san := range []string{"address,undefined", "thread"} {
 			out, err := exec.Command(cxx, "-std=c++20", "-pthread", "-fsanitize="+san, src, "-o", filepath.Join(dir, "probe-"+san)).CombinedOutput()
 			if err != nil {
-				probeSkip = fmt.Sprintf("%s cannot build C++20 with -fsanitize=%s, which the CPU run of the CUDA kernels needs: %v\n%s", cxx, san, err, firstLines(string(out), 5))
+				probeSkip = fmt.Sprintf("%s cannot build C++20 with -fsanitize=%s, which the CPU run of the CUDA kernels needs: %v\n%s", cxx, san, err, buildcache.FirstLines(string(out), 5))
 				return
 			}
 		}
@@ -245,7 +246,7 @@ func buildWith(t *testing.T, tc toolchain, k *ir.Kernel, src []byte, mutate func
 		fmt.Sprintf("-DKGEN_CPU_A_COL=%d", b2i(mm.A.ColMajor)), fmt.Sprintf("-DKGEN_CPU_B_COL=%d", b2i(bcol))},
 		defs...)
 	key := buildKey(t, tc, flags, cu, main)
-	if bin := cachedBuild(key); bin != "" {
+	if bin := buildCache.Get(key); bin != "" {
 		b.bin = bin
 		t.Logf("%s: the CPU build of this source is cached (parts %s)", k.Name, strings.Join(defs[1:], " "))
 		return b
@@ -254,10 +255,10 @@ func buildWith(t *testing.T, tc toolchain, k *ir.Kernel, src []byte, mutate func
 	cmd := append(append(flags, "-I"+testdata, "-I"+dir, "-I"+tc.include), "-x", "c++", filepath.Join(dir, "main.cpp"), "-o", b.bin)
 	start := time.Now()
 	if out, err := exec.Command(tc.cxx, cmd...).CombinedOutput(); err != nil {
-		t.Fatalf("%s: the CPU build failed: %v\n%s", k.Name, err, firstLines(string(out), 40))
+		t.Fatalf("%s: the CPU build failed: %v\n%s", k.Name, err, buildcache.FirstLines(string(out), 40))
 	}
 	t.Logf("%s: built for the CPU in %v (parts %s)", k.Name, time.Since(start).Round(time.Millisecond), strings.Join(defs[1:], " "))
-	storeBuild(key, b.bin)
+	buildCache.Put(key, b.bin)
 	return b
 }
 
@@ -290,53 +291,6 @@ func buildKey(t *testing.T, tc toolchain, flags []string, cu, main string) strin
 	}
 	fmt.Fprintf(h, "kernel.cu %d\n%s\nmain.cpp %d\n%s", len(cu), cu, len(main), main)
 	return hex.EncodeToString(h.Sum(nil))[:32]
-}
-
-func buildCache() string {
-	if dir := os.Getenv("KGEN_CUDACPU_CACHE"); dir != "" {
-		return dir
-	}
-	if base, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(base, "kgen", "cudacpu")
-	}
-	return ""
-}
-
-// cachedBuild returns the cached binary of key, or "".
-func cachedBuild(key string) string {
-	dir := buildCache()
-	if dir == "" {
-		return ""
-	}
-	bin := filepath.Join(dir, "run-"+key)
-	if _, err := os.Stat(bin); err != nil {
-		return ""
-	}
-	now := time.Now()
-	os.Chtimes(bin, now, now) // in use: not pruned
-	return bin
-}
-
-// storeBuild copies bin into the cache under key (best effort: a cache
-// that cannot be written only costs time) and prunes what is stale.
-func storeBuild(key, bin string) {
-	dir := buildCache()
-	data, err := os.ReadFile(bin)
-	if dir == "" || err != nil || os.MkdirAll(dir, 0o755) != nil {
-		return
-	}
-	at := filepath.Join(dir, "run-"+key)
-	tmp := fmt.Sprintf("%s.tmp%d", at, os.Getpid())
-	if os.WriteFile(tmp, data, 0o755) != nil || os.Rename(tmp, at) != nil {
-		os.Remove(tmp)
-		return
-	}
-	old, _ := filepath.Glob(filepath.Join(dir, "run-*"))
-	for _, f := range old {
-		if fi, err := os.Stat(f); err == nil && time.Since(fi.ModTime()) > 14*24*time.Hour {
-			os.Remove(f)
-		}
-	}
 }
 
 // stub defines CUTLASS part fn from its declaration in the source: the
@@ -375,14 +329,6 @@ func b2i(b bool) int {
 	return 0
 }
 
-func firstLines(s string, n int) string {
-	lines := strings.SplitN(s, "\n", n+1)
-	if len(lines) > n {
-		lines = lines[:n]
-	}
-	return strings.Join(lines, "\n")
-}
-
 // launchLimit bounds one launch's run: the default's take a second, the
 // long grid loop minutes on a loaded machine. (Threads that wait at
 // barriers no other thread reaches abort the run at once: see shim.h.)
@@ -411,10 +357,10 @@ func (b *cpuBuild) runner(fn func(l mslcpu.Launch) string) func(context.Context,
 			*b.timing += time.Since(start)
 		}
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%s: no end in %v (a kernel that loops forever?): %s", name, launchLimit, firstLines(string(out), 20))
+			return nil, fmt.Errorf("%s: no end in %v (a kernel that loops forever?): %s", name, launchLimit, buildcache.FirstLines(string(out), 20))
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v: %s", name, err, firstLines(string(out), 30))
+			return nil, fmt.Errorf("%s: %v: %s", name, err, buildcache.FirstLines(string(out), 30))
 		}
 		res := make([][]byte, len(l.Buffers))
 		for i := range l.Buffers {
@@ -425,3 +371,6 @@ func (b *cpuBuild) runner(fn func(l mslcpu.Launch) string) func(context.Context,
 		return res, nil
 	}
 }
+
+// buildCache keeps the CPU builds between runs ($KGEN_CUDACPU_CACHE to move it).
+var buildCache = buildcache.Open("KGEN_CUDACPU_CACHE", "cudacpu")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/e2e/internal/buildcache"
 	"github.com/kgen-dev/kgen/emit/cfam"
 	"github.com/kgen-dev/kgen/generate"
 	"github.com/kgen-dev/kgen/ir"
@@ -161,10 +162,10 @@ func (b *kernelBuild) runner() func(context.Context, mslcpu.Launch) ([][]byte, e
 		blocks := fmt.Sprint(grid[0] / threads)
 		out, err := exec.CommandContext(ctx, b.bin, host, blocks, fmt.Sprint(grid[2]), fmt.Sprint(threads), dir).CombinedOutput()
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%s: no end in 5 minutes (a thread stuck at a barrier?): %s", host, firstLines(string(out), 20))
+			return nil, fmt.Errorf("%s: no end in 5 minutes (a thread stuck at a barrier?): %s", host, buildcache.FirstLines(string(out), 20))
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v: %s", host, err, firstLines(string(out), 30))
+			return nil, fmt.Errorf("%s: %v: %s", host, err, buildcache.FirstLines(string(out), 30))
 		}
 		res := make([][]byte, len(l.Buffers))
 		for i := range l.Buffers {
@@ -289,7 +290,7 @@ func TestMMACatchesMutations(t *testing.T) {
 			b := buildKernels(t, tc, k, files[m.kernel], func(s string) string { return strings.ReplaceAll(s, m.from, m.to) })
 			results, err := parity.Check(context.Background(), k, nil, parity.Options{Seed: 5, Matmul: []parity.MatmulShape{m.shape}, Backend: ir.CUDA, Run: b.runner()})
 			if err != nil {
-				t.Logf("fails as it must: the run stops: %v", firstLines(err.Error(), 2))
+				t.Logf("fails as it must: the run stops: %v", buildcache.FirstLines(err.Error(), 2))
 				return
 			}
 			for _, r := range results {

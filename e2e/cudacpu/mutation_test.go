@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/e2e/internal/buildcache"
 	"github.com/kgen-dev/kgen/verify/mslcpu"
 )
 
@@ -70,7 +71,7 @@ func TestCUDAOnCPUCatchesMutations(t *testing.T) {
 				if !strings.Contains(err.Error(), "ERROR: AddressSanitizer") {
 					t.Fatalf("%s: %s: %v", c.name, c.kernel, err)
 				}
-				t.Logf("%s: %s fails as it must, in the run: %s", c.name, c.kernel, firstLines(err.Error(), 3))
+				t.Logf("%s: %s fails as it must, in the run: %s", c.name, c.kernel, buildcache.FirstLines(err.Error(), 3))
 				return
 			}
 			failed := map[string]int{}

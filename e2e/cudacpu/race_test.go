@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kgen-dev/kgen/dtype"
+	"github.com/kgen-dev/kgen/e2e/internal/buildcache"
 	"github.com/kgen-dev/kgen/verify/mslcpu"
 )
 
@@ -51,5 +52,5 @@ func TestCUDAOnCPURaces(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "ThreadSanitizer: data race") {
 		t.Fatalf("the SIMT GEMM without its barrier after the compute step: no race reported (err = %v)", err)
 	}
-	t.Logf("the SIMT GEMM without its barrier after the compute step: %s", firstLines(err.Error(), 2))
+	t.Logf("the SIMT GEMM without its barrier after the compute step: %s", buildcache.FirstLines(err.Error(), 2))
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kgen-dev/kgen/config"
+	"github.com/kgen-dev/kgen/e2e/internal/buildcache"
 	"github.com/kgen-dev/kgen/emit/cfam"
 	"github.com/kgen-dev/kgen/emit/hip"
 	"github.com/kgen-dev/kgen/generate"
@@ -123,7 +124,7 @@ func TestHIPGemmBatched(t *testing.T) {
 			case ok != c.pass:
 				t.Errorf("passed %v, want %v:\n%s", ok, c.pass, why)
 			default:
-				t.Log(firstLines(why, 3))
+				t.Log(buildcache.FirstLines(why, 3))
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kgen-dev/kgen/e2e/internal/buildcache"
 	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/verify/mslcpu"
 	"github.com/kgen-dev/kgen/verify/parity"
@@ -96,7 +97,7 @@ var wave32Forms = map[string]bool{"matmul_bias": true, "matmul_silu_mul": true, 
 func gemmParity(k *ir.Kernel, b *cpuBuild, shapes []parity.MatmulShape, orders ...mslcpu.LaneOrder) (bool, string) {
 	results, err := parity.Check(context.Background(), k, nil, parity.Options{Seed: 29, Backend: ir.ROCm, Run: b.runner(), Matmul: shapes, Chain: chainShapes, Orders: orders})
 	if err != nil {
-		return false, firstLines(err.Error(), 5)
+		return false, buildcache.FirstLines(err.Error(), 5)
 	}
 	var lines []string
 	ok := true
@@ -179,7 +180,7 @@ func TestHIPGemmCatchesMutations(t *testing.T) {
 			if ok, why := gemmParity(k, b, gemmShapes); ok {
 				t.Errorf("the mutation %q passed:\n%s", m.name, why)
 			} else {
-				t.Logf("caught: %s", firstLines(why, 2))
+				t.Logf("caught: %s", buildcache.FirstLines(why, 2))
 			}
 		})
 	}

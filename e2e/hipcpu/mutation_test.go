@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kgen-dev/kgen/e2e/internal/buildcache"
 	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/verify/mslcpu"
 	"github.com/kgen-dev/kgen/verify/parity"
@@ -74,7 +75,7 @@ func fails(k *ir.Kernel, b *cpuBuild) (bool, string) {
 	results, err := parity.Check(context.Background(), k, nil, parity.Options{Seed: 29, Backend: ir.ROCm, Run: b.runner(),
 		Cols: []int{1000, 2048, 4099}, Rows: []int{11}})
 	if err != nil {
-		return true, firstLines(err.Error(), 3)
+		return true, buildcache.FirstLines(err.Error(), 3)
 	}
 	for _, r := range parity.Summarize(results) {
 		if !r.OK() {

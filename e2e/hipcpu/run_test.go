@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kgen-dev/kgen/config"
+	"github.com/kgen-dev/kgen/e2e/internal/buildcache"
 	"github.com/kgen-dev/kgen/emit/cfam"
 	"github.com/kgen-dev/kgen/emit/hip"
 	"github.com/kgen-dev/kgen/generate"
@@ -142,7 +143,7 @@ func build(t *testing.T, k *ir.Kernel, src string, wave int, san string) *cpuBui
 	}
 	b := &cpuBuild{wave: wave}
 	key := buildKey(t, cc, flags, src, main)
-	if bin := cachedBuild(key); bin != "" {
+	if bin := buildCache.Get(key); bin != "" {
 		b.bin = bin
 		return b
 	}
@@ -160,10 +161,10 @@ func build(t *testing.T, k *ir.Kernel, src string, wave int, san string) *cpuBui
 	cmd := append(flags, "-I"+testdata, "-I"+dir, "-x", "c++", filepath.Join(dir, "main.cpp"), "-o", b.bin)
 	start := time.Now()
 	if out, err := exec.Command(cc, cmd...).CombinedOutput(); err != nil {
-		t.Fatalf("%s: the CPU build failed: %v\n%s", k.Name, err, firstLines(string(out), 40))
+		t.Fatalf("%s: the CPU build failed: %v\n%s", k.Name, err, buildcache.FirstLines(string(out), 40))
 	}
 	t.Logf("%s: built for the CPU (wave %d) in %v", k.Name, wave, time.Since(start).Round(time.Millisecond))
-	storeBuild(key, b.bin)
+	buildCache.Put(key, b.bin)
 	return b
 }
 
@@ -201,52 +202,6 @@ func buildKey(t *testing.T, cc string, flags []string, src, main string) string 
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 
-func buildCache() string {
-	if dir := os.Getenv("KGEN_HIPCPU_CACHE"); dir != "" {
-		return dir
-	}
-	if base, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(base, "kgen", "hipcpu")
-	}
-	return ""
-}
-
-func cachedBuild(key string) string {
-	dir := buildCache()
-	if dir == "" {
-		return ""
-	}
-	bin := filepath.Join(dir, "run-"+key)
-	if _, err := os.Stat(bin); err != nil {
-		return ""
-	}
-	now := time.Now()
-	os.Chtimes(bin, now, now)
-	return bin
-}
-
-// storeBuild copies bin into the cache under key (best effort) and prunes
-// binaries unused for two weeks.
-func storeBuild(key, bin string) {
-	dir := buildCache()
-	data, err := os.ReadFile(bin)
-	if dir == "" || err != nil || os.MkdirAll(dir, 0o755) != nil {
-		return
-	}
-	at := filepath.Join(dir, "run-"+key)
-	tmp := fmt.Sprintf("%s.tmp%d", at, os.Getpid())
-	if os.WriteFile(tmp, data, 0o755) != nil || os.Rename(tmp, at) != nil {
-		os.Remove(tmp)
-		return
-	}
-	old, _ := filepath.Glob(filepath.Join(dir, "run-*"))
-	for _, f := range old {
-		if fi, err := os.Stat(f); err == nil && time.Since(fi.ModTime()) > 14*24*time.Hour {
-			os.Remove(f)
-		}
-	}
-}
-
 // launchLimit bounds one launch's run (a kernel that waits forever is
 // aborted by the shim at once; this catches one that loops).
 const launchLimit = 2 * time.Minute
@@ -279,10 +234,10 @@ func (b *cpuBuild) runner() func(context.Context, mslcpu.Launch) ([][]byte, erro
 		cmd.Env = append(os.Environ(), fmt.Sprintf("KGEN_CPU_GRID_Z=%d", max(l.Grid[2], 1))) // gridZ
 		out, err := cmd.CombinedOutput()
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%s: no end in %v: %s", l.HostName, launchLimit, firstLines(string(out), 20))
+			return nil, fmt.Errorf("%s: no end in %v: %s", l.HostName, launchLimit, buildcache.FirstLines(string(out), 20))
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s (wave %d): %v: %s", l.HostName, b.wave, err, firstLines(string(out), 30))
+			return nil, fmt.Errorf("%s (wave %d): %v: %s", l.HostName, b.wave, err, buildcache.FirstLines(string(out), 30))
 		}
 		res := make([][]byte, len(l.Buffers))
 		for i := range l.Buffers {
@@ -294,10 +249,5 @@ func (b *cpuBuild) runner() func(context.Context, mslcpu.Launch) ([][]byte, erro
 	}
 }
 
-func firstLines(s string, n int) string {
-	lines := strings.SplitN(s, "\n", n+1)
-	if len(lines) > n {
-		lines = lines[:n]
-	}
-	return strings.Join(lines, "\n")
-}
+// buildCache keeps the CPU builds between runs ($KGEN_HIPCPU_CACHE to move it).
+var buildCache = buildcache.Open("KGEN_HIPCPU_CACHE", "hipcpu")

@@ -58,6 +58,29 @@ func TestBuiltinMatmulsScrambled(t *testing.T) {
 	}
 }
 
+// mutantFails rewrites from to to in src (n times, -1: every time; the
+// rewrite must apply) and fails t when parity passes any variant of the
+// mutant: a planted bug it must catch, described by what ("a kernel with
+// its K tail dropped"). A mutant the harness refuses to run counts as
+// caught.
+func mutantFails(t *testing.T, k *ir.Kernel, src []byte, from, to string, n int, opts parity.Options, what string) {
+	t.Helper()
+	s := string(src)
+	if !strings.Contains(s, from) {
+		t.Fatalf("the rewrite %q does not apply", from)
+	}
+	results, err := parity.Check(context.Background(), k, []byte(strings.Replace(s, from, to, n)), opts)
+	if err != nil {
+		t.Logf("the harness refuses it: %v", err)
+		return
+	}
+	for _, r := range parity.Summarize(results) {
+		if r.OK() {
+			t.Errorf("%s: parity passes %s: %s", r.HostName, what, r)
+		}
+	}
+}
+
 func checkAll(t *testing.T, k *ir.Kernel, src []byte, opts parity.Options) []parity.Result {
 	t.Helper()
 	results, err := parity.Check(context.Background(), k, src, opts)
@@ -112,22 +135,8 @@ func TestMatmulMutationsFail(t *testing.T) {
 					t.Skipf("no sanitizer runtime: %v", err)
 				}
 			}
-			s := string(src[k.Name])
-			if !strings.Contains(s, m.from) {
-				t.Fatalf("the rewrite %q does not apply", m.from)
-			}
-			mutated := []byte(strings.Replace(s, m.from, m.to, 1))
-			results, err := parity.Check(context.Background(), k, mutated, parity.Options{Seed: 4, Matmul: shapes,
-				Orders: []mslcpu.LaneOrder{mslcpu.Forward, mslcpu.Reverse, mslcpu.Shuffled}, Sanitize: m.san})
-			if err != nil {
-				t.Logf("the harness refuses it: %v", err)
-				return
-			}
-			for _, r := range parity.Summarize(results) {
-				if r.OK() {
-					t.Errorf("%s: parity passes a kernel with a %s: %s", r.HostName, m.name, r)
-				}
-			}
+			mutantFails(t, k, src[k.Name], m.from, m.to, 1, parity.Options{Seed: 4, Matmul: shapes,
+				Orders: []mslcpu.LaneOrder{mslcpu.Forward, mslcpu.Reverse, mslcpu.Shuffled}, Sanitize: m.san}, "a kernel with a "+m.name)
 		})
 	}
 }

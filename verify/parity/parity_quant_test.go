@@ -1,10 +1,8 @@
 package parity_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/kgen-dev/kgen/ir"
@@ -50,21 +48,7 @@ func TestQuantMutationsFail(t *testing.T) {
 			if k == nil {
 				t.Fatalf("no %s built-in", m.kernel)
 			}
-			s := string(src[k.Name])
-			if !strings.Contains(s, m.from) {
-				t.Fatalf("the rewrite %q does not apply", m.from)
-			}
-			mutated := []byte(strings.ReplaceAll(s, m.from, m.to))
-			results, err := parity.Check(context.Background(), k, mutated, parity.Options{Seed: 5, Matmul: []parity.MatmulShape{m.shape}})
-			if err != nil {
-				t.Logf("the harness refuses it: %v", err)
-				return
-			}
-			for _, r := range parity.Summarize(results) {
-				if r.OK() {
-					t.Errorf("%s: parity passes a kernel with its %s: %s", r.HostName, m.name, r)
-				}
-			}
+			mutantFails(t, k, src[k.Name], m.from, m.to, -1, parity.Options{Seed: 5, Matmul: []parity.MatmulShape{m.shape}}, "a kernel with its "+m.name)
 		})
 	}
 }

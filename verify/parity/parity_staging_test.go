@@ -1,10 +1,8 @@
 package parity_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/kgen-dev/kgen/ir"
@@ -103,21 +101,8 @@ func TestMatmulStagingMutationsFail(t *testing.T) {
 	}
 	for _, m := range mutations {
 		t.Run(m.kernel+"/"+m.name, func(t *testing.T) {
-			s := string(stagingSrc[m.kernel])
-			if !strings.Contains(s, m.from) {
-				t.Fatalf("the rewrite %q does not apply", m.from)
-			}
-			mutated := []byte(strings.Replace(s, m.from, m.to, 1))
-			results, err := parity.Check(context.Background(), ks[m.kernel], mutated, parity.Options{Seed: 32, Matmul: []parity.MatmulShape{{33, 40, 17}, {9, 20, 3}}})
-			if err != nil {
-				t.Logf("the harness refuses it: %v", err)
-				return
-			}
-			for _, r := range parity.Summarize(results) {
-				if r.OK() {
-					t.Errorf("%s: parity passes a kernel with its %s: %s", r.HostName, m.name, r)
-				}
-			}
+			mutantFails(t, ks[m.kernel], stagingSrc[m.kernel], m.from, m.to, 1,
+				parity.Options{Seed: 32, Matmul: []parity.MatmulShape{{33, 40, 17}, {9, 20, 3}}}, "a kernel with its "+m.name)
 		})
 	}
 }
@@ -140,22 +125,8 @@ func TestMatmulGemvMutationsFail(t *testing.T) {
 	}
 	for _, m := range mutations {
 		t.Run(m.name, func(t *testing.T) {
-			s := string(stagingSrc[m.kernel])
-			if !strings.Contains(s, m.from) {
-				t.Fatalf("the rewrite %q does not apply", m.from)
-			}
-			mutated := []byte(strings.Replace(s, m.from, m.to, 1))
-			results, err := parity.Check(context.Background(), ks[m.kernel], mutated, parity.Options{Seed: 33,
-				Matmul: []parity.MatmulShape{{1, 40, 300}, {7, 9, 17}}, Orders: []mslcpu.LaneOrder{mslcpu.Forward, mslcpu.Reverse}})
-			if err != nil {
-				t.Logf("the harness refuses it: %v", err)
-				return
-			}
-			for _, r := range parity.Summarize(results) {
-				if r.OK() {
-					t.Errorf("%s: parity passes a kernel with its %s: %s", r.HostName, m.name, r)
-				}
-			}
+			mutantFails(t, ks[m.kernel], stagingSrc[m.kernel], m.from, m.to, 1, parity.Options{Seed: 33,
+				Matmul: []parity.MatmulShape{{1, 40, 300}, {7, 9, 17}}, Orders: []mslcpu.LaneOrder{mslcpu.Forward, mslcpu.Reverse}}, "a kernel with its "+m.name)
 		})
 	}
 }
@@ -179,22 +150,9 @@ func TestMatmulBigTile(t *testing.T) {
 		if k.Name != "matmul" {
 			continue
 		}
-		from := "constexpr uint BM = 64, BN = 64, BK = 16, WN = 2, TM = 4, TN = 4;"
-		s := string(src[k.Name])
-		if !strings.Contains(s, from) {
-			t.Fatalf("the rewrite %q does not apply", from)
-		}
-		mutated := []byte(strings.Replace(s, from, "constexpr uint BM = 64, BN = 64, BK = 16, WN = 2, TM = 4, TN = 3;", 1))
-		results, err := parity.Check(context.Background(), k, mutated, parity.Options{Seed: 35, Matmul: shapes[:1]})
-		if err != nil {
-			t.Logf("the harness refuses it: %v", err)
-			continue
-		}
-		for _, r := range parity.Summarize(results) {
-			if r.OK() {
-				t.Errorf("%s: parity passes a big tile missing a column of fragments: %s", r.HostName, r)
-			}
-		}
+		mutantFails(t, k, src[k.Name], "constexpr uint BM = 64, BN = 64, BK = 16, WN = 2, TM = 4, TN = 4;",
+			"constexpr uint BM = 64, BN = 64, BK = 16, WN = 2, TM = 4, TN = 3;", 1,
+			parity.Options{Seed: 35, Matmul: shapes[:1]}, "a big tile missing a column of fragments")
 	}
 	if n != 2 {
 		t.Fatalf("want matmul and matmul_bias_gelu with a big tile, got %d", n)

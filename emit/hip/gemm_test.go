@@ -2,13 +2,10 @@ package hip_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
-	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/emit/cfam"
 	"github.com/kgen-dev/kgen/emit/hip"
-	"github.com/kgen-dev/kgen/generate"
 	"github.com/kgen-dev/kgen/ir"
 )
 
@@ -18,18 +15,7 @@ import (
 // must show no scratch (the TM×TN accumulators per B stay in registers)
 // and exactly the LDS of the IR's plan (ir.HIPGemm.LDS).
 func TestCompileMatmuls(t *testing.T) {
-	clang, err := hip.Clang()
-	if err != nil {
-		t.Skip(err)
-	}
-	cfg, err := config.Load(filepath.Join("..", "..", config.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ks, err := generate.Load(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	clang, ks := builtins(t)
 	ported := 0
 	for _, k := range ks {
 		mm := k.Matmul()

@@ -15,17 +15,9 @@ import (
 	"github.com/kgen-dev/kgen/ir"
 )
 
-// TestCompileBuiltins compiles the HIP source of every elementwise and
-// rowwise built-in for gfx942 and gfx1100 with clang and lld (the specs do
-// not say rocm: generated until the ROCm port is wired into generate, so
-// the sources come from cfam.Emit on the loaded kernels) and checks each
-// code object: AMDGPU HSA, the target's e_flags and metadata note, and one
-// kernel with its descriptor per variant; the compiler's resource report
-// must show no scratch (nothing spills: the row caches stay in registers;
-// a top-k kernel's run-time-indexed candidate list may live there, as its
-// CUDA stack frame does) and shared memory within ROCm's 64 KiB. Builds are cached
-// ($KGEN_HIP_CACHE), so a second run costs nothing.
-func TestCompileBuiltins(t *testing.T) {
+// builtins is clang (the test skips without it) and kgen's own kernels.
+func builtins(t *testing.T) (string, []*ir.Kernel) {
+	t.Helper()
 	clang, err := hip.Clang()
 	if err != nil {
 		t.Skip(err)
@@ -38,6 +30,21 @@ func TestCompileBuiltins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return clang, ks
+}
+
+// TestCompileBuiltins compiles the HIP source of every elementwise and
+// rowwise built-in for gfx942 and gfx1100 with clang and lld (the specs do
+// not say rocm: generated until the ROCm port is wired into generate, so
+// the sources come from cfam.Emit on the loaded kernels) and checks each
+// code object: AMDGPU HSA, the target's e_flags and metadata note, and one
+// kernel with its descriptor per variant; the compiler's resource report
+// must show no scratch (nothing spills: the row caches stay in registers;
+// a top-k kernel's run-time-indexed candidate list may live there, as its
+// CUDA stack frame does) and shared memory within ROCm's 64 KiB. Builds are cached
+// ($KGEN_HIP_CACHE), so a second run costs nothing.
+func TestCompileBuiltins(t *testing.T) {
+	clang, ks := builtins(t)
 	var mu sync.Mutex
 	sizes := map[string]int{}
 	t.Cleanup(func() {

@@ -78,6 +78,12 @@
 // division (the judge's bound holds either way); __frcp_rn is IEEE 1/x.
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 inline float __frcp_rn(float x) { return 1.0f / x; }
+// kgen's PTX helpers (templates/cuda/prelude.tmpl) are left out under
+// KGEN_HOST_PTX; their host versions: kgen_rcp_approx (rcp.approx.ftz.f32,
+// under an ulp on the GPU) is the IEEE reciprocal here. The GPU's own
+// accuracy is measured on the H200 (docs/cuda.md, "Error budget").
+#define KGEN_HOST_PTX 1
+inline float kgen_rcp_approx(float x) { return 1.0f / x; }
 inline float __int_as_float(int i) {
     float f;
     std::memcpy(&f, &i, sizeof f);

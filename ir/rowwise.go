@@ -61,8 +61,8 @@ type Rows struct {
 	// when the pairs span the whole row: a per-row value of level 0, the
 	// level-0 row stage's last target (PairWidthName).
 	PairWidth *Expr
-	// ThreadgroupBytes is the kernel's threadgroup memory: one float per
-	// simdgroup, for combining the simdgroups that share a row.
+	// ThreadgroupBytes is the kernel's threadgroup memory: the team fold's
+	// partials (TeamBytes), for combining the simdgroups that share a row.
 	ThreadgroupBytes int
 	// Cols is the kernel's column reductions, its [cols] outputs and two
 	// launches (colwise.go); nil without any.
@@ -302,7 +302,7 @@ func schedule(s *spec.Spec, k *Kernel, r *Rows, diags *diag.List) {
 	sc.reads()
 	sc.letCache()
 	tg := k.Threadgroup
-	r.ThreadgroupBytes = 4 * (tg / SimdWidth)
+	r.ThreadgroupBytes = TeamBytes(tg)
 	for b := Backend(0); b < NumBackends; b++ {
 		if lim := backend.Table[b].ThreadgroupBytes; k.Ports[b] && r.ThreadgroupBytes > lim {
 			diags.Addf(s.KindPos, "the kernel needs %d bytes of threadgroup memory; %s allows %d", r.ThreadgroupBytes, b, lim)

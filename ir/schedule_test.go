@@ -188,8 +188,8 @@ outputs:
 			if r.CachePerLane != c.want {
 				t.Errorf("CachePerLane = %d, want %d", r.CachePerLane, c.want)
 			}
-			if want := 4 * c.tg / 32; r.ThreadgroupBytes != want {
-				t.Errorf("ThreadgroupBytes = %d, want %d (one float per simdgroup)", r.ThreadgroupBytes, want)
+			if want := 8 * c.tg / 32; r.ThreadgroupBytes != want {
+				t.Errorf("ThreadgroupBytes = %d, want %d (two floats per simdgroup: the team fold's slots)", r.ThreadgroupBytes, want)
 			}
 		})
 	}

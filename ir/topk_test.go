@@ -52,7 +52,7 @@ func TestTopKSchedule(t *testing.T) {
 		}
 	}
 	r := k.Rows()
-	if want := 4*256/32 + ir.TopKSharedBytes(256); r.ThreadgroupBytes != want || len(r.LetCache) != 0 {
+	if want := 8*256/32 + ir.TopKSharedBytes(256); r.ThreadgroupBytes != want || len(r.LetCache) != 0 {
 		t.Errorf("threadgroup bytes %d (want %d), let cache %v", r.ThreadgroupBytes, want, r.LetCache)
 	}
 	if d := strings.Join(r.Describe(k), "\n"); !strings.Contains(d, "8 rounds of a team argmax") {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/e2e/internal/buildcache"
+	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/verify/mslcpu"
 )
 
@@ -27,6 +28,7 @@ func TestCUDAOnCPURaces(t *testing.T) {
 		{"matmul_bias_gelu", simtOf, dtype.F32},
 		{"matmul_bias_gelu", simtOf, dtype.BF16},
 		{"matmul_rms_norm", entryOf, dtype.BF16},
+		{"matmul_layer_norm", entryOf, dtype.BF16}, // two team reductions per row: their slots alternate
 	} {
 		k, src := kernelOf(t, ks, files, c.kernel)
 		b := buildWith(t, tc, k, src, nil, "thread")
@@ -53,4 +55,23 @@ func TestCUDAOnCPURaces(t *testing.T) {
 		t.Fatalf("the SIMT GEMM without its barrier after the compute step: no race reported (err = %v)", err)
 	}
 	t.Logf("the SIMT GEMM without its barrier after the compute step: %s", buildcache.FirstLines(err.Error(), 2))
+	slotRace(t, tc, ks, files)
+}
+
+// slotRace plants the race the team reductions' two slots prevent
+// (ir.TeamSlots): with one slot, a warp's store of the next reduction's
+// partial overwrites one another warp is still reading, since no second
+// barrier separates them.
+func slotRace(t *testing.T, tc toolchain, ks map[string]*ir.Kernel, files map[string][]byte) {
+	k, src := kernelOf(t, ks, files, "matmul_layer_norm")
+	const old = "slot = (slot + 1) % 2;"
+	if !strings.Contains(string(src), old) {
+		t.Fatalf("matmul_layer_norm: the team reduction's turn of slots (%q) is not in the source", old)
+	}
+	b := buildWith(t, tc, k, src, func(s string) string { return strings.ReplaceAll(s, old, "slot = 0;") }, "thread")
+	_, err := check(t, k, b, entryOf, shapesOf([][3]int{{33, 40, 64}}), false, dtype.BF16)
+	if err == nil || !strings.Contains(err.Error(), "ThreadSanitizer: data race") {
+		t.Fatalf("matmul_layer_norm with one slot for every team reduction: no race reported (err = %v)", err)
+	}
+	t.Logf("matmul_layer_norm with one slot for every team reduction: %s", buildcache.FirstLines(err.Error(), 2))
 }

@@ -97,12 +97,12 @@ func TestMissingBarrierIsCaught(t *testing.T) {
 			k = c
 		}
 	}
-	const from = "        part[simd] = v;\n    }\n    kgen_barrier();\n"
+	const from = "        part[2 * simd + slot] = v;\n    }\n    kgen_barrier();\n"
 	src := source(t, k)
 	if !strings.Contains(src, from) {
 		t.Fatalf("rms_norm: no barrier after the partials' stores in the source")
 	}
-	b := build(t, k, strings.Replace(src, from, "        part[simd] = v;\n    }\n", 1), 64, "")
+	b := build(t, k, strings.Replace(src, from, "        part[2 * simd + slot] = v;\n    }\n", 1), 64, "")
 	for _, order := range []mslcpu.LaneOrder{mslcpu.Forward, mslcpu.Reverse, mslcpu.Shuffled} {
 		results, err := parity.Check(context.Background(), k, nil, parity.Options{Seed: 29, Backend: ir.ROCm, Run: b.runner(),
 			Cols: []int{4099}, Rows: []int{11}, Orders: []mslcpu.LaneOrder{order}})

@@ -37,7 +37,7 @@ func TestCUDASplit(t *testing.T) {
 		{"matmul_rms_norm", []string{
 			"__global__ void __launch_bounds__(256) matmul_rms_norm_rows(",
 			"kgen_matmul_rms_norm_pass1(kgen_ws0[kgen_i * args.n + kgen_j], kgen_t0);",
-			"const C kgen_r0 = kgen_team_sum(kgen_a0, kgen_part, 256, 0, kgen_simd, kgen_tid % 32) / float(args.n);",
+			"const C kgen_r0 = kgen_team_sum(kgen_a0, kgen_part, kgen_slot, 256, 0, kgen_simd, kgen_tid % 32) / float(args.n);",
 			"for (unsigned int kgen_i = blockIdx.x; kgen_i < args.m; kgen_i += gridDim.x) {",
 			"for (unsigned int kgen_j = kgen_lane; kgen_j < kgen_cols; kgen_j += 256) {",
 			"kgen_rc = kgen_matmul_rms_norm_gemm_bf16(kgen_stream, kgen_ptrs[0], kgen_ptrs[1], kgen_ws0, kgen_args, kgen_err, kgen_errlen);",
@@ -45,7 +45,7 @@ func TestCUDASplit(t *testing.T) {
 			"int kgen_rc = kgen_workspace(reinterpret_cast<void**>(&kgen_space), 1 * kgen_elems * sizeof(float)",
 		}},
 		{"matmul_softmax", []string{
-			"const C kgen_r0 = kgen_team_max(kgen_a0, kgen_part, 256, 0, kgen_simd, kgen_tid % 32);",
+			"const C kgen_r0 = kgen_team_max(kgen_a0, kgen_part, kgen_slot, 256, 0, kgen_simd, kgen_tid % 32);",
 			"float kgen_a0 = __int_as_float(0xff800000); // row_max(acc)",
 		}},
 		{"matmul_silu_mul", []string{

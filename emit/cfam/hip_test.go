@@ -52,7 +52,7 @@ func TestHIPBuiltins(t *testing.T) {
 				t.Errorf("%s: the row-owning GEMM has no butterfly over a row's threads", k.Name)
 			}
 		} else if k.Rows() != nil && len(k.Rows().Reductions) > 0 {
-			for _, want := range []string{"o = KGEN_WAVE / 2;", "width / KGEN_WAVE;", "kgen_part[kgen_waves(kThreads)]", "kgen_tid / KGEN_WAVE"} {
+			for _, want := range []string{"o = KGEN_WAVE / 2;", "width / KGEN_WAVE;", "kgen_part[2 * kgen_waves(kThreads)]", "kgen_tid / KGEN_WAVE"} {
 				if !strings.Contains(s, want) {
 					t.Errorf("%s: the HIP source lacks %q", k.Name, want)
 				}

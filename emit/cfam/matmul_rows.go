@@ -196,7 +196,7 @@ func (mw *matmulWriter) columnLoop() string {
 // (kgen_team_<op>, templates/cuda/team_reduce.tmpl; every thread gets the
 // same value).
 func (mw *matmulWriter) teamReduce(i int, op ir.ReduceOp) {
-	v := fmt.Sprintf("kgen_team_%s(kgen_a%d, kgen_part, %d, 0, kgen_simd, kgen_tid %% 32)", op.Combine(), i, mw.rowTeam)
+	v := teamCall(op, fmt.Sprintf("kgen_a%d", i), fmt.Sprint(mw.rowTeam), "0", "kgen_simd", "kgen_tid % 32")
 	if op.Divides() {
 		v += " / float(args.n)"
 	}
@@ -209,7 +209,7 @@ func (mw *matmulWriter) teamReduce(i int, op ir.ReduceOp) {
 // its barriers are too).
 func (mw *matmulWriter) teamRowPassBody() {
 	mw.P("using C = float;")
-	mw.P(mw.d.Shared, " float kgen_part[", mw.rowTeam/32, "]; // one partial per warp")
+	teamScratch(mw.Writer, mw.d, fmt.Sprint(mw.rowTeam/32))
 	mw.P("const ", mw.d.Uint, " kgen_lane = ", mw.tid, "; // the thread's first column")
 	mw.paramLocals()
 	mw.Block("for ("+mw.d.Uint+" kgen_i = blockIdx.x; kgen_i < args.m; kgen_i += gridDim.x)", func() {

@@ -39,9 +39,14 @@ func (rows) helpers(k *ir.Kernel, d *Dialect) []helper {
 	return append(append(out, teamHelpers(k.Rows(), d)...), topkHelpers(k.Rows(), d)...)
 }
 
-// teamData is a team reduction block's data: its combine and the
-// dialect's wave.
-type teamData struct{ Op, Wave, HalfWave string }
+// teamData is a team reduction block's data: its combine, the dialect's
+// wave, the partials' slots per simdgroup (ir.TeamSlots) and the value a
+// lane without a partial folds in (Pad: the combine's identity; -0 for a
+// sum, which leaves every value as it was, -0 included).
+type teamData struct {
+	Op, Wave, HalfWave, Pad string
+	Slots                   int
+}
 
 // teamHelpers are the team reductions (kgen_team_<op>) r's reductions
 // combine with, one per combine in order of first use.
@@ -51,10 +56,28 @@ func teamHelpers(r *ir.Rows, d *Dialect) []helper {
 	for _, red := range r.Reductions {
 		if op := red.Op.Combine(); !seen[op] {
 			seen[op] = true
-			out = append(out, helper{"team_reduce", teamData{Op: op, Wave: d.Wave, HalfWave: d.HalfWave}})
+			pad := identity(d, red.Op)
+			if red.Op.Sums() {
+				pad = "-0.0f"
+			}
+			out = append(out, helper{"team_reduce", teamData{Op: op, Wave: d.Wave, HalfWave: d.HalfWave, Pad: pad, Slots: ir.TeamSlots}})
 		}
 	}
 	return out
+}
+
+// teamCall is the team reduction of accumulator acc by op: every thread
+// of the group calls it, with the group's partials (kgen_part) and the
+// slot the previous reduction used (kgen_slot; ir.TeamSlots says why).
+func teamCall(op ir.ReduceOp, acc, width, team, simd, lane string) string {
+	return fmt.Sprintf("kgen_team_%s(%s, kgen_part, kgen_slot, %s, %s, %s, %s)", op.Combine(), acc, width, team, simd, lane)
+}
+
+// teamScratch declares the team reductions' partials, ir.TeamSlots per
+// simdgroup of waves, and the slot in turn.
+func teamScratch(w *Writer, d *Dialect, waves string) {
+	w.P(d.Shared, " float kgen_part[", ir.TeamSlots, " * ", waves, "]; // the team reductions' partials: ", ir.TeamSlots, " slots per ", d.SimdGroup, ", used in turn")
+	w.P(d.Uint, " kgen_slot = 0; // the slot the last team reduction used")
 }
 
 func (rows) threads(*ir.Kernel) []ThreadIndex {
@@ -140,7 +163,7 @@ func (rw *rowWriter) threadGeometry() {
 	rw.P("using C = ", computeName(rw.k, d), ";")
 	rw.P("constexpr ", u, " kThreads = ", rw.k.Threadgroup, ";")
 	if len(rw.r.Reductions) > 0 {
-		rw.P(d.Shared, " float kgen_part[", d.Waves("kThreads"), "]; // one partial per ", d.SimdGroup)
+		teamScratch(rw.Writer, d, d.Waves("kThreads"))
 	}
 	rw.topkShared()
 	for _, ix := range []ThreadIndex{LocalID, SimdLane, SimdID} {
@@ -364,7 +387,7 @@ func (rw *rowWriter) reducePass(p int) {
 	})
 	for _, i := range reds {
 		op := rw.r.Reductions[i].Op
-		v := fmt.Sprintf("kgen_team_%s(kgen_a%d, kgen_part, kgen_width, kgen_team, kgen_simd, kgen_simd_lane)", op.Combine(), i)
+		v := teamCall(op, fmt.Sprintf("kgen_a%d", i), "kgen_width", "kgen_team", "kgen_simd", "kgen_simd_lane")
 		if op.Divides() {
 			v += " / " + rw.d.FloatCast("args.cols")
 		}

@@ -174,11 +174,13 @@ func TestDumpRowMSL(t *testing.T) {
 
 // TestWrongRowKernelFails proves the row check is not vacuous: each
 // mutation of a rowwise kernel's source must fail parity for every variant
-// (dtype) of the kernel, with adversarial inputs. The last two are
-// rowwise-specific slips: a combine loop that drops the last simdgroup's
-// partial (only rows spanning several simdgroups, hence 4304 columns) and
-// an unbiased variance (dividing by cols - 1, which wide rows hide below
-// the bf16 tolerance, hence 7 and 64 columns).
+// (dtype) of the kernel, with adversarial inputs. The rowwise-specific
+// slips: a team fold (ir/teamfold.go) that drops the last simdgroup's
+// partial, reads its partials before the barrier, or lets the next
+// reduction's stores overwrite partials still being read (only rows
+// spanning several simdgroups, hence 4304 columns), and an unbiased
+// variance (dividing by cols - 1, which wide rows hide below the bf16
+// tolerance, hence 7 and 64 columns).
 func TestWrongRowKernelFails(t *testing.T) {
 	needCompiler(t)
 	kernels, src := rowKernels(t, filepath.Join(repoRoot(), "kgen.yaml"))
@@ -191,14 +193,19 @@ func TestWrongRowKernelFails(t *testing.T) {
 		cols                   []int // default {7, 64, 4304}
 	}{
 		{"rms_norm", "mean divides by the lanes", "/ float(args.cols)", "/ float(kgen_width)", nil},
-		{"rms_norm", "only the first simdgroup of a row", "r += part[team * m + i];", "r += 0.0f;", nil},
+		{"rms_norm", "only the first simdgroup of a row", "return simd_sum(lane < m ?", "return simd_sum(lane < 1u ?", nil},
 		{"rms_norm", "cache never filled", "kgen_c_x[kgen_i] = kgen_v_x;", "kgen_c_x[kgen_i] = C(0);", nil},
 		{"softmax", "max over one lane only", "v = simd_max(v);", "v = v;", nil},
 		{"dual_head_norm", "second segment reads the first's weights", "kgen_seg == 0 ? q_w : k_w", "q_w", nil},
 		// Rowwise-specific slips of the reduction.
-		{"rms_norm", "the combine skips the last simdgroup partial", "for (uint i = 1; i < m; ++i) {", "for (uint i = 1; i + 1 < m; ++i) {", []int{4304}},
-		{"layer_norm", "the variance divides by cols - 1", "kgen_a1, kgen_part, kgen_width, kgen_team, kgen_simd, kgen_simd_lane) / float(args.cols)",
-			"kgen_a1, kgen_part, kgen_width, kgen_team, kgen_simd, kgen_simd_lane) / float(args.cols - 1)", []int{7, 64}},
+		{"rms_norm", "the combine skips the last simdgroup partial", "return simd_sum(lane < m ?", "return simd_sum(lane + 1u < m ?", []int{4304}},
+		{"softmax", "the max's lanes without a partial bring +inf", "simd_max(lane < m ? part[2 * (team * m + lane) + slot] : -INFINITY)",
+			"simd_max(lane < m ? part[2 * (team * m + lane) + slot] : INFINITY)", []int{4304}},
+		{"rms_norm", "no barrier between the partials' stores and the fold", "part[2 * simd + slot] = v;\n    }\n    threadgroup_barrier(mem_flags::mem_threadgroup);",
+			"part[2 * simd + slot] = v;\n    }", []int{4304}},
+		{"layer_norm", "every reduction stores its partials in the same slot", "slot = (slot + 1) % 2;", "slot = 0;", []int{4304}},
+		{"layer_norm", "the variance divides by cols - 1", "kgen_a1, kgen_part, kgen_slot, kgen_width, kgen_team, kgen_simd, kgen_simd_lane) / float(args.cols)",
+			"kgen_a1, kgen_part, kgen_slot, kgen_width, kgen_team, kgen_simd, kgen_simd_lane) / float(args.cols - 1)", []int{7, 64}},
 		// Partial rotary (pair_half(x, w)): the partner index across the
 		// rotated width only, which rows wider than the example rotary_dim
 		// (64) show.

@@ -87,7 +87,7 @@ func (mw *matmulWriter) hipRowPass(st ir.Stage) {
 			reds = append(reds, i)
 			terms = append(terms, fmt.Sprintf("kgen_t%d", i))
 			w.P(fmt.Sprintf("float kgen_a%d[TM]; // %s(%s)", i, red.Op.Func(), mw.k.FormatExpr(red.Arg)))
-			w.P(fmt.Sprintf("for (%s kgen_tr = 0; kgen_tr < TM; ++kgen_tr) kgen_a%d[kgen_tr] = %s;", u, i, identityOf(mw.d, red.Op)))
+			w.P(fmt.Sprintf("for (%s kgen_tr = 0; kgen_tr < TM; ++kgen_tr) kgen_a%d[kgen_tr] = %s;", u, i, identity(mw.d, red.Op)))
 		}
 	}
 	mw.hipColumnTiles(func() {

@@ -128,7 +128,7 @@ func (mw *matmulWriter) rowPasses() {
 				if red.Level == st.Level {
 					reds = append(reds, i)
 					terms = append(terms, fmt.Sprintf("kgen_t%d", i))
-					w.P(fmt.Sprintf("float kgen_a%d = %s; // %s(%s)", i, identityOf(mw.d, red.Op), red.Op.Func(), mw.k.FormatExpr(red.Arg)))
+					w.P(fmt.Sprintf("float kgen_a%d = %s; // %s(%s)", i, identity(mw.d, red.Op), red.Op.Func(), mw.k.FormatExpr(red.Arg)))
 				}
 			}
 			mw.unrollRow()
@@ -246,15 +246,4 @@ func (mw *matmulWriter) rowCall(st ir.Stage, extra []string) string {
 		}
 	}
 	return st.Name + "(" + strings.Join(append(args, extra...), ", ") + ");"
-}
-
-// identityOf spells a reduction's starting value.
-func identityOf(d *Dialect, op ir.ReduceOp) string {
-	switch id := op.Identity(); {
-	case id > 0:
-		return d.PosInf
-	case id < 0:
-		return d.NegInf
-	}
-	return "0.0f"
 }

@@ -135,32 +135,22 @@ func (o *options) cudaBuild(outDir, cutlassDir string, skipCUTLASS bool) error {
 	if err != nil {
 		return errors.Join(err, manifest.update(written, nil))
 	}
-	keep := map[string]string{} // kernel → its binary now
+	keep := map[string][]string{} // kernel → its binary now
 	for i, name := range names {
-		keep[name] = fatbins[i]
+		keep[name] = []string{fatbins[i]}
 	}
 	for _, k := range libs {
-		keep[k.Name] = cuda.BinaryOf(k, sources[generate.CUDAPath(cfg, k)])
+		keep[k.Name] = []string{cuda.BinaryOf(k, sources[generate.CUDAPath(cfg, k)])}
 	}
-	var kept []string
-	if err := manifest.update(written, func() error {
-		for _, k := range res.Kernels {
-			if bin, ok := keep[k.Name]; ok {
-				left, err := manifest.removeOlder(k.Name, bin)
-				kept = append(kept, left...)
-				if err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}); err != nil {
+	var order []string
+	for _, k := range res.Kernels {
+		order = append(order, k.Name)
+	}
+	kept, err := manifest.settle(written, order, keep)
+	if err != nil {
 		return fmt.Errorf("kgen cuda: %w", err)
 	}
-	for _, name := range kept {
-		fmt.Fprintf(o.stderr, "kgen cuda: kept %s: an older binary's name, but not provably written by kgen cuda (not in %s, or changed since); delete it yourself if it is stale\n",
-			filepath.Join(shown, name), cudaManifestName)
-	}
+	manifest.reportKept(o.stderr, "kgen cuda", "binary", shown, kept)
 	fmt.Fprintf(o.stdout, "kgen cuda: %d kernel(s) compiled with %s into %s", len(names), nvcc, outDir)
 	if len(libs) > 0 {
 		fmt.Fprintf(o.stdout, ", %d CUTLASS matmul(s) (%d part(s) compiled, %d cached)", len(libs), built, cached)

@@ -180,3 +180,36 @@ func (m *cudaManifest) update(written []string, remove func() error) error {
 	errs = append(errs, m.write())
 	return errors.Join(errs...)
 }
+
+// settle records the binaries just written, removes each kernel's older
+// binaries that the manifest proves are kgen's (current: kernel → the
+// binaries it has now, visited in kernels' order) and saves the manifest
+// (update), returning the older names it left in place. kgen cuda and kgen
+// rocm finish with it.
+func (m *cudaManifest) settle(written, kernels []string, current map[string][]string) ([]string, error) {
+	var kept []string
+	err := m.update(written, func() error {
+		for _, k := range kernels {
+			bins, ok := current[k]
+			if !ok {
+				continue
+			}
+			left, err := m.removeOlder(k, bins...)
+			kept = append(kept, left...)
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return kept, err
+}
+
+// reportKept says, per older binary settle left in place, that it stays
+// and why: tool is "kgen cuda" or "kgen rocm", what names its binaries.
+func (m *cudaManifest) reportKept(w io.Writer, tool, what, shown string, kept []string) {
+	for _, name := range kept {
+		fmt.Fprintf(w, "%s: kept %s: an older %s's name, but not provably written by %s (not in %s, or changed since); delete it yourself if it is stale\n",
+			tool, filepath.Join(shown, name), what, tool, m.file)
+	}
+}

@@ -107,23 +107,17 @@ func (o *options) rocmBuild(outDir string) error {
 	if err != nil {
 		return errors.Join(err, manifest.update(done, nil))
 	}
-	var kept []string
-	if err := manifest.update(done, func() error {
-		for i := 0; i < len(jobs); i += len(hip.Archs) {
-			left, err := manifest.removeOlder(jobs[i].k.Name, written[i:i+len(hip.Archs)]...)
-			kept = append(kept, left...)
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
+	var order []string
+	current := map[string][]string{}
+	for i := 0; i < len(jobs); i += len(hip.Archs) {
+		order = append(order, jobs[i].k.Name)
+		current[jobs[i].k.Name] = written[i : i+len(hip.Archs)]
+	}
+	kept, err := manifest.settle(done, order, current)
+	if err != nil {
 		return fmt.Errorf("kgen rocm: %w", err)
 	}
-	for _, name := range kept {
-		fmt.Fprintf(o.stderr, "kgen rocm: kept %s: an older code object's name, but not provably written by kgen rocm (not in %s, or changed since); delete it yourself if it is stale\n",
-			filepath.Join(shown, name), rocmManifestName)
-	}
+	manifest.reportKept(o.stderr, "kgen rocm", "code object", shown, kept)
 	fmt.Fprintf(o.stdout, "kgen rocm: %d kernel(s) compiled for %v with %s into %s in %s\n",
 		len(jobs)/len(hip.Archs), hip.Archs, clang, outDir, time.Since(start).Round(100*time.Millisecond))
 	return nil

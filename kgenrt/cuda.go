@@ -244,16 +244,23 @@ func (p *cudaPort) libraryCheck(c *Call) error {
 }
 
 func (p *cudaPort) LaunchCUDA(stream CUDAStream, c *Call, ptrs []DevicePtr) error {
-	if err := p.check(c); err != nil {
+	return p.launchDevicePtrs(p.check, "LaunchCUDA", stream, c, ptrs)
+}
+
+// launchDevicePtrs is LaunchCUDA and LaunchROCm: c checked by the port's
+// check, ptrs by the host path's rules (checkDevicePtrs), then c launched
+// on stream with ptrs in place of its tensors.
+func (p *gpuPort) launchDevicePtrs(check func(*Call) error, method string, stream CUDAStream, c *Call, ptrs []DevicePtr) error {
+	if err := check(c); err != nil {
 		return err
 	}
-	if err := checkDevicePtrs(c, ptrs); err != nil {
+	if err := checkDevicePtrs(c, ptrs, method); err != nil {
 		return err
 	}
 	if p.idle(c) {
 		return nil
 	}
-	if err := p.Ready(); err != nil {
+	if err := p.load(); err != nil {
 		return err
 	}
 	return p.launch(stream, c, ptrs)
@@ -262,12 +269,12 @@ func (p *cudaPort) LaunchCUDA(stream CUDAStream, c *Call, ptrs []DevicePtr) erro
 // checkDevicePtrs applies the host path's rules to device pointers: one per
 // tensor, non-zero, 16-byte aligned (the kernels' vector loads), and no
 // output overlapping another tensor except an identical input.
-func checkDevicePtrs(c *Call, ptrs []DevicePtr) error {
+func checkDevicePtrs(c *Call, ptrs []DevicePtr, method string) error {
 	k := c.Kernel
 	var ibuf [16]int
 	bs := k.tensorIndex(ibuf[:0])
 	if len(ptrs) != len(bs) {
-		return fmt.Errorf("kgenrt: kernel %s: LaunchCUDA takes %d device pointers, got %d", k.Name, len(bs), len(ptrs))
+		return fmt.Errorf("kgenrt: kernel %s: %s takes %d device pointers, got %d", k.Name, method, len(bs), len(ptrs))
 	}
 	size := func(i int) uintptr { return uintptr(c.Tensors[i].nbytes()) }
 	for i, ptr := range ptrs {

@@ -80,7 +80,7 @@ func prepareHost(g *cudaGeom, c *Call, ptrs []DevicePtr) (uint32, error) {
 	if err := c.check(c.Kernel); err != nil {
 		return 0, err
 	}
-	if err := checkDevicePtrs(c, ptrs); err != nil {
+	if err := checkDevicePtrs(c, ptrs, "LaunchCUDA"); err != nil {
 		return 0, err
 	}
 	buf := getLaunchBuf()

@@ -193,6 +193,26 @@ func (p *rocmPort) Enqueue(stream CUDAStream, c *Call) error {
 	return p.enqueue(stream, c)
 }
 
+// ROCmLauncher is what the ROCm port adds to Port: a launch on the
+// caller's HIP stream with the caller's raw device pointers (from another
+// framework's allocator, say). Select(ROCm) returns a Port that implements
+// it.
+type ROCmLauncher interface {
+	Port
+	// LaunchROCm enqueues c on stream (a hipStream_t; 0: the null stream)
+	// with ptrs bound in place of c's tensors (same order: inputs then
+	// outputs), without copies or waiting. c's tensors give only dtypes and
+	// shapes (the generated launcher's checks); each pointer must be
+	// non-zero, 16-byte aligned and hold the tensor's bytes; outputs may
+	// equal an input (in place), no other overlap. A kernel with PortPhases
+	// launches its phases there, as Enqueue does.
+	LaunchROCm(stream CUDAStream, c *Call, ptrs []DevicePtr) error
+}
+
+func (p *rocmPort) LaunchROCm(stream CUDAStream, c *Call, ptrs []DevicePtr) error {
+	return p.launchDevicePtrs(p.check, "LaunchROCm", stream, c, ptrs)
+}
+
 // ROCmError is a failed HIP runtime call: the call, the hipError_t and the
 // runtime's name and description of it.
 type ROCmError struct {

@@ -82,9 +82,9 @@ func (mm *Matmul) chainCUDALaunch() launch.Launch {
 		Threadgroup: [3]int{32 * c.Warps, 1, 1},
 	}
 	if mm.Decode != nil {
-		// The args struct carries the decode split's fields on every port;
-		// the CUDA kernel runs the one launch whatever their values.
-		l.Derived = DecodeRules(mm.Batch)
+		// The decode split by the CUDA chain's tuning: with kgen_splits > 1
+		// the port launches Decode's phases (matmul_decode_cuda.go).
+		l.Derived = c.DecodeTuning().Rules(mm.Batch)
 	}
 	return l
 }

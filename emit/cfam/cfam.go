@@ -230,6 +230,11 @@ func code(k *ir.Kernel, d *Dialect, bw bodyWriter, v *view, own bool) string {
 			w.P()
 			ev := *v
 			ev.Kernel, ev.kernel = e.name, e.kernel
+			var names []string // the entry's own parameters (a phase's workspaces)
+			for _, b := range e.kernel.Bindings {
+				names = append(names, b.Name)
+			}
+			ev.ParamNames = strings.Join(names, ", ")
 			if e.threads > 0 {
 				ev.Threads, ev.MinBlocks = e.threads, 0
 			}

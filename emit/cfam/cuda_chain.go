@@ -23,24 +23,47 @@ import (
 // row sum is taken over those rounded weights (ir.Kernel.ChainWeightUnit).
 // f32 storage runs the SIMT form: f32 FMA throughout, lane j of a warp owns
 // key j of a block of BNSIMT.
-func (mw *matmulWriter) cudaChainBody() {
+func (mw *matmulWriter) cudaChainBody() { mw.cudaChain(false) }
+
+// cudaChain writes the chain kernel, or with part the flash-decoding part
+// (ir.Decode, cuda_decode.go): block x is split x % kgen_splits of row
+// block x / kgen_splits, its keys [split · kgen_chunk, + kgen_chunk), and
+// it writes each row's unnormalised output, max and sum into the
+// workspaces instead of the outputs.
+func (mw *matmulWriter) cudaChain(part bool) {
 	w, mm := mw.Writer, mw.mm
 	c := mm.Chain.CUDA
+	mw.key0 = "0"
+	if part {
+		mw.key0 = "kgen_key0"
+	}
 	w.P("using C = float;")
 	w.P(fmt.Sprintf("constexpr unsigned BM = %d, BN = %d, BNS = %d, D = %d, kThreads = %d;", c.BM, c.BN, c.BNSIMT, c.D, 32*c.Warps))
 	w.P("const float kgen_ninf = ", mw.d.NegInf, ";")
 	w.P("const unsigned kgen_warp = ", mw.tid, " / 32, kgen_lane = ", mw.tid, " % 32;")
-	w.P("// Row blocks in reverse: under a causal mask the later rows see the most keys; they start first.")
-	w.P("const unsigned kgen_row0 = ((args.m + BM - 1) / BM - 1 - ", mw.tg, ") * BM;")
+	if part {
+		g := mw.d.Threads[GroupXYZ].Expr
+		w.P("// Split kgen_split of row block kgen_row0 / BM: keys [kgen_key0, kgen_key0 + kgen_chunk), whole blocks.")
+		w.P("const unsigned kgen_split = ", g, ".x % args.", ir.SplitsField, ";")
+		w.P("const unsigned kgen_row0 = (", g, ".x / args.", ir.SplitsField, ") * BM;")
+		w.P("const unsigned kgen_key0 = kgen_split * args.", ir.ChunkField, ";")
+	} else {
+		w.P("// Row blocks in reverse: under a causal mask the later rows see the most keys; they start first.")
+		w.P("const unsigned kgen_row0 = ((args.m + BM - 1) / BM - 1 - ", mw.tg, ") * BM;")
+	}
 	mw.paramLocals()
-	w.P("// The keys any row of this block can see: [0, kgen_nend).")
-	w.P("unsigned kgen_nend = args.n;")
+	w.P("// The keys any row of this block can see: [", mw.key0, ", kgen_nend).")
+	if part {
+		w.P("unsigned kgen_nend = min(args.n, kgen_key0 + args.", ir.ChunkField, ");")
+	} else {
+		w.P("unsigned kgen_nend = args.n;")
+	}
 	if c.KeyLimit != nil {
 		r := renderer{d: mw.d, compute: dtype.F32, math: mw.k.Math}
 		w.P("// The score is -inf wherever col > row + ", mw.k.FormatExpr(c.KeyLimit), ": no key past the last row's limit counts.")
 		w.Block("", func() {
 			w.P("const long long kgen_lim = (long long)min(kgen_row0 + BM, args.m) + (long long)(", r.expr(c.KeyLimit), ");")
-			w.P("kgen_nend = (unsigned)max(0LL, min((long long)args.n, kgen_lim));")
+			w.P("kgen_nend = (unsigned)max(0LL, min((long long)kgen_nend, kgen_lim));")
 		})
 	}
 	w.P("// Tile (r, c) of each operand in global coordinates: q (row, d), ", mm.B[0].Name, " (key, d), ", mm.Chain.Then.Name, " (key, d).")
@@ -49,10 +72,10 @@ func (mw *matmulWriter) cudaChainBody() {
 	mw.tileAt("kgen_k_at", b, true, "args.k", "args.n")
 	mw.tileAt("kgen_v_at", v, false, "args.n", "args.p")
 	w.Block("if constexpr (sizeof(T) == 2)", func() {
-		mw.cudaChainMMA()
+		mw.cudaChainMMA(part)
 	})
 	w.Block("else", func() {
-		mw.cudaChainSIMT()
+		mw.cudaChainSIMT(part)
 	})
 }
 

@@ -18,6 +18,10 @@ import (
 // pass, and Q staged once, when both are at most D).
 type ChainCUDA struct {
 	BM, BN, BNSIMT, D, Warps int
+	// PartBM is the rows per block of the flash-decoding part (Decode,
+	// cuda_decode_mma.go): one mma row tile, its warps splitting each key
+	// block among them, so a decode step's few rows do not pay for BM.
+	PartBM int
 	// KeyLimit, when the score formula is select(col > row + E, -inf, x)
 	// with E a formula of params and constants only, is E: every key past
 	// row + E scores -inf (weight exactly 0), so a block of rows stops at
@@ -27,7 +31,7 @@ type ChainCUDA struct {
 
 // chainCUDAPort is the CUDA chain kernel's shape.
 func chainCUDAPort(k *Kernel, ch *Chain) *ChainCUDA {
-	return &ChainCUDA{BM: 64, BN: 64, BNSIMT: 32, D: 128, Warps: 4, KeyLimit: keyLimit(k, ch.Score)}
+	return &ChainCUDA{BM: 64, BN: 64, BNSIMT: 32, D: 128, Warps: 4, PartBM: 16, KeyLimit: keyLimit(k, ch.Score)}
 }
 
 // keyLimit recognises a causal mask in score s (through lets):

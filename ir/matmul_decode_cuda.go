@@ -27,13 +27,14 @@ func (c *ChainCUDA) DecodeTuning() DecodeTuning {
 }
 
 // cudaLaunches sets the CUDA launches of d's phases: the part's blocks are
-// (split, row block) pairs along x — kgenrt's grids are x times a batch
-// along z — split-minor, so a row block's splits run side by side; the
-// combine is Metal's (one thread per output element, the batch along z).
+// (split, row block of PartBM rows) pairs along x — kgenrt's grids are x
+// times a batch along z — split-minor, so a row block's splits run side by
+// side; the combine is Metal's (one thread per output element, the batch
+// along z).
 func (d *Decode) cudaLaunches(c *ChainCUDA, batch []string) {
 	threads := 32 * c.Warps
 	part := launch.Launch{
-		Grid:        [3]*launch.Expr{launch.Times(launch.Times(launch.Ceil(launch.V("m"), launch.N(c.BM)), launch.V(SplitsField)), launch.N(threads)), launch.N(1), batchGrid(batch)},
+		Grid:        [3]*launch.Expr{launch.Times(launch.Times(launch.Ceil(launch.V("m"), launch.N(c.PartBM)), launch.V(SplitsField)), launch.N(threads)), launch.N(1), batchGrid(batch)},
 		Threadgroup: [3]int{threads, 1, 1},
 	}
 	comb := d.Combine.Launch

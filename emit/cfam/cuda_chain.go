@@ -33,19 +33,22 @@ func (mw *matmulWriter) cudaChainBody() { mw.cudaChain(false) }
 func (mw *matmulWriter) cudaChain(part bool) {
 	w, mm := mw.Writer, mw.mm
 	c := mm.Chain.CUDA
-	mw.key0 = "0"
+	mw.key0, mw.rowEnd = "0", "args.m"
 	if part {
-		mw.key0 = "kgen_key0"
+		mw.key0, mw.rowEnd = "kgen_key0", "kgen_mend"
 	}
 	w.P("using C = float;")
 	w.P(fmt.Sprintf("constexpr unsigned BM = %d, BN = %d, BNS = %d, D = %d, kThreads = %d;", c.BM, c.BN, c.BNSIMT, c.D, 32*c.Warps))
+	if part {
+		w.P(fmt.Sprintf("constexpr unsigned PBM = %d; // the part's rows per block", c.PartBM))
+	}
 	w.P("const float kgen_ninf = ", mw.d.NegInf, ";")
 	w.P("const unsigned kgen_warp = ", mw.tid, " / 32, kgen_lane = ", mw.tid, " % 32;")
 	if part {
 		g := mw.d.Threads[GroupXYZ].Expr
 		w.P("// Split kgen_split of row block kgen_row0 / BM: keys [kgen_key0, kgen_key0 + kgen_chunk), whole blocks.")
 		w.P("const unsigned kgen_split = ", g, ".x % args.", ir.SplitsField, ";")
-		w.P("const unsigned kgen_row0 = (", g, ".x / args.", ir.SplitsField, ") * BM;")
+		w.P("const unsigned kgen_row0 = (", g, ".x / args.", ir.SplitsField, ") * PBM, kgen_mend = min(args.m, kgen_row0 + PBM);")
 		w.P("const unsigned kgen_key0 = kgen_split * args.", ir.ChunkField, ";")
 	} else {
 		w.P("// Row blocks in reverse: under a causal mask the later rows see the most keys; they start first.")
@@ -62,7 +65,7 @@ func (mw *matmulWriter) cudaChain(part bool) {
 		r := renderer{d: mw.d, compute: dtype.F32, math: mw.k.Math}
 		w.P("// The score is -inf wherever col > row + ", mw.k.FormatExpr(c.KeyLimit), ": no key past the last row's limit counts.")
 		w.Block("", func() {
-			w.P("const long long kgen_lim = (long long)min(kgen_row0 + BM, args.m) + (long long)(", r.expr(c.KeyLimit), ");")
+			w.P("const long long kgen_lim = (long long)", mw.lastRowEnd(part), " + (long long)(", r.expr(c.KeyLimit), ");")
 			w.P("kgen_nend = (unsigned)max(0LL, min((long long)kgen_nend, kgen_lim));")
 		})
 	}
@@ -72,11 +75,24 @@ func (mw *matmulWriter) cudaChain(part bool) {
 	mw.tileAt("kgen_k_at", b, true, "args.k", "args.n")
 	mw.tileAt("kgen_v_at", v, false, "args.n", "args.p")
 	w.Block("if constexpr (sizeof(T) == 2)", func() {
-		mw.cudaChainMMA(part)
+		if part {
+			mw.cudaDecodeMMA()
+			return
+		}
+		mw.cudaChainMMA()
 	})
 	w.Block("else", func() {
 		mw.cudaChainSIMT(part)
 	})
+}
+
+// lastRowEnd is one past the block's last row: the chain's BM rows, or
+// the decode part's kgen_mend.
+func (mw *matmulWriter) lastRowEnd(part bool) string {
+	if part {
+		return "kgen_mend"
+	}
+	return "min(kgen_row0 + BM, args.m)"
 }
 
 // tileAt defines lambda name: the stored offset of an operand's tile
@@ -121,7 +137,7 @@ func (mw *matmulWriter) expSpelling() string {
 // kgen_j) into `to`, -inf outside the matrix.
 func (mw *matmulWriter) scoreCall(at, to string) {
 	mw.P("C kgen_sc = kgen_ninf;")
-	mw.Block("if (kgen_i < args.m && kgen_j < args.n)", func() {
+	mw.Block("if (kgen_i < "+mw.rowEnd+" && kgen_j < args.n)", func() {
 		mw.P(mw.chainCall(mw.k.Stages()[0], at, "kgen_sc"))
 	})
 	mw.P(to, " = kgen_sc;")

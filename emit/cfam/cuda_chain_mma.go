@@ -1,7 +1,7 @@
 package cfam
 
 // cudaChainMMA writes the tensor-core body (16-bit storage).
-func (mw *matmulWriter) cudaChainMMA(part bool) {
+func (mw *matmulWriter) cudaChainMMA() {
 	w, mm := mw.Writer, mw.mm
 	exp := mw.expSpelling()
 	w.P("alignas(128) __shared__ T kgen_qs[BM * D]; // Q's rows × a chunk of D of k (swizzled: kgen_sw)")
@@ -42,15 +42,15 @@ func (mw *matmulWriter) cudaChainMMA(part bool) {
 		})
 		w.Block("if (kgen_nkc == 1)", func() {
 			w.Block("if (kgen_p0 == 0)", func() { w.P("kgen_stage(kgen_qs, ", mm.A.Name, ", kgen_q_at, kgen_row0, args.m, 0, args.k);") })
-			w.Block("if ("+mw.key0+" < kgen_nend)", func() { w.P("kgen_stage(kgen_ks, ", mm.B[0].Name, ", kgen_k_at, ", mw.key0, ", args.n, 0, args.k);") })
+			w.Block("if (kgen_nend > 0)", func() { w.P("kgen_stage(kgen_ks, ", mm.B[0].Name, ", kgen_k_at, 0, args.n, 0, args.k);") })
 		})
 		w.P("kgen_cp_commit();")
-		w.Block("for (unsigned kgen_col0 = "+mw.key0+"; kgen_col0 < kgen_nend; kgen_col0 += BN)", func() {
+		w.Block("for (unsigned kgen_col0 = 0; kgen_col0 < kgen_nend; kgen_col0 += BN)", func() {
 			w.P("kgen_cp_wait_all();")
 			w.P("__syncthreads(); // Q and this block's keys are in; the last block's V is read")
 			w.P("kgen_stage(kgen_vs, ", mm.Chain.Then.Name, ", kgen_v_at, kgen_col0, args.n, kgen_p0, args.p);")
 			w.P("kgen_cp_commit();")
-			w.Block("if (kgen_nkc == 1 && kgen_p0 == 0 && kgen_col0 == "+mw.key0+")", func() { mw.loadQ() })
+			w.Block("if (kgen_nkc == 1 && kgen_p0 == 0 && kgen_col0 == 0)", func() { mw.loadQ() })
 			mw.mmaScores()
 			mw.mmaSoftmax(exp)
 			w.P("kgen_cp_wait_all();")
@@ -61,7 +61,7 @@ func (mw *matmulWriter) cudaChainMMA(part bool) {
 			w.P("kgen_cp_commit();")
 			mw.mmaAccumulate()
 		})
-		mw.mmaWrite(part)
+		mw.mmaWrite()
 		w.P("kgen_cp_wait_all();")
 		w.P("__syncthreads(); // the next pass restages the tiles")
 	})
@@ -175,18 +175,14 @@ func (mw *matmulWriter) mmaAccumulate() {
 }
 
 // mmaWrite sums each row's parts over its quad and writes the pass's
-// outputs, or with part the decode split's partials (cuda_decode.go).
-func (mw *matmulWriter) mmaWrite(part bool) {
+// outputs.
+func (mw *matmulWriter) mmaWrite() {
 	w := mw.Writer
 	w.P("#pragma unroll")
 	w.Block("for (unsigned kgen_h = 0; kgen_h < 2; ++kgen_h)", func() {
 		w.P("kgen_l[kgen_h] += __shfl_xor_sync(0xffffffffu, kgen_l[kgen_h], 1);")
 		w.P("kgen_l[kgen_h] += __shfl_xor_sync(0xffffffffu, kgen_l[kgen_h], 2);")
 	})
-	if part {
-		mw.mmaPartials()
-		return
-	}
 	w.P("#pragma unroll")
 	w.Block("for (unsigned kgen_d = 0; kgen_d < D / 8; ++kgen_d)", func() {
 		w.P("#pragma unroll")
@@ -227,7 +223,7 @@ func (mw *matmulWriter) cudaChainSIMT(part bool) {
 				w.P("__syncthreads();")
 				w.Block("for (unsigned kgen_e = kgen_tid; kgen_e < BM * SK; kgen_e += kThreads)", func() {
 					w.P("const unsigned kgen_r = kgen_e / SK, kgen_c = kgen_e % SK;")
-					w.P("kgen_qs[kgen_e] = kgen_row0 + kgen_r < args.m && kgen_k0 + kgen_c < args.k ? kgen_f(", mm.A.Name, "[kgen_q_at(kgen_row0 + kgen_r, kgen_k0 + kgen_c)]) : 0.0f;")
+					w.P("kgen_qs[kgen_e] = kgen_row0 + kgen_r < ", mw.rowEnd, " && kgen_k0 + kgen_c < args.k ? kgen_f(", mm.A.Name, "[kgen_q_at(kgen_row0 + kgen_r, kgen_k0 + kgen_c)]) : 0.0f;")
 				})
 				w.Block("for (unsigned kgen_e = kgen_tid; kgen_e < BNS * SK; kgen_e += kThreads)", func() {
 					w.P("const unsigned kgen_r = kgen_e / SK, kgen_c = kgen_e % SK;")

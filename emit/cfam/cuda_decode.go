@@ -51,32 +51,6 @@ func (mw *matmulWriter) partRow() string {
 	return "((unsigned long long)" + mw.d.Threads[GroupXYZ].Expr + ".z * args." + ir.SplitsField + " + kgen_split) * args.m + kgen_i"
 }
 
-// mmaPartials writes the tensor-core part's partials: each element's
-// unnormalised output, and per row (lane t = 0 of its quad, first pass)
-// the running max and the quad-summed weights.
-func (mw *matmulWriter) mmaPartials() {
-	w, ws := mw.Writer, mw.mm.Decode.Space
-	w.P("#pragma unroll")
-	w.Block("for (unsigned kgen_d = 0; kgen_d < D / 8; ++kgen_d)", func() {
-		w.P("#pragma unroll")
-		w.Block("for (unsigned kgen_e = 0; kgen_e < 4; ++kgen_e)", func() {
-			w.P("const unsigned kgen_i = kgen_row0 + kgen_wr + kgen_g + (kgen_e / 2) * 8, kgen_c = kgen_p0 + kgen_d * 8 + 2 * kgen_t + kgen_e % 2;")
-			w.Block("if (kgen_i < args.m && kgen_c < args.p)", func() {
-				w.P(ws[0].Name, "[(", mw.partRow(), ") * args.p + kgen_c] = kgen_o[kgen_d][kgen_e];")
-			})
-		})
-	})
-	w.Block("if (kgen_p0 == 0 && kgen_t == 0)", func() {
-		w.Block("for (unsigned kgen_h = 0; kgen_h < 2; ++kgen_h)", func() {
-			w.P("const unsigned kgen_i = kgen_row0 + kgen_wr + kgen_g + kgen_h * 8;")
-			w.Block("if (kgen_i < args.m)", func() {
-				w.P(ws[1].Name, "[", mw.partRow(), "] = kgen_mx[kgen_h];")
-				w.P(ws[2].Name, "[", mw.partRow(), "] = kgen_l[kgen_h];")
-			})
-		})
-	})
-}
-
 // simtPartials writes the f32 part's partials: lane j's output columns of
 // each of the warp's rows, and per row (lane 0, first pass) its max and
 // sum, which the butterflies left the same in every lane.
@@ -84,7 +58,7 @@ func (mw *matmulWriter) simtPartials() {
 	w, ws := mw.Writer, mw.mm.Decode.Space
 	w.Block("for (unsigned kgen_r = 0; kgen_r < 16; ++kgen_r)", func() {
 		w.P("const unsigned kgen_i = kgen_row0 + kgen_wr + kgen_r;")
-		w.Block("if (kgen_i < args.m)", func() {
+		w.Block("if (kgen_i < kgen_mend)", func() {
 			w.P("#pragma unroll")
 			w.Block("for (unsigned kgen_cc = 0; kgen_cc < D / 32; ++kgen_cc)", func() {
 				w.P("const unsigned kgen_c = kgen_p0 + kgen_lane + 32 * kgen_cc;")

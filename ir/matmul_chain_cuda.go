@@ -22,6 +22,9 @@ type ChainCUDA struct {
 	// cuda_decode_mma.go): one mma row tile, its warps splitting each key
 	// block among them, so a decode step's few rows do not pay for BM.
 	PartBM int
+	// Pack is how the part packs grouped query heads into its rows (set
+	// for a batched chain, with its Decode).
+	Pack *DecodePack
 	// KeyLimit, when the score formula is select(col > row + E, -inf, x)
 	// with E a formula of params and constants only, is E: every key past
 	// row + E scores -inf (weight exactly 0), so a block of rows stops at
@@ -88,7 +91,7 @@ func (mm *Matmul) chainCUDALaunch() launch.Launch {
 	if mm.Decode != nil {
 		// The decode split by the CUDA chain's tuning: with kgen_splits > 1
 		// the port launches Decode's phases (matmul_decode_cuda.go).
-		l.Derived = c.DecodeTuning().Rules(mm.Batch)
+		l.Derived = c.DecodeTuning(mm.Batch).Rules(mm.Batch)
 	}
 	return l
 }

@@ -55,6 +55,9 @@ const (
 // keys. Metal's is DecodeMetal; the CUDA port's ChainCUDA.DecodeTuning.
 type DecodeTuning struct {
 	RowsPerGroup, KeyBlock, Groups, MinChunk int
+	// Blocks, when set, is the part's blocks per split in place of
+	// ceildiv(m, RowsPerGroup) · batch (the CUDA part's packed rows).
+	Blocks *launch.Expr
 }
 
 // DecodeMetal is the Metal chain's split tuning.
@@ -67,7 +70,7 @@ func DecodeRules(batch []string) []launch.Derived { return DecodeMetal.Rules(bat
 // Rules are the derived size fields of a batched chain's launch under
 // tuning t (Metal: BM 8, BN 32, 256 groups, chunks of 256):
 //
-//	groups      = ceildiv(m, BM) · batch                (the chain's own grid)
+//	groups      = ceildiv(m, BM) · batch                (the chain's own grid, or Blocks)
 //	splits₀     = max(1, min(ceildiv(Groups, groups), ceildiv(n, MinChunk)))
 //	kgen_chunk  = max(BN, ceildiv(ceildiv(n, splits₀), BN) · BN)
 //	kgen_splits = max(1, ceildiv(n, kgen_chunk))        (no empty split)
@@ -75,6 +78,9 @@ func DecodeRules(batch []string) []launch.Derived { return DecodeMetal.Rules(bat
 func (t DecodeTuning) Rules(batch []string) []launch.Derived {
 	bn := t.KeyBlock
 	groups := launch.Times(launch.Ceil(launch.V("m"), launch.N(t.RowsPerGroup)), batchGrid(batch))
+	if t.Blocks != nil {
+		groups = t.Blocks
+	}
 	splits0 := launch.Larger(launch.N(1), launch.Smaller(launch.Ceil(launch.N(t.Groups), launch.Larger(groups, launch.N(1))), launch.Ceil(launch.V("n"), launch.N(t.MinChunk))))
 	chunk := launch.Larger(launch.N(bn), launch.Times(launch.Ceil(launch.Ceil(launch.V("n"), splits0), launch.N(bn)), launch.N(bn)))
 	return []launch.Derived{
@@ -136,6 +142,7 @@ func decodeOf(k *Kernel, mm *Matmul) *Decode {
 	d.Combine = phase("combine", "launch 2 (flash decoding): per output element, the splits' partials rescaled to their common max and summed, then the write stage",
 		append(combFrom, args), combRoles, combGrid, decodeCombTG)
 	if c := mm.Chain.CUDA; c != nil {
+		c.Pack = decodePackOf(k, mm)
 		d.cudaLaunches(c, mm.Batch)
 	}
 	return d

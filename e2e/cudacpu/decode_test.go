@@ -67,7 +67,9 @@ func TestDecodeCatchesMutations(t *testing.T) {
 		only16   bool // a rewrite of the tensor-core body: the 16-bit variants must fail
 	}{
 		{"a split's partial max dropped (written as 0)", decodeShapes[0],
-			[]string{"* args.m + kgen_i] = kgen_m;", "* args.m + kgen_i] = kgen_mx[kgen_r];"}, []string{"* args.m + kgen_i] = 0.0f;", "* args.m + kgen_i] = 0.0f;"}, false},
+			[]string{"% args.m] = kgen_m;", "% args.m] = kgen_mx[kgen_r];"}, []string{"% args.m] = 0.0f;", "% args.m] = 0.0f;"}, false},
+		{"a packed row reads the group's first query head", decodeShapes[0],
+			[]string{"return kgen_r / args.m * args.kgen_q_s1 + "}, []string{"return "}, false},
 		{"a warp's max left out of the block's meet", decodeShapes[0],
 			[]string{"kgen_wm[kgen_warp][kgen_g + 8 * kgen_h] = kgen_mx[kgen_h];"}, []string{"kgen_wm[kgen_warp][kgen_g + 8 * kgen_h] = 0.0f;"}, true},
 		{"the combine's rescale of the outputs left out", decodeShapes[0],

@@ -33,9 +33,9 @@ func (mw *matmulWriter) cudaChainBody() { mw.cudaChain(false) }
 func (mw *matmulWriter) cudaChain(part bool) {
 	w, mm := mw.Writer, mw.mm
 	c := mm.Chain.CUDA
-	mw.key0, mw.rowEnd = "0", "args.m"
+	mw.key0, mw.rowEnd, mw.rowIn = "0", "args.m", "kgen_i < args.m"
 	if part {
-		mw.key0, mw.rowEnd = "kgen_key0", "kgen_mend"
+		mw.key0, mw.rowEnd, mw.rowIn = "kgen_key0", "kgen_mend", "kgen_pr < kgen_mend"
 	}
 	w.P("using C = float;")
 	w.P(fmt.Sprintf("constexpr unsigned BM = %d, BN = %d, BNS = %d, D = %d, kThreads = %d;", c.BM, c.BN, c.BNSIMT, c.D, 32*c.Warps))
@@ -48,7 +48,8 @@ func (mw *matmulWriter) cudaChain(part bool) {
 		g := mw.d.Threads[GroupXYZ].Expr
 		w.P("// Split kgen_split of row block kgen_row0 / BM: keys [kgen_key0, kgen_key0 + kgen_chunk), whole blocks.")
 		w.P("const unsigned kgen_split = ", g, ".x % args.", ir.SplitsField, ";")
-		w.P("const unsigned kgen_row0 = (", g, ".x / args.", ir.SplitsField, ") * PBM, kgen_mend = min(args.m, kgen_row0 + PBM);")
+		w.P("// Rows are packed (ir.DecodePack): packed row r is query row r % m of head r / m of the block's group.")
+		w.P("const unsigned kgen_row0 = (", g, ".x / args.", ir.SplitsField, ") * PBM, kgen_mend = min(", mw.packGroup(), " * args.m, kgen_row0 + PBM);")
 		w.P("const unsigned kgen_key0 = kgen_split * args.", ir.ChunkField, ";")
 	} else {
 		w.P("// Row blocks in reverse: under a causal mask the later rows see the most keys; they start first.")
@@ -71,7 +72,11 @@ func (mw *matmulWriter) cudaChain(part bool) {
 	}
 	w.P("// Tile (r, c) of each operand in global coordinates: q (row, d), ", mm.B[0].Name, " (key, d), ", mm.Chain.Then.Name, " (key, d).")
 	a, b, v := mm.A, mm.B[0], mm.Chain.Then
-	mw.tileAt("kgen_q_at", a, false, "args.m", "args.k")
+	if part && mw.packed() {
+		mw.packedQAt()
+	} else {
+		mw.tileAt("kgen_q_at", a, false, "args.m", "args.k")
+	}
 	mw.tileAt("kgen_k_at", b, true, "args.k", "args.n")
 	mw.tileAt("kgen_v_at", v, false, "args.n", "args.p")
 	w.Block("if constexpr (sizeof(T) == 2)", func() {
@@ -86,11 +91,11 @@ func (mw *matmulWriter) cudaChain(part bool) {
 	})
 }
 
-// lastRowEnd is one past the block's last row: the chain's BM rows, or
-// the decode part's kgen_mend.
+// lastRowEnd is one past the block's last query row: the chain's BM
+// rows, or the decode part's packed rows' bound.
 func (mw *matmulWriter) lastRowEnd(part bool) string {
-	if part {
-		return "kgen_mend"
+	if part { // packed rows: a row's query row is below m and below its packed row
+		return "min(args.m, kgen_mend)"
 	}
 	return "min(kgen_row0 + BM, args.m)"
 }
@@ -137,7 +142,7 @@ func (mw *matmulWriter) expSpelling() string {
 // kgen_j) into `to`, -inf outside the matrix.
 func (mw *matmulWriter) scoreCall(at, to string) {
 	mw.P("C kgen_sc = kgen_ninf;")
-	mw.Block("if (kgen_i < "+mw.rowEnd+" && kgen_j < args.n)", func() {
+	mw.Block("if ("+mw.rowIn+" && kgen_j < args.n)", func() {
 		mw.P(mw.chainCall(mw.k.Stages()[0], at, "kgen_sc"))
 	})
 	mw.P(to, " = kgen_sc;")

@@ -245,7 +245,11 @@ func (mw *matmulWriter) cudaChainSIMT(part bool) {
 			})
 			w.P("#pragma unroll")
 			w.Block("for (unsigned kgen_r = 0; kgen_r < 16; ++kgen_r)", func() {
-				w.P("const unsigned kgen_i = kgen_row0 + kgen_wr + kgen_r, kgen_j = kgen_col0 + kgen_lane;")
+				if mw.key0 != "0" { // a decode part: packed rows (cuda_decode.go)
+					w.P("const unsigned kgen_pr = kgen_row0 + kgen_wr + kgen_r, kgen_i = kgen_pr % args.m, kgen_j = kgen_col0 + kgen_lane;")
+				} else {
+					w.P("const unsigned kgen_i = kgen_row0 + kgen_wr + kgen_r, kgen_j = kgen_col0 + kgen_lane;")
+				}
 				mw.scoreCall("kgen_s[kgen_r]", "const float kgen_sv")
 				w.P("float kgen_mb = kgen_sv;")
 				w.Block("for (int kgen_x = 16; kgen_x > 0; kgen_x /= 2)", func() {

@@ -2,6 +2,7 @@ package cfam
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/kgen-dev/kgen/ir"
 )
@@ -25,6 +26,10 @@ func cudaDecodeEntries(k *ir.Kernel, d *Dialect) []entry {
 				mw.P(l)
 			}
 		}
+		if p == &dec.Part {
+			mw.packPrologue(p.Bindings)
+			return
+		}
 		mw.batchPrologue(p.Bindings)
 	}
 	c := k.Matmul().Chain.CUDA
@@ -45,10 +50,91 @@ func cudaDecodeEntries(k *ir.Kernel, d *Dialect) []entry {
 	}
 }
 
-// partRow is the workspace row of query row kgen_i in this block's split:
-// (batch element · kgen_splits + split) · m + row, as Metal's part.
+// partRow is the workspace row of packed row kgen_pr in this block's
+// split: (batch element · kgen_splits + split) · m + row, as Metal's part,
+// the batch element kgen_zq + kgen_pr / m (packPrologue).
 func (mw *matmulWriter) partRow() string {
-	return "((unsigned long long)" + mw.d.Threads[GroupXYZ].Expr + ".z * args." + ir.SplitsField + " + kgen_split) * args.m + kgen_i"
+	return "((kgen_zq + kgen_pr / args.m) * args." + ir.SplitsField + " + kgen_split) * args.m + kgen_pr % args.m"
+}
+
+// packGroup is the part's group (ir.DecodePack) in C.
+func (mw *matmulWriter) packGroup() string {
+	if p := mw.mm.Chain.CUDA.Pack; p.Group != "" {
+		return "args." + p.Group
+	}
+	return fmt.Sprint(mw.mm.Chain.CUDA.Pack.Const, "u")
+}
+
+// packed reports whether the part packs more than one query head.
+func (mw *matmulWriter) packed() bool {
+	p := mw.mm.Chain.CUDA.Pack
+	return p.Group != "" || p.Const > 1
+}
+
+// packPrologue is the part's batchPrologue over its packed batch
+// (ir.DecodePack): grid z unflattens with the packed axis over the group
+// (index kgen_hk, its KV head); a grouped tensor moves to index kgen_hk,
+// one read whole to the block's first query head kgen_hk · group (a
+// packed row adds its own head, kgen_q_at); kgen_zq is the batch element
+// of packed row 0.
+func (mw *matmulWriter) packPrologue(bindings []ir.Binding) {
+	w, u := mw.Writer, mw.d.Uint
+	batch, pack := mw.k.Batch(), mw.mm.Chain.CUDA.Pack
+	z := mw.d.Threads[GroupXYZ].Expr + ".z"
+	last := batch[pack.Axis]
+	hk := "(args." + last + " / " + mw.packGroup() + ")"
+	w.P("// Packed batch element ", z, ": the query heads ", last, " sharing a KV head are the block's rows (ir.DecodePack).")
+	w.P(u, " kgen_z = ", z, ";")
+	w.P("const ", u, " kgen_hk = kgen_z % ", hk, ", kgen_h0 = kgen_hk * ", mw.packGroup(), ";")
+	w.P("kgen_z /= ", hk, ";")
+	w.P("const unsigned long long kgen_zq = (unsigned long long)kgen_z * args.", last, " + kgen_h0; // the batch element of packed row 0")
+	for a := pack.Axis - 1; a > 0; a-- {
+		w.P("const ", u, " kgen_b", a, " = kgen_z % args.", batch[a], ";")
+		w.P("kgen_z /= args.", batch[a], ";")
+	}
+	if pack.Axis > 0 {
+		w.P("const ", u, " kgen_b0 = kgen_z;")
+	}
+	for _, b := range bindings {
+		if b.Role == ir.Args || len(b.Batch) == 0 {
+			continue
+		}
+		var terms []string
+		for j, dim := range b.Batch {
+			idx := fmt.Sprint("kgen_b", dim.Axis)
+			switch {
+			case dim.Axis == pack.Axis && (dim.Group != "" || dim.GroupConst > 0):
+				idx = "kgen_hk"
+			case dim.Axis == pack.Axis:
+				idx = "kgen_h0"
+			}
+			terms = append(terms, idx+" * args."+ir.StrideField(b, j))
+		}
+		w.P(b.Name, " += ", strings.Join(terms, " + "), ";")
+	}
+}
+
+// packHeadStride is A's stride along the packed axis, "args.kgen_q_s1".
+func (mw *matmulWriter) packHeadStride() string {
+	a := mw.k.Bindings[mw.mm.A.Binding]
+	for j, d := range a.Batch {
+		if d.Axis == mw.mm.Chain.CUDA.Pack.Axis {
+			return "args." + ir.StrideField(a, j)
+		}
+	}
+	panic("kgen: a packed part's A has no packed axis (ir.decodePackOf)")
+}
+
+// packedQAt defines kgen_q_at over packed rows: row r is query row r % m
+// of the block's head r / m (A's stride along the packed axis).
+func (mw *matmulWriter) packedQAt() {
+	a := mw.k.Bindings[mw.mm.A.Binding]
+	s, head := len(a.Batch), mw.packHeadStride()
+	row, col := "args."+ir.StrideField(a, s), "args."+ir.StrideField(a, s+1)
+	if a := mw.mm.A; a.ColMajor {
+		row, col = col, row
+	}
+	mw.P("auto kgen_q_at = [&](unsigned long long kgen_r, unsigned long long kgen_c) { return kgen_r / args.m * ", head, " + kgen_r % args.m * ", row, " + kgen_c * ", col, "; };")
 }
 
 // simtPartials writes the f32 part's partials: lane j's output columns of
@@ -57,8 +143,8 @@ func (mw *matmulWriter) partRow() string {
 func (mw *matmulWriter) simtPartials() {
 	w, ws := mw.Writer, mw.mm.Decode.Space
 	w.Block("for (unsigned kgen_r = 0; kgen_r < 16; ++kgen_r)", func() {
-		w.P("const unsigned kgen_i = kgen_row0 + kgen_wr + kgen_r;")
-		w.Block("if (kgen_i < kgen_mend)", func() {
+		w.P("const unsigned kgen_pr = kgen_row0 + kgen_wr + kgen_r;")
+		w.Block("if (kgen_pr < kgen_mend)", func() {
 			w.P("#pragma unroll")
 			w.Block("for (unsigned kgen_cc = 0; kgen_cc < D / 32; ++kgen_cc)", func() {
 				w.P("const unsigned kgen_c = kgen_p0 + kgen_lane + 32 * kgen_cc;")

@@ -20,7 +20,11 @@ func (mw *matmulWriter) cudaDecodeMMA() {
 	w.P("T* const kgen_vs = kgen_kv + BN * D;")
 	w.P("static_assert(2 * BN * D * sizeof(T) >= (kThreads / 32) * PBM * D * sizeof(float), \"the warps' outputs fit the tiles\");")
 	mw.mmaSwizzle("D")
-	w.P("const bool kgen_vec = ", mw.vecOK(mm.A, false, "args.k"), " && ", mw.vecOK(mm.B[0], true, "args.k"), " && ", mw.vecOK(mm.Chain.Then, false, "args.p"), ";")
+	heads := ""
+	if mw.packed() { // a packed row's head moves it by A's head stride
+		heads = " && " + mw.packHeadStride() + " % 8 == 0"
+	}
+	w.P("const bool kgen_vec = ", mw.vecOK(mm.A, false, "args.k"), heads, " && ", mw.vecOK(mm.B[0], true, "args.k"), " && ", mw.vecOK(mm.Chain.Then, false, "args.p"), ";")
 	mw.decodeStage()
 	w.P("const unsigned kgen_g = kgen_lane / 4, kgen_t = kgen_lane % 4, kgen_wk = kgen_warp * 16, kgen_wr = 0;")
 	w.P("const unsigned kgen_nkc = (args.k + D - 1) / D; // chunks of k per score block (1: Q staged once)")
@@ -124,7 +128,7 @@ func (mw *matmulWriter) decodeSoftmax(exp string) {
 	w.Block("for (unsigned kgen_n = 0; kgen_n < 2; ++kgen_n)", func() {
 		w.P("#pragma unroll")
 		w.Block("for (unsigned kgen_e = 0; kgen_e < 4; ++kgen_e)", func() {
-			w.P("const unsigned kgen_i = kgen_row0 + kgen_g + (kgen_e / 2) * 8, kgen_j = kgen_col0 + kgen_wk + kgen_n * 8 + 2 * kgen_t + kgen_e % 2;")
+			w.P("const unsigned kgen_pr = kgen_row0 + kgen_g + (kgen_e / 2) * 8, kgen_i = kgen_pr % args.m, kgen_j = kgen_col0 + kgen_wk + kgen_n * 8 + 2 * kgen_t + kgen_e % 2;")
 			mw.scoreCall("kgen_s[kgen_n][kgen_e]", "kgen_s[kgen_n][kgen_e]")
 		})
 	})
@@ -199,8 +203,8 @@ func (mw *matmulWriter) decodeMeet(exp string) {
 	})
 	w.P("__syncthreads(); // every warp's state is in")
 	w.Block("for (unsigned kgen_e = kgen_tid; kgen_e < PBM * D; kgen_e += kThreads)", func() {
-		w.P("const unsigned kgen_r = kgen_e / D, kgen_c = kgen_e % D, kgen_i = kgen_row0 + kgen_r;")
-		w.Block("if (kgen_i >= kgen_mend || kgen_p0 + kgen_c >= args.p)", func() { w.P("continue;") })
+		w.P("const unsigned kgen_r = kgen_e / D, kgen_c = kgen_e % D, kgen_pr = kgen_row0 + kgen_r;")
+		w.Block("if (kgen_pr >= kgen_mend || kgen_p0 + kgen_c >= args.p)", func() { w.P("continue;") })
 		w.P("float kgen_m = kgen_ninf;")
 		w.P("#pragma unroll")
 		w.Block("for (unsigned kgen_q = 0; kgen_q < kThreads / 32; ++kgen_q)", func() { w.P("kgen_m = fmaxf(kgen_m, kgen_wm[kgen_q][kgen_r]);") })

@@ -117,7 +117,9 @@ type matmulWriter struct {
 	mm            *ir.Matmul
 	tid, tg, simd string             // the thread coordinates
 	accAt         func(i int) string // accumulator i at row kgen_r/kgen_i, column kgen_j of the row passes
-	key0, rowEnd  string             // the CUDA chain's first key and row bound: "0", "args.m", or a decode part's kgen_key0, kgen_mend
+	// The CUDA chain's first key, row bound and in-matrix row test: "0",
+	// "args.m", "kgen_i < args.m", or a decode part's (packed rows).
+	key0, rowEnd, rowIn string
 	// rowTeam is how many threads share a row in the row passes: 0 for a
 	// simdgroup or warp (a shuffle butterfly), else the whole block
 	// (kgen_team_<op>: the butterfly, then the warps' partials).

@@ -125,3 +125,21 @@ func TestGPUPortSplit(t *testing.T) {
 		}
 	}
 }
+
+// TestPortSplitChecked: Validate's check of a PortSplit accepts ssum's and
+// refuses a field its launch does not derive, or no phases.
+func TestPortSplitChecked(t *testing.T) {
+	k, _ := ssumKernel()
+	if err := k.checkPortSplit(); err != nil {
+		t.Fatal(err)
+	}
+	k.PortSplit.Field = "n"
+	if k.checkPortSplit() == nil {
+		t.Error("a split on a given size field passes")
+	}
+	k, _ = ssumKernel()
+	k.Phases = nil
+	if k.checkPortSplit() == nil {
+		t.Error("a split without phases passes")
+	}
+}

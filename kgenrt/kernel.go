@@ -377,7 +377,22 @@ func (k *Kernel) Validate() error {
 	if len(k.Variants) == 0 || len(k.Bindings) == 0 {
 		return fmt.Errorf("kgenrt: kernel %s has no variants or no bindings", k.Name)
 	}
-	return nil
+	return k.checkPortSplit()
+}
+
+// checkPortSplit: a PortSplit's field is one its backend's launch derives,
+// and there are phases to take.
+func (k *Kernel) checkPortSplit() error {
+	s := k.PortSplit
+	if s == nil {
+		return nil
+	}
+	for _, d := range k.Launch[s.Backend].Derived {
+		if d.Field == s.Field && len(k.Phases) > 0 {
+			return nil
+		}
+	}
+	return fmt.Errorf("kgenrt: kernel %s: its %s split needs phases and %s among that launch's derived fields", k.Name, s.Backend, s.Field)
 }
 
 // Call is one checked launch: the tensors in binding order (Tensors[i] binds

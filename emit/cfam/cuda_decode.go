@@ -102,11 +102,16 @@ func (mw *matmulWriter) packPrologue(bindings []ir.Binding) {
 		var terms []string
 		for j, dim := range b.Batch {
 			idx := fmt.Sprint("kgen_b", dim.Axis)
-			switch {
-			case dim.Axis == pack.Axis && (dim.Group != "" || dim.GroupConst > 0):
-				idx = "kgen_hk"
-			case dim.Axis == pack.Axis:
+			if dim.Axis == pack.Axis {
 				idx = "kgen_h0"
+			}
+			switch {
+			case dim.Axis == pack.Axis && dim.Group == pack.Group && dim.GroupConst == pack.Const:
+				idx = "kgen_hk" // the packed group's KV head
+			case dim.Group != "":
+				idx = "(" + idx + " / args." + dim.Group + ")" // elsewhere the group is 1 (ir.decodePackOf)
+			case dim.GroupConst > 0:
+				idx = fmt.Sprint("(", idx, " / ", dim.GroupConst, "u)")
 			}
 			terms = append(terms, idx+" * args."+ir.StrideField(b, j))
 		}

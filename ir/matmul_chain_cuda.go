@@ -22,6 +22,10 @@ type ChainCUDA struct {
 	// cuda_decode_mma.go): one mma row tile, its warps splitting each key
 	// block among them, so a decode step's few rows do not pay for BM.
 	PartBM int
+	// PartBlocksPerSM is the part's __launch_bounds__ minimum of resident
+	// blocks: a decode step is bound by the KV bytes in flight, one block's
+	// K or V tile at a time, so residency is its bandwidth.
+	PartBlocksPerSM int
 	// Pack is how the part packs grouped query heads into its rows (set
 	// for a batched chain, with its Decode).
 	Pack *DecodePack
@@ -34,7 +38,7 @@ type ChainCUDA struct {
 
 // chainCUDAPort is the CUDA chain kernel's shape.
 func chainCUDAPort(k *Kernel, ch *Chain) *ChainCUDA {
-	return &ChainCUDA{BM: 64, BN: 64, BNSIMT: 32, D: 128, Warps: 4, PartBM: 16, KeyLimit: keyLimit(k, ch.Score)}
+	return &ChainCUDA{BM: 64, BN: 64, BNSIMT: 32, D: 128, Warps: 4, PartBM: 16, PartBlocksPerSM: 4, KeyLimit: keyLimit(k, ch.Score)}
 }
 
 // keyLimit recognises a causal mask in score s (through lets):

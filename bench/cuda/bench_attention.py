@@ -27,6 +27,9 @@ p.add_argument("--decode", default="4096,16384")
 p.add_argument("--calls", type=int, default=20)
 p.add_argument("--reps", type=int, default=10)
 p.add_argument("--budget-s", type=float, default=420)
+p.add_argument("--fatbin", default="", help="this attention_prefill fatbin instead of the one in --fatbins")
+p.add_argument("--chunk", type=int, default=0, help="decode: keys per split instead of the launch's rule (a tuning sweep)")
+p.add_argument("--only-kgen", action="store_true", help="time kgen alone (a tuning sweep)")
 a = p.parse_args()
 T0 = time.time()
 dev = torch.device("cuda")
@@ -34,9 +37,9 @@ torch.manual_seed(0)
 cu = ctypes.CDLL("libcuda.so.1")
 cu.cuLaunchKernel.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 6 + [ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
 torch.zeros(1, device=dev)
-fb = [f for f in os.listdir(a.fatbins) if f.startswith("attention_prefill-") and f.endswith(".fatbin")][0]
+fb = a.fatbin or os.path.join(a.fatbins, [f for f in os.listdir(a.fatbins) if f.startswith("attention_prefill-") and f.endswith(".fatbin")][0])
 mod = ctypes.c_void_p()
-assert cu.cuModuleLoad(ctypes.byref(mod), os.path.join(a.fatbins, fb).encode()) == 0
+assert cu.cuModuleLoad(ctypes.byref(mod), fb.encode()) == 0
 def function(name):
     f = ctypes.c_void_p()
     assert cu.cuModuleGetFunction(ctypes.byref(f), mod, name) == 0, name
@@ -53,6 +56,8 @@ def decode_split(m, n, b, h, group):
     blocks = cdiv(group * m, 16) * b * (h // group)
     s0 = max(1, min(cdiv(512, max(blocks, 1)), cdiv(n, 128)))
     chunk = max(64, cdiv(cdiv(n, s0), 64) * 64)
+    if a.chunk:  # a sweep's chunk (decode runs only)
+        chunk = a.chunk
     return chunk, max(1, cdiv(n, chunk))
 
 class KgenCall:
@@ -113,11 +118,12 @@ def timing(call):
         single.append(s.elapsed_time(e))
     return statistics.median(b2b), statistics.median(single)
 
+flex = None
 try:
-    from torch.nn.attention.flex_attention import flex_attention, create_block_mask
-    flex = torch.compile(flex_attention)
+    if not a.only_kgen:
+        from torch.nn.attention.flex_attention import flex_attention, create_block_mask
+        flex = torch.compile(flex_attention)
 except Exception as ex:
-    flex = None
     print("no flex_attention:", ex)
 
 H, HK, D = 32, 8, 128
@@ -141,9 +147,10 @@ def run(mode, m, n):
     else:
         kv = 2 * HK * n * D * 2
         unit = lambda ms: f"{kv / ms / 1e6:.0f} GB/s of KV"
-    arms = [("kgen", kg), ("sdpa", sdpa)]
+    arms = [("kgen", kg)] if a.only_kgen else [("kgen", kg), ("sdpa", sdpa)]
     if not causal:
         print(f"  kgen: {kg.splits} splits", flush=True)
+    if not causal and not a.only_kgen:
         kd, vd = torch.empty_like(k), torch.empty_like(v)
         arms.append(("copy", lambda: (kd.copy_(k), vd.copy_(v))))
     if flex is not None and time.time() - T0 < a.budget_s:

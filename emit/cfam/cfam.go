@@ -236,7 +236,7 @@ func code(k *ir.Kernel, d *Dialect, bw bodyWriter, v *view, own bool) string {
 			}
 			ev.ParamNames = strings.Join(names, ", ")
 			if e.threads > 0 {
-				ev.Threads, ev.MinBlocks = e.threads, 0
+				ev.Threads, ev.MinBlocks = e.threads, e.minBlocks
 			}
 			d.Instances(w, &ev)
 		}
@@ -268,6 +268,7 @@ type entry struct {
 	name, comment string
 	kernel        *ir.Kernel
 	threads       int // the entry's threads per block where they differ from the kernel's (CUDA's __launch_bounds__)
+	minBlocks     int // with threads: the blocks per SM __launch_bounds__ asks for (0: none)
 	body          func(w *Writer)
 }
 

@@ -35,7 +35,7 @@ func cudaDecodeEntries(k *ir.Kernel, d *Dialect) []entry {
 	c := k.Matmul().Chain.CUDA
 	partComment := fmt.Sprintf("launch 1 (flash decoding, kgen_splits > 1): block x is split x %% kgen_splits of the %d rows x / kgen_splits, the partial output, max and sum into the workspaces", c.BM)
 	return []entry{
-		{name: dec.Part.Entry, kernel: kernelOf(&dec.Part), threads: dec.Part.CUDA.Threadgroup[0], comment: partComment,
+		{name: dec.Part.Entry, kernel: kernelOf(&dec.Part), threads: dec.Part.CUDA.Threadgroup[0], minBlocks: c.PartBlocksPerSM, comment: partComment,
 			body: func(w *Writer) {
 				mw := newMatmulWriter(w, k, d)
 				prologue(mw, &dec.Part)

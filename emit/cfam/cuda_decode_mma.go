@@ -26,9 +26,8 @@ func (mw *matmulWriter) cudaDecodeMMA() {
 	}
 	w.P("const bool kgen_vec = ", mw.vecOK(mm.A, false, "args.k"), heads, " && ", mw.vecOK(mm.B[0], true, "args.k"), " && ", mw.vecOK(mm.Chain.Then, false, "args.p"), ";")
 	mw.decodeStage()
-	w.P("const unsigned kgen_g = kgen_lane / 4, kgen_t = kgen_lane % 4, kgen_wk = kgen_warp * 16, kgen_wr = 0;")
+	w.P("const unsigned kgen_g = kgen_lane / 4, kgen_t = kgen_lane % 4, kgen_wk = kgen_warp * 16;")
 	w.P("const unsigned kgen_nkc = (args.k + D - 1) / D; // chunks of k per score block (1: Q staged once)")
-	w.P("unsigned kgen_qf[D / 16][4]; // the block's 16 rows of Q as mma A fragments")
 	w.Block("for (unsigned kgen_p0 = 0; kgen_p0 < args.p; kgen_p0 += D)", func() {
 		w.P("float kgen_o[D / 8][4]; // this warp's ", mm.Chain.Then.Acc, " of the pass's D columns: rows g and g + 8, columns 2t, 2t + 1 of each 8")
 		w.P("float kgen_mx[2] = {kgen_ninf, kgen_ninf}, kgen_l[2] = {0.0f, 0.0f}; // rows g and g + 8 over this warp's keys")
@@ -46,7 +45,6 @@ func (mw *matmulWriter) cudaDecodeMMA() {
 			w.P("__syncthreads(); // Q and this block's keys are in; the last block's V is read")
 			w.P("kgen_stage(kgen_vs, BN, ", mm.Chain.Then.Name, ", kgen_v_at, kgen_col0, args.n, kgen_p0, args.p);")
 			w.P("kgen_cp_commit();")
-			w.Block("if (kgen_nkc == 1 && kgen_p0 == 0 && kgen_col0 == kgen_key0)", func() { mw.loadQ() })
 			mw.decodeScores()
 			mw.decodeSoftmax(exp)
 			w.P("kgen_cp_wait_all();")
@@ -105,15 +103,15 @@ func (mw *matmulWriter) decodeScores() {
 			w.P("kgen_cp_commit();")
 			w.P("kgen_cp_wait_all();")
 			w.P("__syncthreads();")
-			mw.loadQ()
 		})
 		w.P("const unsigned kgen_steps = min(D, args.k - kgen_kc * D); // columns of k in this chunk")
 		w.P("#pragma unroll")
 		w.Block("for (unsigned kgen_ks0 = 0; kgen_ks0 < D / 16; ++kgen_ks0)", func() {
 			w.Block("if (kgen_ks0 * 16 < kgen_steps)", func() {
-				w.P("unsigned kgen_b[4];")
+				w.P("unsigned kgen_a[4], kgen_b[4]; // Q's fragment from shared memory each time: registers kept for more resident blocks")
+				w.P(ldsmA("kgen_a", "kgen_qs", "0", "kgen_ks0 * 16"))
 				w.P(ldsmB("kgen_b", "kgen_ks", "kgen_wk", "kgen_ks0 * 16"))
-				mw.mmaPair("kgen_s[0]", "kgen_s[1]", "kgen_qf[kgen_ks0]", "kgen_b")
+				mw.mmaPair("kgen_s[0]", "kgen_s[1]", "kgen_a", "kgen_b")
 			})
 		})
 	})

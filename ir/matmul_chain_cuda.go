@@ -107,7 +107,20 @@ func (mm *Matmul) chainCUDADescribe(k *Kernel) string {
 	if c.KeyLimit != nil {
 		skip = "key blocks past the last row's row + " + k.FormatExpr(c.KeyLimit) + " are skipped (their scores are all -inf)"
 	}
-	return fmt.Sprintf("CUDA: %d rows per block of %d warps, %d keys per step (%d at f32), head dimensions %d columns at a time; %s", c.BM, c.Warps, c.BN, c.BNSIMT, c.D, skip)
+	out := fmt.Sprintf("CUDA: %d rows per block of %d warps, %d keys per step (%d at f32), head dimensions %d columns at a time; %s", c.BM, c.Warps, c.BN, c.BNSIMT, c.D, skip)
+	if mm.Decode != nil {
+		out += fmt.Sprintf("; flash decoding when %s > 1 (about %d part blocks, chunks of at least %d keys): the part's blocks of %d packed rows (%s), its %d warps splitting each key block, then the combine, launched by the CUDA port in the kernel's one call",
+			SplitsField, DecodeGroupsCUDA, DecodeMinChunkCUDA, c.PartBM, c.Pack, c.Warps)
+	}
+	return out
+}
+
+// String is the packing in words.
+func (p *DecodePack) String() string {
+	if p.Group == "" && p.Const == 1 {
+		return "one query head per block"
+	}
+	return "the query heads of a KV head packed: " + p.GroupExpr().String() + " heads × m rows"
 }
 
 // ChainBlock is the keys per online-softmax step of a chain's port on

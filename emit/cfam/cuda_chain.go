@@ -46,7 +46,7 @@ func (mw *matmulWriter) cudaChain(part bool) {
 	w.P("const unsigned kgen_warp = ", mw.tid, " / 32, kgen_lane = ", mw.tid, " % 32;")
 	if part {
 		g := mw.d.Threads[GroupXYZ].Expr
-		w.P("// Split kgen_split of row block kgen_row0 / BM: keys [kgen_key0, kgen_key0 + kgen_chunk), whole blocks.")
+		w.P("// Split kgen_split of row block kgen_row0 / PBM: keys [kgen_key0, kgen_key0 + kgen_chunk), whole blocks.")
 		w.P("const unsigned kgen_split = ", g, ".x % args.", ir.SplitsField, ";")
 		w.P("// Rows are packed (ir.DecodePack): packed row r is query row r % m of head r / m of the block's group.")
 		w.P("const unsigned kgen_row0 = (", g, ".x / args.", ir.SplitsField, ") * PBM, kgen_mend = min(", mw.packGroup(), " * args.m, kgen_row0 + PBM);")

@@ -245,7 +245,7 @@ func (mw *matmulWriter) cudaChainSIMT(part bool) {
 			})
 			w.P("#pragma unroll")
 			w.Block("for (unsigned kgen_r = 0; kgen_r < 16; ++kgen_r)", func() {
-				if mw.key0 != "0" { // a decode part: packed rows (cuda_decode.go)
+				if part { // packed rows (cuda_decode.go)
 					w.P("const unsigned kgen_pr = kgen_row0 + kgen_wr + kgen_r, kgen_i = kgen_pr % args.m, kgen_j = kgen_col0 + kgen_lane;")
 				} else {
 					w.P("const unsigned kgen_i = kgen_row0 + kgen_wr + kgen_r, kgen_j = kgen_col0 + kgen_lane;")

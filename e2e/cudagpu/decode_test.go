@@ -166,3 +166,29 @@ func TestDecodeLauncher(t *testing.T) {
 	}
 	t.Logf("decode through the launcher (%d splits of %d keys): max |got-want| %.3g", sizes[ir.SplitsField], sizes[ir.ChunkField], worst)
 }
+
+// TestDecodeDescriptor (no GPU needed): the generated descriptor of a
+// batched chain with a CUDA port hands the split to the port — PortSplit
+// on kgen_splits, which the CUDA launch derives — and Validate accepts it;
+// the part's CUDA grid runs over the KV heads (b · h / group along z).
+func TestDecodeDescriptor(t *testing.T) {
+	d := attn.AttentionPrefill.Describe()
+	if err := d.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	s := d.PortSplit
+	if s == nil || s.Backend != kgenrt.CUDA || s.Field != ir.SplitsField || s.Above != 1 || len(d.Phases) != 2 {
+		t.Fatalf("PortSplit %+v with %d phases; want the CUDA port to take the two phases for %s > 1", s, len(d.Phases), ir.SplitsField)
+	}
+	sizes, err := d.Launch[kgenrt.CUDA].Sizes(map[string]int{"m": 1, "n": 16384, "k": 128, "p": 128, "b": 2, "h": 32, "group": 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	grid, err := d.Phases[0].Launch[kgenrt.CUDA].GridSize(sizes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if grid[2] != 2*32/4 || grid[0] != sizes[ir.SplitsField]*128 {
+		t.Errorf("part grid %v at %d splits; want %d blocks along x, 16 KV heads along z", grid, sizes[ir.SplitsField], sizes[ir.SplitsField])
+	}
+}

@@ -18,6 +18,17 @@ import (
 // pass, and Q staged once, when both are at most D).
 type ChainCUDA struct {
 	BM, BN, BNSIMT, D, Warps int
+	// PartBM is the rows per block of the flash-decoding part (Decode,
+	// cuda_decode_mma.go): one mma row tile, its warps splitting each key
+	// block among them, so a decode step's few rows do not pay for BM.
+	PartBM int
+	// PartBlocksPerSM is the part's __launch_bounds__ minimum of resident
+	// blocks: a decode step is bound by the KV bytes in flight, one block's
+	// K or V tile at a time, so residency is its bandwidth.
+	PartBlocksPerSM int
+	// Pack is how the part packs grouped query heads into its rows (set
+	// for a batched chain, with its Decode).
+	Pack *DecodePack
 	// KeyLimit, when the score formula is select(col > row + E, -inf, x)
 	// with E a formula of params and constants only, is E: every key past
 	// row + E scores -inf (weight exactly 0), so a block of rows stops at
@@ -27,7 +38,7 @@ type ChainCUDA struct {
 
 // chainCUDAPort is the CUDA chain kernel's shape.
 func chainCUDAPort(k *Kernel, ch *Chain) *ChainCUDA {
-	return &ChainCUDA{BM: 64, BN: 64, BNSIMT: 32, D: 128, Warps: 4, KeyLimit: keyLimit(k, ch.Score)}
+	return &ChainCUDA{BM: 64, BN: 64, BNSIMT: 32, D: 128, Warps: 4, PartBM: 16, PartBlocksPerSM: 4, KeyLimit: keyLimit(k, ch.Score)}
 }
 
 // keyLimit recognises a causal mask in score s (through lets):
@@ -82,9 +93,9 @@ func (mm *Matmul) chainCUDALaunch() launch.Launch {
 		Threadgroup: [3]int{32 * c.Warps, 1, 1},
 	}
 	if mm.Decode != nil {
-		// The args struct carries the decode split's fields on every port;
-		// the CUDA kernel runs the one launch whatever their values.
-		l.Derived = DecodeRules(mm.Batch)
+		// The decode split by the CUDA chain's tuning: with kgen_splits > 1
+		// the port launches Decode's phases (matmul_decode_cuda.go).
+		l.Derived = c.DecodeTuning(mm.Batch).Rules(mm.Batch)
 	}
 	return l
 }
@@ -96,7 +107,20 @@ func (mm *Matmul) chainCUDADescribe(k *Kernel) string {
 	if c.KeyLimit != nil {
 		skip = "key blocks past the last row's row + " + k.FormatExpr(c.KeyLimit) + " are skipped (their scores are all -inf)"
 	}
-	return fmt.Sprintf("CUDA: %d rows per block of %d warps, %d keys per step (%d at f32), head dimensions %d columns at a time; %s", c.BM, c.Warps, c.BN, c.BNSIMT, c.D, skip)
+	out := fmt.Sprintf("CUDA: %d rows per block of %d warps, %d keys per step (%d at f32), head dimensions %d columns at a time; %s", c.BM, c.Warps, c.BN, c.BNSIMT, c.D, skip)
+	if mm.Decode != nil {
+		out += fmt.Sprintf("; flash decoding when %s > 1 (about %d part blocks, chunks of at least %d keys): the part's blocks of %d packed rows (%s), its %d warps splitting each key block, then the combine, launched by the CUDA port in the kernel's one call",
+			SplitsField, DecodeGroupsCUDA, DecodeMinChunkCUDA, c.PartBM, c.Pack, c.Warps)
+	}
+	return out
+}
+
+// String is the packing in words.
+func (p *DecodePack) String() string {
+	if p.Group == "" && p.Const == 1 {
+		return "one query head per block"
+	}
+	return "the query heads of a KV head packed: " + p.GroupExpr().String() + " heads × m rows"
 }
 
 // ChainBlock is the keys per online-softmax step of a chain's port on

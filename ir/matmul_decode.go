@@ -49,17 +49,39 @@ const (
 	decodeCombTG = 256
 )
 
-// DecodeRules are the derived size fields of a batched chain's launch:
+// DecodeTuning is what a port's split aims at: its chain's rows per
+// threadgroup (RowsPerGroup) and keys per step (KeyBlock: every chunk is
+// whole blocks), about Groups threadgroups, chunks of at least MinChunk
+// keys. Metal's is DecodeMetal; the CUDA port's ChainCUDA.DecodeTuning.
+type DecodeTuning struct {
+	RowsPerGroup, KeyBlock, Groups, MinChunk int
+	// Blocks, when set, is the part's blocks per split in place of
+	// ceildiv(m, RowsPerGroup) · batch (the CUDA part's packed rows).
+	Blocks *launch.Expr
+}
+
+// DecodeMetal is the Metal chain's split tuning.
+var DecodeMetal = DecodeTuning{RowsPerGroup: RowTile.BM, KeyBlock: RowTile.BN, Groups: DecodeGroups, MinChunk: DecodeMinChunk}
+
+// DecodeRules are the derived size fields of a batched chain's Metal
+// launch (DecodeMetal's Rules).
+func DecodeRules(batch []string) []launch.Derived { return DecodeMetal.Rules(batch) }
+
+// Rules are the derived size fields of a batched chain's launch under
+// tuning t (Metal: BM 8, BN 32, 256 groups, chunks of 256):
 //
-//	groups      = ceildiv(m, 8) · batch                 (the chain's own grid)
-//	splits₀     = max(1, min(ceildiv(DecodeGroups, groups), ceildiv(n, DecodeMinChunk)))
+//	groups      = ceildiv(m, BM) · batch                (the chain's own grid, or Blocks)
+//	splits₀     = max(1, min(ceildiv(Groups, groups), ceildiv(n, MinChunk)))
 //	kgen_chunk  = max(BN, ceildiv(ceildiv(n, splits₀), BN) · BN)
 //	kgen_splits = max(1, ceildiv(n, kgen_chunk))        (no empty split)
 //	kgen_ws_rows = batch · kgen_splits · m
-func DecodeRules(batch []string) []launch.Derived {
-	bn := RowTile.BN
-	groups := launch.Times(launch.Ceil(launch.V("m"), launch.N(RowTile.BM)), batchGrid(batch))
-	splits0 := launch.Larger(launch.N(1), launch.Smaller(launch.Ceil(launch.N(DecodeGroups), launch.Larger(groups, launch.N(1))), launch.Ceil(launch.V("n"), launch.N(DecodeMinChunk))))
+func (t DecodeTuning) Rules(batch []string) []launch.Derived {
+	bn := t.KeyBlock
+	groups := launch.Times(launch.Ceil(launch.V("m"), launch.N(t.RowsPerGroup)), batchGrid(batch))
+	if t.Blocks != nil {
+		groups = t.Blocks
+	}
+	splits0 := launch.Larger(launch.N(1), launch.Smaller(launch.Ceil(launch.N(t.Groups), launch.Larger(groups, launch.N(1))), launch.Ceil(launch.V("n"), launch.N(t.MinChunk))))
 	chunk := launch.Larger(launch.N(bn), launch.Times(launch.Ceil(launch.Ceil(launch.V("n"), splits0), launch.N(bn)), launch.N(bn)))
 	return []launch.Derived{
 		{Field: ChunkField, Rule: chunk, Doc: "the keys per split: n over enough splits to fill the GPU, in whole blocks"},
@@ -119,5 +141,9 @@ func decodeOf(k *Kernel, mm *Matmul) *Decode {
 	combGrid := [3]*launch.Expr{launch.Times(launch.Ceil(launch.Times(launch.V("m"), launch.V("p")), launch.N(decodeCombTG)), launch.N(decodeCombTG)), launch.N(1), batchGrid(mm.Batch)}
 	d.Combine = phase("combine", "launch 2 (flash decoding): per output element, the splits' partials rescaled to their common max and summed, then the write stage",
 		append(combFrom, args), combRoles, combGrid, decodeCombTG)
+	if c := mm.Chain.CUDA; c != nil {
+		c.Pack = decodePackOf(k, mm)
+		d.cudaLaunches(c, mm.Batch)
+	}
 	return d
 }

@@ -98,7 +98,7 @@ func (e *gpuEntries) lookup(k *Kernel, get func(string) (gpuFunction, error), in
 			e.formFns, e.formErrs = append(e.formFns, fns), append(e.formErrs, errs)
 		}
 	}
-	if !k.PortPhases {
+	if !k.PortPhases && k.PortSplit == nil {
 		return
 	}
 	for _, ph := range k.Phases {

@@ -9,7 +9,9 @@ import (
 )
 
 // A kernel with PortPhases (a rowwise kernel with column reductions) has
-// no one-launch form: its CUDA and ROCm ports launch Phases in order
+// no one-launch form, and one with PortSplit (a batched chain's flash
+// decoding) takes its phases where the split field says: its CUDA and ROCm
+// ports launch Phases in order
 // inside the kernel's one call, on the call's stream, with the f32
 // workspaces the phases bind beside the kernel's tensors allocated on
 // that stream (the driver's allocAsync: cuMemAllocAsync, hipMallocAsync)
@@ -35,6 +37,11 @@ func (p *gpuPort) launchPhases(stream CUDAStream, c *Call, ptrs []DevicePtr) err
 	env, err := g.derive(c, args)
 	if err != nil {
 		return err
+	}
+	if s := k.PortSplit; s != nil && !k.PortPhases {
+		if v, ok := env(s.Field); !ok || v <= s.Above { // the kernel's one launch suffices
+			return p.launchOwn(stream, c, ptrs)
+		}
 	}
 	// The workspaces: every phase binding the kernel does not have, f32,
 	// laid out one after another at 256-byte boundaries in one allocation.
@@ -111,8 +118,8 @@ func (p *gpuPort) runPhases(stream CUDAStream, c *Call, ptrs []DevicePtr, args [
 		if blocks == 0 {
 			continue
 		}
-		if grid[1] != 1 || grid[2] != 1 || blocks > 1<<31-1 {
-			return fmt.Errorf("kgenrt: kernel %s: phase %s: %s grid %v is not blocks along x", k.Name, ph.Name, p.drv.backend.title(), grid)
+		if grid[1] != 1 || grid[2] < 1 || grid[2] > 65535 || blocks > 1<<31-1 {
+			return fmt.Errorf("kgenrt: kernel %s: phase %s: %s grid %v is not blocks along x times a batch of at most 65535 along z", k.Name, ph.Name, p.drv.backend.title(), grid)
 		}
 		buf := getLaunchBuf()
 		vals := buf.vals[:]
@@ -136,7 +143,7 @@ func (p *gpuPort) runPhases(stream CUDAStream, c *Call, ptrs []DevicePtr, args [
 		dst := unsafe.Slice((*byte)(unsafe.Pointer(&vals[n])), len(args))
 		copy(dst, args)
 		buf.params[n] = unsafe.Pointer(&vals[n])
-		buf.gridZ = 1
+		buf.gridZ = uint32(grid[2]) // a batched chain's batch; 1 elsewhere
 		err = p.drv.launch(fn, uint32(blocks), uint32(threads), stream, buf)
 		launchBufs.Put(buf)
 		if err != nil {

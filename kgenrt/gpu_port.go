@@ -72,12 +72,25 @@ func (p *gpuPort) idle(c *Call) bool { return c.empty() && !p.kernel.PortPhases 
 // fields by the backend's launch) as the kernel parameters, from a reused
 // parameter buffer: nothing here allocates.
 func (p *gpuPort) launch(stream CUDAStream, c *Call, ptrs []DevicePtr) error {
-	if p.kernel.PortPhases {
+	if p.kernel.PortPhases || p.splits() {
 		if c.Kernel == p.kernel {
 			return p.launchPhases(stream, c, ptrs)
 		}
 		return p.launchPhase(stream, c, ptrs)
 	}
+	return p.launchOwn(stream, c, ptrs)
+}
+
+// splits reports whether the kernel may launch its phases on this port
+// (Kernel.PortSplit); launchPhases decides per call.
+func (p *gpuPort) splits() bool {
+	s := p.kernel.PortSplit
+	return s != nil && s.Backend == p.drv.backend
+}
+
+// launchOwn enqueues c as one launch: the kernel's own entry point, or
+// that of its CUDAForms phase for c's sizes, or its library function.
+func (p *gpuPort) launchOwn(stream CUDAStream, c *Call, ptrs []DevicePtr) error {
 	f := p.form(c)
 	fn, err := p.code.function(c.Variant, f)
 	if err != nil {

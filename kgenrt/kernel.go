@@ -60,6 +60,11 @@ type Kernel struct {
 	// kernel's one call, with the workspaces (the phase bindings the kernel
 	// lacks) allocated on the call's stream (gpu_phases.go).
 	PortPhases bool
+	// PortSplit, when set, is when the GPU port of its Backend launches
+	// Phases as for PortPhases instead of the kernel's own entry point: a
+	// derived size field of the port's launch above a bound (a batched
+	// chain's flash decoding, kgen_splits > 1). nil: the kernel's own.
+	PortSplit *PortSplit
 
 	// CUDAForms are the CUDA port's launches by size, tried in order: the
 	// first whose size field is at most its bound runs its phase's entry
@@ -67,6 +72,14 @@ type Kernel struct {
 	// skinny kernel for m <= 16); nil: always the kernel's own. The port
 	// decides per call, so Run, Enqueue and LaunchCUDA launch alike.
 	CUDAForms []CUDAForm
+}
+
+// PortSplit is Kernel.PortSplit: on Backend, Phases when size field Field
+// (derived by the backend's launch) is above Above.
+type PortSplit struct {
+	Backend Backend
+	Field   string
+	Above   int
 }
 
 // CUDAForm is one of Kernel.CUDAForms: Phases[Phase] when size field
@@ -364,7 +377,22 @@ func (k *Kernel) Validate() error {
 	if len(k.Variants) == 0 || len(k.Bindings) == 0 {
 		return fmt.Errorf("kgenrt: kernel %s has no variants or no bindings", k.Name)
 	}
-	return nil
+	return k.checkPortSplit()
+}
+
+// checkPortSplit: a PortSplit's field is one its backend's launch derives,
+// and there are phases to take.
+func (k *Kernel) checkPortSplit() error {
+	s := k.PortSplit
+	if s == nil {
+		return nil
+	}
+	for _, d := range k.Launch[s.Backend].Derived {
+		if d.Field == s.Field && len(k.Phases) > 0 {
+			return nil
+		}
+	}
+	return fmt.Errorf("kgenrt: kernel %s: its %s split needs phases and %s among that launch's derived fields", k.Name, s.Backend, s.Field)
 }
 
 // Call is one checked launch: the tensors in binding order (Tensors[i] binds

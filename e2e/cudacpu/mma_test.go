@@ -89,6 +89,11 @@ func buildKernels(t *testing.T, tc toolchain, k *ir.Kernel, src []byte, mutate f
 			entry(v.HostName, p.Bindings, v.DType)
 		}
 	}
+	for _, p := range cudaSplitPhases(k) {
+		for _, v := range p.Variants {
+			entry(v.HostName, p.Bindings, v.DType)
+		}
+	}
 	dir := t.TempDir()
 	main := "#include \"shim.h\"\n#include \"shim_mma.h\"\n#include \"kernel.cu\"\n#include \"kernel_harness.h\"\n\n" +
 		"kgen_cpu_kernel kgen_cpu_find_kernel(const std::string& n) {\n" + table.String() + "    return nullptr;\n}\n"
@@ -115,6 +120,11 @@ func (b *kernelBuild) launchOf(l mslcpu.Launch) (host string, grid [3]int, threa
 		}
 	}
 	host, lc := l.HostName, k.Launch(ir.CUDA)
+	for _, p := range cudaSplitPhases(k) {
+		if phaseHost(p, host) {
+			lc = p.LaunchOn(ir.CUDA) // parity launches the flash-decoding phases one by one
+		}
+	}
 	for _, f := range k.CUDAForms() {
 		if sizes[f.Field] <= f.AtMost {
 			p := k.DescriptorPhases()[f.Phase]
@@ -138,6 +148,25 @@ func (b *kernelBuild) launchOf(l mslcpu.Launch) (host string, grid [3]int, threa
 	}
 	g, err := lc.GridSize(sizes)
 	return host, g, lc.Threadgroup[0], err
+}
+
+// cudaSplitPhases are the phases the CUDA port launches for a split call
+// (a batched chain's flash decoding, ir.Kernel.CUDASplit), or nil.
+func cudaSplitPhases(k *ir.Kernel) []*ir.Phase {
+	if !k.CUDASplit() {
+		return nil
+	}
+	return k.Phases()
+}
+
+// phaseHost reports whether host is one of phase p's host names.
+func phaseHost(p *ir.Phase, host string) bool {
+	for _, v := range p.Variants {
+		if v.HostName == host {
+			return true
+		}
+	}
+	return false
 }
 
 // runner runs one parity launch through the build.

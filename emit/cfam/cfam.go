@@ -230,8 +230,13 @@ func code(k *ir.Kernel, d *Dialect, bw bodyWriter, v *view, own bool) string {
 			w.P()
 			ev := *v
 			ev.Kernel, ev.kernel = e.name, e.kernel
+			var names []string // the entry's own parameters (a phase's workspaces)
+			for _, b := range e.kernel.Bindings {
+				names = append(names, b.Name)
+			}
+			ev.ParamNames = strings.Join(names, ", ")
 			if e.threads > 0 {
-				ev.Threads, ev.MinBlocks = e.threads, 0
+				ev.Threads, ev.MinBlocks = e.threads, e.minBlocks
 			}
 			d.Instances(w, &ev)
 		}
@@ -263,6 +268,7 @@ type entry struct {
 	name, comment string
 	kernel        *ir.Kernel
 	threads       int // the entry's threads per block where they differ from the kernel's (CUDA's __launch_bounds__)
+	minBlocks     int // with threads: the blocks per SM __launch_bounds__ asks for (0: none)
 	body          func(w *Writer)
 }
 

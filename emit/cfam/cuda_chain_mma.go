@@ -197,7 +197,7 @@ func (mw *matmulWriter) mmaWrite() {
 // cudaChainSIMT writes the f32 body: f32 FMA throughout. Warp w owns rows
 // 16w..16w+15 of the block; lane j scores key col0 + j of each block of
 // BNS and owns output columns j, j + 32, … of each pass of D.
-func (mw *matmulWriter) cudaChainSIMT() {
+func (mw *matmulWriter) cudaChainSIMT(part bool) {
 	w, mm := mw.Writer, mw.mm
 	exp := mw.expSpelling()
 	w.P("constexpr unsigned SK = 32; // columns of k per staging step")
@@ -215,7 +215,7 @@ func (mw *matmulWriter) cudaChainSIMT() {
 			w.P("#pragma unroll")
 			w.Block("for (unsigned kgen_c = 0; kgen_c < D / 32; ++kgen_c)", func() { w.P("kgen_o[kgen_r][kgen_c] = 0.0f;") })
 		})
-		w.Block("for (unsigned kgen_col0 = 0; kgen_col0 < kgen_nend; kgen_col0 += BNS)", func() {
+		w.Block("for (unsigned kgen_col0 = "+mw.key0+"; kgen_col0 < kgen_nend; kgen_col0 += BNS)", func() {
 			w.P("float kgen_s[16];")
 			w.P("#pragma unroll")
 			w.Block("for (unsigned kgen_r = 0; kgen_r < 16; ++kgen_r)", func() { w.P("kgen_s[kgen_r] = 0.0f;") })
@@ -223,7 +223,7 @@ func (mw *matmulWriter) cudaChainSIMT() {
 				w.P("__syncthreads();")
 				w.Block("for (unsigned kgen_e = kgen_tid; kgen_e < BM * SK; kgen_e += kThreads)", func() {
 					w.P("const unsigned kgen_r = kgen_e / SK, kgen_c = kgen_e % SK;")
-					w.P("kgen_qs[kgen_e] = kgen_row0 + kgen_r < args.m && kgen_k0 + kgen_c < args.k ? kgen_f(", mm.A.Name, "[kgen_q_at(kgen_row0 + kgen_r, kgen_k0 + kgen_c)]) : 0.0f;")
+					w.P("kgen_qs[kgen_e] = kgen_row0 + kgen_r < ", mw.rowEnd, " && kgen_k0 + kgen_c < args.k ? kgen_f(", mm.A.Name, "[kgen_q_at(kgen_row0 + kgen_r, kgen_k0 + kgen_c)]) : 0.0f;")
 				})
 				w.Block("for (unsigned kgen_e = kgen_tid; kgen_e < BNS * SK; kgen_e += kThreads)", func() {
 					w.P("const unsigned kgen_r = kgen_e / SK, kgen_c = kgen_e % SK;")
@@ -245,7 +245,11 @@ func (mw *matmulWriter) cudaChainSIMT() {
 			})
 			w.P("#pragma unroll")
 			w.Block("for (unsigned kgen_r = 0; kgen_r < 16; ++kgen_r)", func() {
-				w.P("const unsigned kgen_i = kgen_row0 + kgen_wr + kgen_r, kgen_j = kgen_col0 + kgen_lane;")
+				if part { // packed rows (cuda_decode.go)
+					w.P("const unsigned kgen_pr = kgen_row0 + kgen_wr + kgen_r, kgen_i = kgen_pr % args.m, kgen_j = kgen_col0 + kgen_lane;")
+				} else {
+					w.P("const unsigned kgen_i = kgen_row0 + kgen_wr + kgen_r, kgen_j = kgen_col0 + kgen_lane;")
+				}
 				mw.scoreCall("kgen_s[kgen_r]", "const float kgen_sv")
 				w.P("float kgen_mb = kgen_sv;")
 				w.Block("for (int kgen_x = 16; kgen_x > 0; kgen_x /= 2)", func() {
@@ -280,6 +284,11 @@ func (mw *matmulWriter) cudaChainSIMT() {
 				})
 			})
 		})
+		if part {
+			mw.simtPartials()
+			w.P("__syncthreads(); // the next pass restages the tiles")
+			return
+		}
 		w.P("#pragma unroll")
 		w.Block("for (unsigned kgen_r = 0; kgen_r < 16; ++kgen_r)", func() {
 			w.P("#pragma unroll")

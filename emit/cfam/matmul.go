@@ -117,6 +117,9 @@ type matmulWriter struct {
 	mm            *ir.Matmul
 	tid, tg, simd string             // the thread coordinates
 	accAt         func(i int) string // accumulator i at row kgen_r/kgen_i, column kgen_j of the row passes
+	// The CUDA chain's first key, row bound and in-matrix row test: "0",
+	// "args.m", "kgen_i < args.m", or a decode part's (packed rows).
+	key0, rowEnd, rowIn string
 	// rowTeam is how many threads share a row in the row passes: 0 for a
 	// simdgroup or warp (a shuffle butterfly), else the whole block
 	// (kgen_team_<op>: the butterfly, then the warps' partials).
@@ -231,6 +234,9 @@ func (mw *matmulWriter) elemAt(b ir.Binding, r, c, cols string) string {
 func (matmul) entries(k *ir.Kernel, d *Dialect) []entry {
 	if d.Backend == ir.CUDA && k.Matmul().QuantCUDA != nil {
 		return cudaQuantEntries(k, d)
+	}
+	if d.Backend == ir.CUDA && k.CUDASplit() {
+		return cudaDecodeEntries(k, d)
 	}
 	if d.Backend != ir.Metal {
 		return nil // the phases are Metal's launches (ir.Kernel.Phases)

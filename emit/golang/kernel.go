@@ -126,6 +126,11 @@ func descriptor(f *jen.File, k *ir.Kernel, n *names, opts Request) {
 		if k.ColReductions() != nil { // no one-launch form: the CUDA port launches the phases
 			fields = append(fields, item(field("PortPhases", jen.True())))
 		}
+		if k.CUDASplit() { // flash decoding: the CUDA port launches the phases where its split says
+			cond := k.PhasesWhen()
+			fields = append(fields, item(field("PortSplit", jen.Op("&").Add(rt("PortSplit")).Values(
+				field("Backend", rt("CUDA")), field("Field", jen.Lit(cond.Field)), field("Above", jen.Lit(cond.Bound))))))
+		}
 	}
 	if forms := k.CUDAForms(); len(forms) > 0 {
 		var vals []jen.Code

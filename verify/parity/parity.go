@@ -268,7 +268,7 @@ func runLaunch(ctx context.Context, k *ir.Kernel, v ir.Variant, opts Options, or
 		Order: order, Sanitize: opts.Sanitize, Flags: opts.Flags, MatrixLanes: opts.MatrixLanes,
 	}
 	if splits(k, opts.Backend, sizes) {
-		return runSplit(ctx, run, k, v, sizes, buffers, ml)
+		return runSplit(ctx, run, k, v, opts.Backend, sizes, buffers, ml)
 	}
 	return run(ctx, ml)
 }

@@ -13,8 +13,10 @@ import (
 // splits reports whether kernel k launches its split form's phases one by
 // one (ir.Kernel.Phases) on backend b at these sizes, as its Go launcher
 // decides: on Metal, a row-reducing matmul wider than its threadgroup-memory
-// strip, or a batched chain whose grid is too small (flash decoding). The
-// CUDA port runs a matmul's split inside the kernel's one call. Column
+// strip, or a batched chain whose grid is too small (flash decoding, on
+// CUDA too where its port has the phases: ir.Kernel.CUDASplit, each phase
+// at its CUDA launch). The CUDA port runs a matmul's split inside the
+// kernel's one call. Column
 // reductions have no one-launch form: their two launches run on every
 // backend (the CUDA port launches both inside its one call, so a GPU
 // runner here meets each entry point by its host name).
@@ -23,7 +25,7 @@ func splits(k *ir.Kernel, b ir.Backend, sizes map[string]int) bool {
 		return false
 	}
 	cond := k.PhasesWhen()
-	return cond.Always() || b == ir.Metal && cond.Holds(sizes)
+	return cond.Always() || (b == ir.Metal || b == ir.CUDA && k.CUDASplit()) && cond.Holds(sizes)
 }
 
 // runSplit runs a split kernel's phases (ir.Kernel.Phases) in order, as the
@@ -31,7 +33,7 @@ func splits(k *ir.Kernel, b ir.Backend, sizes map[string]int) bool {
 // Phase.From names and the f32 workspaces, NaN-filled so an element the
 // first phase leaves unwritten shows in the result. It returns the kernel's
 // buffers afterwards, as one launch of the kernel would.
-func runSplit(ctx context.Context, run func(context.Context, mslcpu.Launch) ([][]byte, error), k *ir.Kernel, v ir.Variant,
+func runSplit(ctx context.Context, run func(context.Context, mslcpu.Launch) ([][]byte, error), k *ir.Kernel, v ir.Variant, b ir.Backend,
 	sizes map[string]int, buffers [][]byte, base mslcpu.Launch) ([][]byte, error) {
 	out := append([][]byte(nil), buffers...)
 	space := make([][]byte, len(k.Workspaces()))
@@ -47,13 +49,14 @@ func runSplit(ctx context.Context, run func(context.Context, mslcpu.Launch) ([][
 		space[w] = encode(nan, dtype.F32)
 	}
 	for _, p := range k.Phases() {
-		grid, err := p.Launch.GridSize(sizes)
+		pl := p.LaunchOn(b)
+		grid, err := pl.GridSize(sizes)
 		if err != nil {
 			return nil, fmt.Errorf("parity: %s phase %s: %w", v.HostName, p.Suffix, err)
 		}
 		l := base
 		l.HostName = phaseHost(p, v)
-		l.Grid, l.Threadgroup = u32s(grid), u32s(p.Launch.Threadgroup)
+		l.Grid, l.Threadgroup = u32s(grid), u32s(pl.Threadgroup)
 		l.Buffers = make([][]byte, len(p.Bindings))
 		for j, f := range p.From {
 			if f < 0 {

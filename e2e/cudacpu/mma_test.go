@@ -89,6 +89,11 @@ func buildKernels(t *testing.T, tc toolchain, k *ir.Kernel, src []byte, mutate f
 			entry(v.HostName, p.Bindings, v.DType)
 		}
 	}
+	if q := k.Matmul().QuantCUDA; q != nil && q.Dense != nil { // the dense form's dequantization (dequant_test.go)
+		for _, v := range q.Dense.Dequant.Variants {
+			entry(v.HostName, q.Dense.Dequant.Bindings, v.DType)
+		}
+	}
 	dir := t.TempDir()
 	main := "#include \"shim.h\"\n#include \"shim_mma.h\"\n#include \"kernel.cu\"\n#include \"kernel_harness.h\"\n\n" +
 		"kgen_cpu_kernel kgen_cpu_find_kernel(const std::string& n) {\n" + table.String() + "    return nullptr;\n}\n"

@@ -124,6 +124,9 @@ func quantCUDAPlan(s *spec.Spec, k *Kernel, mm *Matmul, diags *diag.List) *Quant
 			return refuse(fmt.Sprintf("%d Bs need %d bytes of shared memory; CUDA allows %d", nb, b, lim))
 		}
 	}
+	if q.Dense = quantDensePlan(k, mm); q.Dense != nil {
+		q.Mid.MaxM = DenseAbove
+	}
 	var from []int
 	for i := range k.Bindings {
 		from = append(from, i)
@@ -132,7 +135,6 @@ func quantCUDAPlan(s *spec.Spec, k *Kernel, mm *Matmul, diags *diag.List) *Quant
 	mid := newPhase(k, nil, "mid", fmt.Sprintf("%d < m <= %d: the tiled kernel on a %d×%d tile (more blocks than the %d-row tile gives there); CUDA only", q.SkinnyMax, q.Mid.MaxM, q.Mid.BM, q.Mid.BN, q.Large.BM), Tile{}, from, nil, launch.Launch{})
 	mid.CUDA = &l
 	q.MidPhase = &mid
-	q.Dense = quantDensePlan(k, mm)
 	return q
 }
 

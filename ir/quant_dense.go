@@ -36,6 +36,13 @@ type QuantDense struct {
 	Space []Binding
 }
 
+// DenseAbove is the m above which the dense form runs where it is
+// planned (the mid tile's MaxM then; 256 without it): the GEMM's cost
+// grows with m and the workspace's 2·n·k bytes do not, so the form wins
+// from the m where the mid tile's mma.sync loop, not the weights' bytes,
+// is its cost; the H200 run (docs/cuda.md) measured m = 64 and 128.
+const DenseAbove = 64
+
 // DequantThreads are the dequantization kernel's threads per block.
 const DequantThreads = 256
 

@@ -51,7 +51,8 @@ func TestDequantOnCPU(t *testing.T) {
 
 // TestDequantCatchesMutations: the same check fails the kernel with the
 // nibbles of a Q4_0 byte swapped, the nibbles of an affine word read in
-// reverse order, and an affine chunk reading the next group's scale.
+// reverse order, an affine chunk reading the next group's scale, and a
+// block's staged run stored one chunk off (but the first block's).
 func TestDequantCatchesMutations(t *testing.T) {
 	tc := findToolchain(t)
 	ks, files := loadKernels(t)
@@ -62,6 +63,7 @@ func TestDequantCatchesMutations(t *testing.T) {
 		{"Q4_0 nibbles swapped", "qmatmul_q4_0", []string{"(kgen_x & 15u)", "((kgen_x >> 4) & 15u)", "((kgen_x >> 4) & 15u)", "(kgen_x & 15u)",
 			"((kgen_x >> 16) & 15u)", "((kgen_x >> 20) & 15u)", "((kgen_x >> 20) & 15u)", "((kgen_x >> 16) & 15u)"}},
 		{"affine nibble order reversed", "qmatmul_mlx4", []string{"(kgen_w[kgen_p / 4] >> (4 * (kgen_p % 4)))", "(kgen_w[kgen_p / 4] >> (4 * (3 - kgen_p % 4)))"}},
+		{"block's run one chunk off", "qmatmul_q8_0", []string{"reinterpret_cast<uint4*>(kgen_wq0) + kgen_c0 * 4u;", "reinterpret_cast<uint4*>(kgen_wq0) + kgen_c0 * 4u + 4u * (kgen_c0 > 0);"}},
 		{"next group's scale", "qmatmul_mlx4", []string{"kgen_raw0_s = __ldg(&w_scales[(unsigned long long)kgen_row * (args.k / 64u) + (kgen_kc) / 64u]);",
 			"kgen_raw0_s = __ldg(&w_scales[(unsigned long long)kgen_row * (args.k / 64u) + ((kgen_kc) / 64u + 1u) % (args.k / 64u)]);"}},
 	} {
@@ -95,15 +97,25 @@ func denseKernel(t *testing.T, ks map[string]*ir.Kernel, name string) *ir.Kernel
 }
 
 // checkDequant runs b's dequantization kernel for storage dt on random
-// packed weights (n = 37 rows, three groups or blocks) with adversarial
-// tables and returns how many values differ from the reference.
+// packed weights (three groups or blocks a row; 37 rows: part of one
+// block of threads, 300: seven blocks and a part) with adversarial tables
+// and returns how many values differ from the reference.
 func checkDequant(t *testing.T, b *kernelBuild, dt dtype.DType, seed uint64) int {
+	t.Helper()
+	bad := 0
+	for _, n := range []int{37, 300} {
+		bad += checkDequantRows(t, b, dt, seed, n)
+	}
+	return bad
+}
+
+func checkDequantRows(t *testing.T, b *kernelBuild, dt dtype.DType, seed uint64, n int) int {
 	t.Helper()
 	k := b.k
 	op := k.Matmul().B[0]
 	q := *op.Quant
 	rng := rand.New(rand.NewPCG(seed, uint64(dt)))
-	n, kk := 37, 3*max(q.Group, 32)
+	kk := 3 * max(q.Group, 32)
 	rowBytes := q.Width(kk) * q.Storage().Size()
 	packed := make([]byte, n*rowBytes)
 	for i := range packed {
@@ -154,7 +166,12 @@ func checkDequant(t *testing.T, b *kernelBuild, dt dtype.DType, seed uint64) int
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := runEntry(t, b, host, bufs, grid[0]/ir.DequantThreads+min(1, grid[0]%ir.DequantThreads), ir.DequantThreads)[len(bufs)-2]
+	res, err := runEntry(b, host, bufs, grid[0]/ir.DequantThreads+min(1, grid[0]%ir.DequantThreads), ir.DequantThreads)
+	if err != nil { // the sanitizers stopped it: every value counts as wrong
+		t.Logf("%s: the run stopped: %s", host, firstLine(err.Error()))
+		return n * kk
+	}
+	got := res[len(bufs)-2]
 	bad := 0
 	for r := range n {
 		row := packed[r*rowBytes : (r+1)*rowBytes]
@@ -287,26 +304,36 @@ func u16Bytes(v []uint16) []byte {
 }
 
 // runEntry runs entry host of build b over blocks blocks of threads with
-// buffers bufs and returns the buffers afterwards.
-func runEntry(t *testing.T, b *kernelBuild, host string, bufs [][]byte, blocks, threads int) [][]byte {
-	t.Helper()
-	dir := t.TempDir()
+// buffers bufs and returns the buffers afterwards, or why the run failed.
+func runEntry(b *kernelBuild, host string, bufs [][]byte, blocks, threads int) ([][]byte, error) {
+	dir, err := os.MkdirTemp("", "kgen-dequant-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
 	for i, buf := range bufs {
 		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("b%d", i)), buf, 0o644); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, b.bin, host, fmt.Sprint(blocks), "1", fmt.Sprint(threads), dir).CombinedOutput()
 	if err != nil {
-		t.Fatalf("%s: %v: %s", host, err, out)
+		return nil, fmt.Errorf("%s: %v: %s", host, err, out)
 	}
 	res := make([][]byte, len(bufs))
 	for i := range bufs {
 		if res[i], err = os.ReadFile(filepath.Join(dir, fmt.Sprintf("o%d", i))); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 	}
-	return res
+	return res, nil
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }

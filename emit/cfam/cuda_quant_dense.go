@@ -46,28 +46,41 @@ func dequantEntry(k *ir.Kernel, d *Dialect, kernelOf func(*ir.Phase) *ir.Kernel)
 // cudaQuantDequant writes the dequantization kernel: thread c takes chunk
 // c % (k/32) of weight row c / (k/32) of each B, reads its packed words
 // once (the tiled kernel's readers: 16-byte loads where the format allows),
-// dequantizes them into the storage type exactly as the other forms do,
-// restores the natural order and writes the 32 values as four 16-byte
-// stores into the B's [n, k] workspace.
+// dequantizes them into the storage type exactly as the other forms do and
+// restores the natural order. Chunk c lies at c·32 elements of the
+// row-major [n, k] workspace, so a block's chunks are one contiguous run:
+// each thread stages its 64 bytes in shared memory and the block stores
+// the run with consecutive threads on consecutive 16 bytes (a thread's own
+// four 16-byte stores would be 64 bytes apart across the warp).
 func (mw *matmulWriter) cudaQuantDequant() {
 	w := mw.Writer
+	t := ir.DequantThreads
+	w.P(fmt.Sprintf("__shared__ uint4 kgen_stage[%d * 4]; // each thread's 32 values, in chunk order", t))
 	w.P("const unsigned kgen_chunks = args.k / 32u; // k is a multiple of every format's 32-value chunk")
-	w.P(fmt.Sprintf("const unsigned long long kgen_c = (unsigned long long)%s * %du + %s;", mw.tg, ir.DequantThreads, mw.tid))
-	w.P("if (kgen_c >= (unsigned long long)args.n * kgen_chunks) return;")
+	w.P(fmt.Sprintf("const unsigned long long kgen_c0 = (unsigned long long)%s * %du, kgen_total = (unsigned long long)args.n * kgen_chunks;", mw.tg, t))
+	w.P("const unsigned long long kgen_c = kgen_c0 + ", mw.tid, ";")
 	w.P("const unsigned kgen_row = (unsigned)(kgen_c / kgen_chunks), kgen_kc = (unsigned)(kgen_c % kgen_chunks) * 32u;")
+	w.P(fmt.Sprintf("const unsigned kgen_have = (kgen_total - kgen_c0 < %dull ? (unsigned)(kgen_total - kgen_c0) : %du) * 4u; // this block's 16-byte pieces (no block starts past the end)", t, t))
 	for i, r := range mw.readers() {
 		raw := fmt.Sprintf("kgen_raw%d", i)
-		w.Bare(func() {
+		if i > 0 {
+			w.P("__syncthreads(); // the last B's run is stored")
+		}
+		w.Block("if (kgen_c < kgen_total)", func() {
 			mw.lines(r.decl(raw))
 			mw.lines(r.load(raw, "kgen_row", "kgen_kc")...)
 			w.P("unsigned kgen_p[16], kgen_nat[16];")
 			w.P(r.dequant(raw, "kgen_p"))
 			w.P("kgen_natural(kgen_p, kgen_nat);")
-			w.P("uint4* kgen_dst = reinterpret_cast<uint4*>(", ir.DenseName(i), " + (unsigned long long)kgen_row * args.k + kgen_kc);")
 			w.P("#pragma unroll")
 			w.Block("for (unsigned kgen_v = 0; kgen_v < 4; ++kgen_v)", func() {
-				w.P("kgen_dst[kgen_v] = make_uint4(kgen_nat[4 * kgen_v], kgen_nat[4 * kgen_v + 1], kgen_nat[4 * kgen_v + 2], kgen_nat[4 * kgen_v + 3]);")
+				w.P("kgen_stage[", mw.tid, " * 4u + kgen_v] = make_uint4(kgen_nat[4 * kgen_v], kgen_nat[4 * kgen_v + 1], kgen_nat[4 * kgen_v + 2], kgen_nat[4 * kgen_v + 3]);")
 			})
+		})
+		w.P("__syncthreads();")
+		w.P("uint4* kgen_dst = reinterpret_cast<uint4*>(", ir.DenseName(i), ") + kgen_c0 * 4u;")
+		w.Block(fmt.Sprintf("for (unsigned kgen_v = %s; kgen_v < kgen_have; kgen_v += %du)", mw.tid, t), func() {
+			w.P("kgen_dst[kgen_v] = kgen_stage[kgen_v];")
 		})
 	}
 }

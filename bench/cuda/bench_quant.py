@@ -264,7 +264,7 @@ def bench(shape, m):
     arm("kgen qmatmul_mlx4", lambda ts: kgen_launch("qmatmul_mlx4", m, n, k, ts))
     # The other forms at this m, to place the port's thresholds (the same library's host functions).
     lib = binary("qmatmul_mlx4", ".so")
-    if m >= 128 and lib:
+    if m >= 64 and lib:
         arm("kgen dense (dequant + CUTLASS)", lambda ts: LibCall(lib, "qmatmul_mlx4_bf16", ts, [m, n, k]))
         arm("kgen tiled 64x64 (mid)", lambda ts: LibCall(lib, "qmatmul_mlx4_mid_bf16", ts, [m, n, k]))
     del sets, ys

@@ -37,10 +37,12 @@ type QuantDense struct {
 }
 
 // DenseAbove is the m above which the dense form runs where it is
-// planned (the mid tile's MaxM then; 256 without it): the GEMM's cost
-// grows with m and the workspace's 2·n·k bytes do not, so the form wins
-// from the m where the mid tile's mma.sync loop, not the weights' bytes,
-// is its cost; the H200 run (docs/cuda.md) measured m = 64 and 128.
+// planned (the mid tile's MaxM then; 256 without it). The GEMM's cost grows
+// with m and the dequantization pass's (2.5·n·k bytes) does not; on the
+// H200 (docs/cuda.md) the dense form beat the mid tile at m = 128 for all
+// three MLP shapes (1.4–1.7×) and at m = 64 where n = 4096 but not where
+// n = 14336 (the mid tile's column tiles fill the GPU there): a rule in n
+// for 16 < m ≤ 64 needs measurements there.
 const DenseAbove = 64
 
 // DequantThreads are the dequantization kernel's threads per block.

@@ -225,7 +225,7 @@ func roundOnce(dt dtype.DType, exact *big.Float) uint16 {
 	sign := b & 0x8000
 	best, bestDist := b, (*big.Float)(nil)
 	for _, c := range []int{int(b&0x7FFF) - 1, int(b & 0x7FFF), int(b&0x7FFF) + 1} {
-		if c < 0 {
+		if c < 0 || c > int(infBits(dt)) { // below zero, or a NaN past the infinity
 			continue
 		}
 		cb := sign | uint16(c)
@@ -239,23 +239,24 @@ func roundOnce(dt dtype.DType, exact *big.Float) uint16 {
 			best, bestDist = cb, d
 		}
 	}
-	if best == 0x8000 && exact.Sign() == 0 {
-		return best
-	}
 	return best
 }
 
 // stepValue is the magnitude of dt bits m (sign clear), the infinity's
 // taken one step past the largest finite value.
 func stepValue(dt dtype.DType, m uint16) float64 {
-	inf := uint16(0x7C00)
-	if dt == dtype.BF16 {
-		inf = 0x7F80
-	}
-	if m >= inf {
+	if inf := infBits(dt); m >= inf {
 		return 2 * value16(dt, inf-1) / (2 - math.Ldexp(1, -mantissaBits(dt)))
 	}
 	return value16(dt, m)
+}
+
+// infBits is dt's +Inf.
+func infBits(dt dtype.DType) uint16 {
+	if dt == dtype.BF16 {
+		return 0x7F80
+	}
+	return 0x7C00
 }
 
 func mantissaBits(dt dtype.DType) int {

@@ -115,7 +115,7 @@ func (matmul) libraryTail(w *Writer, k *ir.Kernel, d *Dialect) {
 	w.P("#endif // the kernels")
 	w.P()
 	c, ns := dense.GEMM, "kgen_"+k.Name
-	forms := denseForms(k)
+	forms := cutlassForms(k) // a quantized B is ColMajor (stored [n, k]), as the workspace is, at the packed tensor's binding, where the host function binds the workspace
 	w.P("#if defined(KGEN_PARTS) && !defined(KGEN_NO_CUTLASS) // the dense form's GEMM: CUTLASS over the dequantized workspace")
 	cutlassFunctor(w, k, ns)
 	w.P("namespace ", ns, " {")
@@ -297,11 +297,4 @@ func isQuantB(mm *ir.Matmul, i int) bool {
 		}
 	}
 	return false
-}
-
-// denseForms are the GEMM's two orientations over the dense workspace:
-// B is [n, k] row-major, CUTLASS's column-major B, at the packed tensor's
-// binding (the host function binds the workspace there).
-func denseForms(k *ir.Kernel) [2]gemmForm {
-	return cutlassForms(k) // a quantized B is ColMajor (ir: stored [n, k]), as the workspace is
 }

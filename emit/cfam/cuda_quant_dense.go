@@ -116,6 +116,25 @@ func (matmul) libraryTail(w *Writer, k *ir.Kernel, d *Dialect) {
 	w.P()
 	c, ns := dense.GEMM, "kgen_"+k.Name
 	forms := cutlassForms(k) // a quantized B is ColMajor (stored [n, k]), as the workspace is, at the packed tensor's binding, where the host function binds the workspace
+	denseGEMM(w, k, c, forms, ns)
+	w.P("#if defined(KGEN_PARTS) && defined(KGEN_PART_entry) // the host functions")
+	w.Block("static int kgen_launched(const char* kgen_what, char* kgen_err, int kgen_errlen)", func() {
+		w.P("const cudaError_t kgen_e = cudaGetLastError();")
+		w.P("if (kgen_e == cudaSuccess) return 0;")
+		w.P(`std::snprintf(kgen_err, kgen_errlen, "launch of %s: %s", kgen_what, cudaGetErrorString(kgen_e));`)
+		w.P("return 2;")
+	})
+	w.P()
+	for _, v := range k.Variants {
+		hostFuncs(w, k, d, dense, v, ns)
+	}
+	w.P("#endif")
+}
+
+// denseGEMM writes the CUTLASS GEMM over the workspace: the plain
+// matmul's functor, GEMM types and run functions (its CUTLASS parts only)
+// and one part function per dtype × problem class.
+func denseGEMM(w *Writer, k *ir.Kernel, c *ir.CUTLASS, forms [2]gemmForm, ns string) {
 	w.P("#if defined(KGEN_PARTS) && !defined(KGEN_NO_CUTLASS) // the dense form's GEMM: CUTLASS over the dequantized workspace")
 	cutlassFunctor(w, k, ns)
 	w.P("namespace ", ns, " {")
@@ -135,38 +154,32 @@ func (matmul) libraryTail(w *Writer, k *ir.Kernel, d *Dialect) {
 	gemmParts(w, k, c, forms, ns, partSig(k), "kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen")
 	w.P("#endif")
 	w.P()
-	w.P("#if defined(KGEN_PARTS) && defined(KGEN_PART_entry) // the host functions")
-	w.Block("static int kgen_launched(const char* kgen_what, char* kgen_err, int kgen_errlen)", func() {
-		w.P("const cudaError_t kgen_e = cudaGetLastError();")
-		w.P("if (kgen_e == cudaSuccess) return 0;")
-		w.P(`std::snprintf(kgen_err, kgen_errlen, "launch of %s: %s", kgen_what, cudaGetErrorString(kgen_e));`)
-		w.P("return 2;")
-	})
-	w.P()
+}
+
+// hostFuncs writes variant v's host functions: the kernel's own (the
+// dense form, or the tiled kernel where TMA cannot load) and the skinny
+// and mid forms' (their kernels over the IR's grids).
+func hostFuncs(w *Writer, k *ir.Kernel, d *Dialect, dense *ir.QuantDense, v ir.Variant, ns string) {
 	mm := k.Matmul()
-	q := mm.QuantCUDA
-	for _, v := range k.Variants {
-		hostFunc(w, k, v.HostName, func() {
-			var ptrs []string
-			for _, b := range k.Bindings {
-				if (b.Role == ir.Input || b.Role == ir.Output) && !isQuantB(mm, b.Index) {
-					ptrs = append(ptrs, fmt.Sprintf("kgen_ptrs[%d]", b.Index))
-				}
+	hostFunc(w, k, v.HostName, func() {
+		var ptrs []string
+		for _, b := range k.Bindings {
+			if (b.Role == ir.Input || b.Role == ir.Output) && !isQuantB(mm, b.Index) {
+				ptrs = append(ptrs, fmt.Sprintf("kgen_ptrs[%d]", b.Index))
 			}
-			w.P("// What TMA cannot load runs the tiled kernel (mma.sync, dequantizing in shared memory).")
-			own := kernelLaunch(k, d, v, "kgen_k_"+v.HostName, k.Bindings, nil, k.Launch(ir.CUDA))
-			unalignedTest(w, k, c, "kgen_args", ptrs, "{ "+own+" return kgen_launched(\""+v.HostName+"\", kgen_err, kgen_errlen); }")
-			denseCall(w, k, d, dense, v, ns)
-		})
-		for _, p := range []*ir.Phase{&mm.Gemv.Phase, q.MidPhase} {
-			pv := phaseVariant(p, v.DType)
-			hostFunc(w, k, pv.HostName, func() {
-				w.P(kernelLaunch(k, d, v, "kgen_k_"+pv.HostName, p.Bindings, p.From, p.LaunchOn(ir.CUDA)))
-				w.P("return kgen_launched(\"", pv.HostName, "\", kgen_err, kgen_errlen);")
-			})
 		}
+		w.P("// What TMA cannot load runs the tiled kernel (mma.sync, dequantizing in shared memory).")
+		own := kernelLaunch(k, d, v, "kgen_k_"+v.HostName, k.Bindings, nil, k.Launch(ir.CUDA))
+		unalignedTest(w, k, dense.GEMM, "kgen_args", ptrs, "{ "+own+" return kgen_launched(\""+v.HostName+"\", kgen_err, kgen_errlen); }")
+		denseCall(w, k, d, dense, v, ns)
+	})
+	for _, p := range []*ir.Phase{&mm.Gemv.Phase, mm.QuantCUDA.MidPhase} {
+		pv := phaseVariant(p, v.DType)
+		hostFunc(w, k, pv.HostName, func() {
+			w.P(kernelLaunch(k, d, v, "kgen_k_"+pv.HostName, p.Bindings, p.From, p.LaunchOn(ir.CUDA)))
+			w.P("return kgen_launched(\"", pv.HostName, "\", kgen_err, kgen_errlen);")
+		})
 	}
-	w.P("#endif")
 }
 
 // denseCall writes the dense form: the workspace from kgen's pool, the

@@ -9,6 +9,13 @@
 # The planted bugs of the forms are judged on the CPU (e2e/cudacpu
 # TestMMACatchesMutations, TestDequantCatchesMutations): a library is built
 # in parts from the generated .cu, so a hand-edited mutant is not carried.
+# The libraries' CUTLASS parts take ~90 s of nvcc each (16 of them); the
+# 2026-12-02 run built them on the device instead (59-67 s on its 16 cores):
+# carry DIR with `CGO_ENABLED=0 go build -o DIR/kgen ./cmd/kgen`, CUTLASS's
+# include/ as a tarball and the worktree (git archive), and there run
+# `kgen cuda --out DIR/fatbins` in a folder holding only kgen.yaml and
+# specs/qmatmul_*.yaml (the same .cu, so the same hashes), then
+# quant_h200.sh DIR --ms 64,128,4096 --ggml-ms ''.
 #   bash bench/cuda/quant_prepare.sh [DIR]    (from the repository root)
 set -euo pipefail
 D=$(realpath -m "${1:-.devbin}"); rm -rf "$D"; mkdir -p "$D/fatbins" "$D/all"

@@ -46,6 +46,10 @@ type CUTLASS struct {
 	Align int
 	// Why says why the storage dtypes without an entry have none.
 	Why string
+	// Fallback, where set, is what the host function runs for a call TMA
+	// cannot load instead of the SIMT GEMM (a quantized matmul's tiled
+	// kernel, QuantDense): any size runs, and no SIMT part is built.
+	Fallback string
 }
 
 // EVTLeafKind is how an EVT leaf reads its value at element (i, j).
@@ -125,6 +129,9 @@ const CUDAMatmulWhy = "the CUDA matmul has CUTLASS WGMMA kernels for bf16/f16 st
 // AlignOf is the element multiple k and n must be for storage t: Align for
 // CUTLASS's 16-bit storage, 1 (any size, k = 0 included) for the SIMT GEMM.
 func (c *CUTLASS) AlignOf(t dtype.DType) int {
+	if c.Fallback != "" {
+		return 1
+	}
 	if slices.Contains(c.SIMT, t) || slices.Contains(c.Unaligned, t) {
 		return 1
 	}
@@ -179,22 +186,36 @@ func cutlassPlan(s *spec.Spec, k *Kernel, mm *Matmul, diags *diag.List) *CUTLASS
 	if mm.Split != nil {
 		return splitPlan(plan, mm, refuse)
 	}
+	leaves, source, why := evtLeaves(k)
+	if why != "" {
+		return refuse(why)
+	}
+	plan.Leaves, plan.Source = leaves, source
+	return plan
+}
+
+// evtLeaves are the EVT compute node's leaves of k's epilogue stage and
+// the binding read as CUTLASS's C operand (-1 none), or why an EVT cannot
+// compute the epilogue: one place for the CUTLASS matmul and the quantized
+// matmul's dense form (quant_dense.go).
+func evtLeaves(k *Kernel) (leaves []EVTLeaf, source int, why string) {
+	source = -1
 	if len(k.BindingsOf(Output)) != 1 {
-		return refuse("the CUTLASS epilogue stores one output")
+		return nil, -1, "the CUTLASS epilogue stores one output"
 	}
 	ins := k.ElementInputs(0)
 	for _, a := range k.Stages()[0].Args {
 		switch a.Kind {
 		case ArgAcc:
-			plan.Leaves = append(plan.Leaves, EVTLeaf{Kind: EVTAcc, Binding: -1, Name: a.Name})
+			leaves = append(leaves, EVTLeaf{Kind: EVTAcc, Binding: -1, Name: a.Name})
 		case ArgParam:
 			if a.Int {
-				return refuse(fmt.Sprintf("param %s is an integer; the epilogue takes f32 params", a.Name))
+				return nil, -1, fmt.Sprintf("param %s is an integer; the epilogue takes f32 params", a.Name)
 			}
 		case ArgInput:
 			b := ins[a.Index]
 			if b.DType != dtype.Invalid {
-				return refuse(fmt.Sprintf("input %s pins its dtype; epilogue inputs are in the storage type", b.Name))
+				return nil, -1, fmt.Sprintf("input %s pins its dtype; epilogue inputs are in the storage type", b.Name)
 			}
 			leaf := EVTLeaf{Binding: b.Index, Name: a.Name}
 			switch b.Shape.String() {
@@ -203,19 +224,19 @@ func cutlassPlan(s *spec.Spec, k *Kernel, mm *Matmul, diags *diag.List) *CUTLASS
 			case "[m]":
 				leaf.Kind = EVTCol
 			default:
-				if plan.Source >= 0 {
-					return refuse("more than one [m, n] epilogue input (one is read as C; a second needs an auxiliary load)")
+				if source >= 0 {
+					return nil, -1, "more than one [m, n] epilogue input (one is read as C; a second needs an auxiliary load)"
 				}
-				leaf.Kind, plan.Source = EVTSource, b.Index
+				leaf.Kind, source = EVTSource, b.Index
 			}
-			plan.Leaves = append(plan.Leaves, leaf)
+			leaves = append(leaves, leaf)
 		case ArgIndex:
-			return refuse(fmt.Sprintf("the epilogue reads the index %s; the EVT compute node is given values, not the element's coordinates (a coordinate leaf is not generated yet)", a.Name))
+			return nil, -1, fmt.Sprintf("the epilogue reads the index %s; the EVT compute node is given values, not the element's coordinates (a coordinate leaf is not generated yet)", a.Name)
 		default:
-			return refuse(fmt.Sprintf("the epilogue reads %s, which is not a value at one element", a.Name))
+			return nil, -1, fmt.Sprintf("the epilogue reads %s, which is not a value at one element", a.Name)
 		}
 	}
-	return plan
+	return leaves, source, ""
 }
 
 // splitPlan is the CUDA form of the matmul's split (SplitCUDA): its GEMMs

@@ -46,6 +46,11 @@ type QuantCUDA struct {
 	// MidPhase is the Mid tile's entry point: a CUDA-only phase (not one of
 	// Metal's Kernel.Phases; Kernel.DescriptorPhases lists it after them).
 	MidPhase *Phase
+	// Dense is the large-m form where it is planned (quant_dense.go): the
+	// kernel's own entry point is then the library's host function, which
+	// dequantizes into a workspace and runs the CUTLASS GEMM; nil: the
+	// tiled kernel is the own entry point.
+	Dense *QuantDense
 }
 
 // QuantTile is one block tile of the tiled kernel: BM rows of x, BN output
@@ -118,6 +123,9 @@ func quantCUDAPlan(s *spec.Spec, k *Kernel, mm *Matmul, diags *diag.List) *Quant
 		if b, lim := t.Bytes(nb), backend.Table[CUDA].ThreadgroupBytes; b > lim {
 			return refuse(fmt.Sprintf("%d Bs need %d bytes of shared memory; CUDA allows %d", nb, b, lim))
 		}
+	}
+	if q.Dense = quantDensePlan(k, mm); q.Dense != nil {
+		q.Mid.MaxM = DenseAbove
 	}
 	var from []int
 	for i := range k.Bindings {
@@ -206,10 +214,14 @@ func (k *Kernel) QuantWeightRounding(b Backend, t dtype.DType) (unit, abs float6
 // describe is the CUDA form in words.
 func (q *QuantCUDA) describe(mm *Matmul) []string {
 	l, d := q.Large, q.Mid
-	return []string{
+	var dense []string
+	if q.Dense != nil {
+		dense = []string{q.Dense.describe(d.MaxM)}
+	}
+	return append(dense,
 		fmt.Sprintf("CUDA m > %d: tiled tensor-core kernel (mma.sync m16n8k16, f32 accumulate), %d×%d output tile per block of %d warps (%d×%d with k steps of %d for m ≤ %d), k in steps of %d: x by cp.async into swizzled shared tiles (two stages), each thread dequantizing one %d-value chunk of packed weights per step into the block's tile of the storage type",
 			q.SkinnyMax, l.BM, l.BN, l.WarpsM*l.WarpsN, d.BM, d.BN, d.BK, d.MaxM, l.BK, QuantChunk),
 		fmt.Sprintf("CUDA m ≤ %d (decode): skinny tensor-core kernel, the weights as the mma's A operand dequantized in registers (%d output columns per block), x as its B operand (8 tokens per tile), %d warps per block splitting k and summing in shared memory; each packed weight read once, with 16-byte loads where the format allows",
 			q.SkinnyMax, SkinnyCols, q.SkinnyWarps),
-	}
+	)
 }

@@ -10,8 +10,12 @@ import (
 
 // TestQuantCUDAPlan: `cuda: generated` on a matmul with quantized Bs gives
 // the generated tensor-core port (ir.QuantCUDA), no CUTLASS plan, and the
-// CUDA forms by m (skinny ≤ 16, mid tile ≤ 256, the kernel's own above)
-// for a single and a gated B; what it cannot run is refused at the port's
+// CUDA forms by m (skinny ≤ 16, mid tile ≤ 64 where the dense form is
+// planned — a single B — and ≤ 256 where not — the gated pair —, the
+// kernel's own above) for a single and a gated B, the dense form's plan
+// (its dequantization phase writes an [n, k] workspace of the storage
+// type; a library plan of 16-bit CUTLASS GEMMs that takes any shape);
+// what it cannot run is refused at the port's
 // line and column with the reason (before, the CUTLASS plan refused every
 // quantized B as "pins its dtype").
 func TestQuantCUDAPlan(t *testing.T) {
@@ -42,8 +46,22 @@ func TestQuantCUDAPlan(t *testing.T) {
 				t.Errorf("%d B(s): tile %+v: one chunk a thread and whole pairs of n8 tiles a warp", c.nb, tile)
 			}
 		}
+		midMax := 256
+		if c.nb == 1 {
+			midMax = ir.DenseAbove
+			d := q.Dense
+			if d == nil || mm.LibraryPlan() != d.GEMM || d.GEMM.AlignOf(k.Variants[0].DType) != 1 || len(d.GEMM.SIMTParts()) != 0 {
+				t.Fatalf("1 B: dense form %+v", d)
+			}
+			ws := d.Dequant.Bindings[len(d.Dequant.Bindings)-2]
+			if ws.Name != ir.DenseName(0) || ws.Role != ir.Output || ws.DType != 0 || ws.Shape.String() != "[n, k]" || d.Dequant.LaunchOn(ir.CUDA).Threadgroup[0] != ir.DequantThreads {
+				t.Errorf("1 B: dequantization phase %+v", d.Dequant)
+			}
+		} else if q.Dense != nil || mm.LibraryPlan() != nil {
+			t.Errorf("2 Bs: a dense form %+v (the split over dequantized Bs is not generated)", q.Dense)
+		}
 		forms, phases := k.CUDAForms(), k.DescriptorPhases()
-		if len(forms) != 2 || forms[0].AtMost != 16 || phases[forms[0].Phase].Suffix != "gemv" || forms[1].AtMost != 256 || phases[forms[1].Phase].Suffix != "mid" {
+		if len(forms) != 2 || forms[0].AtMost != 16 || phases[forms[0].Phase].Suffix != "gemv" || forms[1].AtMost != midMax || phases[forms[1].Phase].Suffix != "mid" {
 			t.Errorf("%d B(s): forms %+v", c.nb, forms)
 		}
 		if len(k.Phases()) != 1 || phases[forms[1].Phase].LaunchOn(ir.Metal).Grid[0] != nil {

@@ -10,13 +10,16 @@ import (
 
 // TestCUDAFormByM: the CUDA port of a quantized matmul launches the skinny
 // kernel (its first CUDAForms phase) for m <= 16, the tiled kernel on its
-// 64×64 tile (the second) for m <= 256 and its own tiled kernel on 128×128
-// above, each with its own grid (ceildiv(n, 16) blocks; one per tile), for
-// every call of the kernel — here LaunchCUDA, which Run and Enqueue share.
+// 64×64 tile (the second) for m <= 64 (ir.DenseAbove: the kernel has a
+// dense form) and its own entry point above (in the library the host
+// function of the dense form; here, on a fake fatbin, with the tiled
+// kernel's 128×128 grid), each with its own grid (ceildiv(n, 16) blocks;
+// one per tile), for every call of the kernel — here LaunchCUDA, which Run
+// and Enqueue share.
 func TestCUDAFormByM(t *testing.T) {
 	d := kernels.QmatmulMlx4.Describe()
-	if len(d.CUDAForms) != 2 || d.CUDAForms[0].AtMost != 16 || d.CUDAForms[1].AtMost != 256 {
-		t.Fatalf("qmatmul_mlx4's CUDA forms are %+v, want the skinny phase for m <= 16, the mid tile for m <= 256", d.CUDAForms)
+	if len(d.CUDAForms) != 2 || d.CUDAForms[0].AtMost != 16 || d.CUDAForms[1].AtMost != 64 {
+		t.Fatalf("qmatmul_mlx4's CUDA forms are %+v, want the skinny phase for m <= 16, the mid tile for m <= 64", d.CUDAForms)
 	}
 	launches, restore := kgenrt.FakeCUDAForms(d)
 	defer restore()
@@ -29,7 +32,7 @@ func TestCUDAFormByM(t *testing.T) {
 		m      int
 		fn     uintptr
 		blocks uint32
-	}{{1, 102, 19}, {16, 102, 19}, {17, 202, 5}, {256, 202, 20}, {257, 2, 9}, {300, 2, 9}} {
+	}{{1, 102, 19}, {16, 102, 19}, {17, 202, 5}, {64, 202, 5}, {65, 2, 3}, {300, 2, 9}} {
 		v := &d.Variants[1] // bf16
 		x, _ := kgenrt.New(kgenrt.BF16, c.m, k)
 		w, _ := kgenrt.New(kgenrt.U32, n, k/8)

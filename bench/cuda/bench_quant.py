@@ -7,10 +7,14 @@ device-to-device copy of the same bytes (the ceiling), at M = 1, 4, 16, 128,
 4096 for weights (N×K) 4096×4096, 4096×14336 and 14336×4096; plus kgen's
 Q4_0 and Q8_0 ports at the decode M.
 
-Run by bench/cuda/quant_h200.sh (needs torch; fatbins, copy.cubin and
-geometry.json built before it). The kgen arm launches the fatbin's entry
-point through cuLaunchKernel with the geometry the Go port launches
-(geometry.json: the form the CUDA port picks by m, ir.Kernel.CUDAForms).
+Run by bench/cuda/quant_h200.sh (needs torch; `kgen cuda`'s binaries,
+copy.cubin and geometry.json built before it). The kgen arm calls what the
+Go port calls for the form it picks by m (geometry.json's entry,
+ir.Kernel.CUDAForms): a library's host function (the kernels with a dense
+form: int f(stream, ptrs, args, err, errlen)) or a fatbin's entry point
+through cuLaunchKernel with the port's geometry. At M >= 128 it also runs
+the dense form itself (dequantization + CUTLASS, the kernel's own host
+function) and the 64x64 tiled kernel, to place the threshold.
 
 Timing, per arm and shape, over buffer sets rotated so no call finds its
 data in L2 (sets cover >= --rotate-mb): back-to-back = --calls calls in one
@@ -60,11 +64,41 @@ def function(path, name):
     return f.value
 
 
-def fatbin(kernel):
+def binary(kernel, ext):
     for f in os.listdir(a.fatbins):
-        if f.rsplit("-", 1)[0] == kernel and f.endswith(".fatbin"):
+        if f.rsplit("-", 1)[0] == kernel and f.endswith(ext):
             return os.path.join(a.fatbins, f)
-    raise FileNotFoundError(kernel)
+    return None
+
+
+def fatbin(kernel):
+    f = binary(kernel, ".fatbin")
+    if f is None:
+        raise FileNotFoundError(kernel)
+    return f
+
+
+_libs = {}
+
+
+class LibCall:
+    """One prepared call of a kgen CUDA library's host function: the stream,
+    the device pointers in binding order, the args struct's bytes."""
+    def __init__(self, path, host, tensors, words):
+        if path not in _libs:
+            _libs[path] = ctypes.CDLL(path)
+        self.fn = getattr(_libs[path], host)
+        self.fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+        self.fn.restype = ctypes.c_int
+        self.ptrs = (ctypes.c_void_p * len(tensors))(*[t.data_ptr() for t in tensors])
+        self.args = (ctypes.c_uint32 * len(words))(*words)
+        self.err = ctypes.create_string_buffer(512)
+        self.host = host
+
+    def __call__(self):
+        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+        r = self.fn(stream, ctypes.addressof(self.ptrs), ctypes.addressof(self.args), self.err, 512)
+        assert r == 0, f"{self.host}: {r}: {self.err.value.decode()}"
 
 
 class Launch:
@@ -116,6 +150,9 @@ for g in json.load(open(a.geometry)):
 
 def kgen_launch(kernel, m, n, k, tensors):
     g = GEOM[(kernel, "bf16", m, n, k)]
+    lib = binary(kernel, ".so")
+    if lib:
+        return LibCall(lib, g["entry"], tensors, [m, n, k])
     return Launch(function(fatbin(kernel), g["entry"]), g["blocks"], g["threads"], tensors, [m, n, k])
 
 
@@ -225,19 +262,11 @@ def bench(shape, m):
             return
         record(shape, m, label, moved, timing(calls), ceil, e)
     arm("kgen qmatmul_mlx4", lambda ts: kgen_launch("qmatmul_mlx4", m, n, k, ts))
-    # The other forms at this m, to place the port's thresholds (the same kernels, launched directly).
-    main = fatbin("qmatmul_mlx4")
-    cdiv = lambda x, y: -(-x // y)
-    if m >= 128:
-        arm("kgen tiled 64x64 (mid)", lambda ts: Launch(function(main, "qmatmul_mlx4_mid_bf16"), cdiv(m, 64) * cdiv(n, 64), 256, ts, [m, n, k]))
-        arm("kgen tiled 128x128 (large)", lambda ts: Launch(function(main, "qmatmul_mlx4_bf16"), cdiv(m, 128) * cdiv(n, 128), 256, ts, [m, n, k]))
-    if m <= 16 and a.variants:
-        for f in sorted(os.listdir(a.variants)):
-            if f.startswith("skinny") and f.endswith(".fatbin"):  # skinny16: 16 warps; skinny_mb<b>: __launch_bounds__(256, b)
-                threads = 512 if f == "skinny16.fatbin" else 256
-                arm("kgen " + f[:-7], lambda ts, f=f, threads=threads: Launch(function(os.path.join(a.variants, f), "qmatmul_mlx4_gemv_bf16"), cdiv(n, 16), threads, ts, [m, n, k]))
-    if m <= 128:
-        arm("kgen skinny (8 warps)", lambda ts: Launch(function(main, "qmatmul_mlx4_gemv_bf16"), cdiv(n, 16), 256, ts, [m, n, k]))
+    # The other forms at this m, to place the port's thresholds (the same library's host functions).
+    lib = binary("qmatmul_mlx4", ".so")
+    if m >= 64 and lib:
+        arm("kgen dense (dequant + CUTLASS)", lambda ts: LibCall(lib, "qmatmul_mlx4_bf16", ts, [m, n, k]))
+        arm("kgen tiled 64x64 (mid)", lambda ts: LibCall(lib, "qmatmul_mlx4_mid_bf16", ts, [m, n, k]))
     del sets, ys
     # cuBLAS bf16 on the dequantized weights (bytes as the packed ones: the same work).
     wd = wdq.to(BF)
@@ -303,8 +332,8 @@ clk = subprocess.run(["nvidia-smi", "--query-gpu=name,clocks.sm,clocks.max.sm,cl
 if a.out:
     json.dump(dict(device=torch.cuda.get_device_name(), torch=torch.__version__, clocks_after=clk, method=vars(a), rows=RESULTS), open(a.out, "w"), indent=1)
 print(f"\nGPU after the run: {clk}; {time.time() - T0:.0f} s; failed: {FAILURES or 'none'}\n")
-print("| weights N×K | M | copy GB/s | kgen µs b2b / single (% of copy) | cuBLAS bf16 µs (kgen ×) | tinygemm µs (kgen ×) |")
-print("|---|---|---|---|---|---|")
+print("| weights N×K | M | copy GB/s | kgen µs b2b / single (% of copy) | cuBLAS bf16 µs (kgen ×) | tinygemm µs (kgen ×) | dense µs b2b / single | mid µs b2b / single |")
+print("|---|---|---|---|---|---|---|---|")
 for shape in a.weights.split(","):
     for m in [int(x) for x in a.ms.split(",")]:
         arms = {r["arm"]: r for r in RESULTS if r["weights"] == shape and r["m"] == m}
@@ -312,4 +341,6 @@ for shape in a.weights.split(","):
         if not (c and kg):
             continue
         f = lambda r: f"{r['b2b_us']:.1f} ({r['b2b_us'] / kg['b2b_us']:.2f})" if r else "-"
-        print(f"| {shape} | {m} | {c['gbs']:.0f} | {kg['b2b_us']:.1f} / {kg['single_us']:.1f} ({kg['pct']:.0f}%) | {f(cb)} | {f(tg)} |")
+        d, mid = arms.get("kgen dense (dequant + CUTLASS)"), arms.get("kgen tiled 64x64 (mid)")
+        g = lambda r: f"{r['b2b_us']:.1f} / {r['single_us']:.1f}" if r else "-"
+        print(f"| {shape} | {m} | {c['gbs']:.0f} | {kg['b2b_us']:.1f} / {kg['single_us']:.1f} ({kg['pct']:.0f}%) | {f(cb)} | {f(tg)} | {g(d)} | {g(mid)} |")

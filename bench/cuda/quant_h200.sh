@@ -14,6 +14,7 @@ KGEN_PARITY_OUT="$OUT" KGEN_CUDA_FATBIN_DIR="$D/fatbins" timeout "${PARITY_TIMEO
   -test.run "${PARITY_RUN:-TestQuant}" > "$OUT/parity.log" 2>&1
 echo "parity exit $?"; grep -E "^(--- |ok|PASS|FAIL)|^\s+--- |\| qmatmul" "$OUT/parity.log" | head -40
 for m in $([ -n "${SKIP_PLANTED:-}" ] || echo "$D"/mut*/); do
+  [ -f "$m/plant" ] || continue # none carried (quant_prepare.sh)
   { read -r k; read -r shapes; read -r what; } < "$m/plant"
   echo "== planted $(basename "$m") ($k: $what)" >> "$OUT/planted.log"
   KGEN_QUANT_PLANTED=$k KGEN_QUANT_SHAPES=$shapes KGEN_CUDA_FATBIN_DIR=$m timeout 120 "$D/cudagpu.test" -test.v -test.count=1 \
@@ -25,6 +26,6 @@ done
 cd "$R"
 [ -n "${SKIP_BENCH:-}" ] && exit 0
 PYTHONUNBUFFERED=1 timeout "${BENCH_TIMEOUT:-280}" python3 bench/cuda/bench_quant.py --fatbins "$D/fatbins" --geometry "$D/geometry.json" \
-  --copy "$D/copy.cubin" --variants "$D/variants" --out "$OUT/bench_quant.json" "$@" > "$OUT/bench.log" 2>&1
+  --copy "$D/copy.cubin" --out "$OUT/bench_quant.json" "$@" > "$OUT/bench.log" 2>&1
 echo "bench exit $?"; grep -E "^FAILED|tinygemm .*:" "$OUT/bench.log" | head
 sed -n '/^GPU after/,$p' "$OUT/bench.log"

@@ -27,17 +27,21 @@ import (
 // lane's result from the PTX ISA's fragment layouts. The chain, which
 // passes on the H200 (docs/cuda.md), checks the emulation itself.
 
-// quantShapes cross both CUDA forms of a quantized matmul at their edges:
+// quantShapes cross the CUDA kernels of a quantized matmul at their edges:
 // the skinny kernel's m ≤ 16 (one token, one tile of 8 and its edge 9,
-// two tiles at 16), the mid tile's 17 … 256 (partial and several 64-row
-// tiles), the large tile's from 257, n off the 16 columns and the tiles'
+// two tiles at 16), the mid tile's 17 … 64 (ir.DenseAbove; 17 … 256 for
+// the gated form, which has no dense form: partial, whole and several
+// 64-row tiles), the large tile's above (the kernel's own entry point here:
+// the dense form's CUTLASS GEMM does not run on the CPU, its
+// dequantization does in dequant_test.go, and the tiled kernel is its
+// fallback), n off the 16 columns and the tiles'
 // 64 and 128 (7, 17, 130), k of one group, a partial 128-value step and the tiled
 // kernel's 64-deep steps with a tail (g, 3g, 5g at g = 32 or 64), and
 // empty outputs. g is the kernel's group.
 func quantShapes(g int) []parity.MatmulShape {
 	return []parity.MatmulShape{
 		{M: 1, N: 7, K: g}, {M: 1, N: 40, K: 5 * g}, {M: 8, N: 17, K: 3 * g}, {M: 9, N: 33, K: 2 * g}, {M: 16, N: 130, K: 3 * g},
-		{M: 17, N: 40, K: 3 * g}, {M: 33, N: 130, K: 5 * g}, {M: 129, N: 17, K: g}, {M: 257, N: 130, K: 3 * g},
+		{M: 17, N: 40, K: 3 * g}, {M: 33, N: 130, K: 5 * g}, {M: 64, N: 130, K: 3 * g}, {M: 129, N: 17, K: g}, {M: 257, N: 130, K: 3 * g},
 		{M: 0, N: 7, K: g}, {M: 7, N: 0, K: g},
 	}
 }
@@ -92,6 +96,11 @@ func buildKernels(t *testing.T, tc toolchain, k *ir.Kernel, src []byte, mutate f
 	for _, p := range cudaSplitPhases(k) {
 		for _, v := range p.Variants {
 			entry(v.HostName, p.Bindings, v.DType)
+		}
+	}
+	if q := k.Matmul().QuantCUDA; q != nil && q.Dense != nil { // the dense form's dequantization (dequant_test.go)
+		for _, v := range q.Dense.Dequant.Variants {
+			entry(v.HostName, q.Dense.Dequant.Bindings, v.DType)
 		}
 	}
 	dir := t.TempDir()

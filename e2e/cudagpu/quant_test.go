@@ -19,7 +19,9 @@ import (
 // quantShapes cross both CUDA forms of a quantized matmul (ir.QuantCUDA)
 // at their edges — the skinny kernel at m ≤ 16 (one token, one tile of 8
 // and its edge 9, two tiles at 16), the tiled one from 17 (a partial
-// 128-row tile, two and more tiles at 129 and 300) — with n off the 16 and
+// 128-row tile, two and more tiles at 129 and 300), the dense form above
+// ir.DenseAbove where n is a multiple of 8 (128, 257, 300 × 264, 513, 4096)
+// and the tiled kernel in its place where not (129 × 17, 300 × 260) — with n off the 16 and
 // 128 columns of a block (7, 17, 130, 260), k of one group, partial steps
 // of both kernels (3g, 5g) and long ones (4096), an MLP's widths (n =
 // 14336, k = 4096), and empty outputs; every shape gets parity's
@@ -30,6 +32,7 @@ func quantShapes(g int) []parity.MatmulShape {
 		{M: 1, N: 7, K: g}, {M: 1, N: 40, K: 5 * g}, {M: 8, N: 17, K: 3 * g}, {M: 9, N: 33, K: 2 * g}, {M: 16, N: 130, K: 3 * g},
 		{M: 17, N: 40, K: 3 * g}, {M: 33, N: 130, K: 5 * g}, {M: 129, N: 17, K: g}, {M: 300, N: 260, K: 5 * g},
 		{M: 1, N: 4096, K: 4096}, {M: 4, N: 14336, K: 512}, {M: 16, N: 256, K: 4096}, {M: 128, N: 512, K: 1024}, {M: 4096, N: 64, K: 256},
+		{M: 257, N: 136, K: 3 * g}, {M: 513, N: 1024, K: 1024}, {M: 300, N: 264, K: 5 * g}, // the dense form (n a multiple of 8)
 		{M: 0, N: 7, K: g}, {M: 7, N: 0, K: g},
 	}
 }

@@ -211,6 +211,10 @@ func code(k *ir.Kernel, d *Dialect, bw bodyWriter, v *view, own bool) string {
 			params = append(params, p)
 		}
 	}
+	lw, lib := bw.(libraryWriter)
+	if lib {
+		lw.libraryHead(w, k, d)
+	}
 	w.P("template <typename T>")
 	w.Func(d.KernelHead(k.Name), params, func() { bw.body(w, k, d) })
 	w.P()
@@ -229,19 +233,34 @@ func code(k *ir.Kernel, d *Dialect, bw bodyWriter, v *view, own bool) string {
 			w.Func(d.KernelHead(e.name), params, func() { e.body(w) })
 			w.P()
 			ev := *v
-			ev.Kernel, ev.kernel = e.name, e.kernel
-			var names []string // the entry's own parameters (a phase's workspaces)
-			for _, b := range e.kernel.Bindings {
-				names = append(names, b.Name)
-			}
-			ev.ParamNames = strings.Join(names, ", ")
+			ev.Kernel, ev.kernel, ev.ParamNames = e.name, e.kernel, paramNames(e.kernel)
 			if e.threads > 0 {
 				ev.Threads, ev.MinBlocks = e.threads, e.minBlocks
 			}
 			d.Instances(w, &ev)
 		}
 	}
+	if lib {
+		lw.libraryTail(w, k, d)
+	}
 	return w.String()
+}
+
+// libraryWriter is a body writer whose kernel may also be built as a
+// library around its kernels (a quantized matmul's dense form,
+// cuda_quant_dense.go): its head and tail enclose the kernels.
+type libraryWriter interface {
+	libraryHead(w *Writer, k *ir.Kernel, d *Dialect)
+	libraryTail(w *Writer, k *ir.Kernel, d *Dialect)
+}
+
+// paramNames are k's binding names in order: an entry's call of its body.
+func paramNames(k *ir.Kernel) string {
+	var names []string
+	for _, b := range k.Bindings {
+		names = append(names, b.Name)
+	}
+	return strings.Join(names, ", ")
 }
 
 // entryKernel is k with its own entry point's signature

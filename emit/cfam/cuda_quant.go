@@ -24,7 +24,7 @@ func cudaQuantEntries(k *ir.Kernel, d *Dialect) []entry {
 		pk.Bindings, pk.Variants = p.Bindings, p.Variants
 		return &pk
 	}
-	return []entry{
+	out := []entry{
 		{name: g.Entry, kernel: kernelOf(&g.Phase), threads: g.CUDA.Threadgroup[0], comment: fmt.Sprintf("m <= %d: the skinny kernel (the CUDA port launches it for such m)", q.SkinnyMax),
 			body: func(w *Writer) {
 				mw := newMatmulWriter(w, k, d)
@@ -38,12 +38,21 @@ func cudaQuantEntries(k *ir.Kernel, d *Dialect) []entry {
 				mw.cudaQuantTiled(q.Mid)
 			}},
 	}
+	if q.Dense != nil {
+		out = append(out, dequantEntry(k, d, kernelOf))
+	}
+	return out
 }
 
 // quantEntryNames are every CUDA entry point of a quantized matmul.
 func quantEntryNames(k *ir.Kernel) []string {
 	var out []string
-	for _, vs := range [][]ir.Variant{k.Variants, k.Matmul().Gemv.Variants, k.Matmul().QuantCUDA.MidPhase.Variants} {
+	q := k.Matmul().QuantCUDA
+	vss := [][]ir.Variant{k.Variants, k.Matmul().Gemv.Variants, q.MidPhase.Variants}
+	if q.Dense != nil {
+		vss = append(vss, q.Dense.Dequant.Variants)
+	}
+	for _, vs := range vss {
 		for _, v := range vs {
 			out = append(out, v.HostName)
 		}

@@ -103,15 +103,14 @@ func partSig(k *ir.Kernel) string {
 // cutlassParts writes one extern "C" function per dtype × problem class,
 // defined in its own part and declared in the others.
 func cutlassParts(w *Writer, k *ir.Kernel, forms [2]gemmForm, ns string) {
-	gemmParts(w, k, forms, ns, partSig(k), "kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen")
+	gemmParts(w, k, k.Matmul().CUDA, forms, ns, partSig(k), "kgen_stream, kgen_ptrs, kgen_args, kgen_err, kgen_errlen")
 }
 
-// gemmParts writes one extern "C" function per dtype × problem class with
+// gemmParts writes one extern "C" function per dtype × problem class of c with
 // signature sig (after the name), defined in its own part, where it runs
 // the class's GEMM type through its form's run function with args, and
 // declared in the others.
-func gemmParts(w *Writer, k *ir.Kernel, forms [2]gemmForm, ns, sig, args string) {
-	c := k.Matmul().CUDA
+func gemmParts(w *Writer, k *ir.Kernel, c *ir.CUTLASS, forms [2]gemmForm, ns, sig, args string) {
 	for _, t := range c.DTypes {
 		for _, g := range c.Configs {
 			part := cuda.GemmPart(t, g)

@@ -69,7 +69,7 @@ func splitRunParams(k *ir.Kernel) string {
 // splitParts writes one extern "C" workspace GEMM per dtype × problem
 // class, defined in its own part and declared in the others.
 func splitParts(w *Writer, k *ir.Kernel, forms [2]gemmForm, ns string) {
-	gemmParts(w, k, forms, ns, "("+splitRunParams(k)+")", "kgen_stream, kgen_pa, kgen_pb, kgen_d, kgen_a, kgen_err, kgen_errlen")
+	gemmParts(w, k, k.Matmul().CUDA, forms, ns, "("+splitRunParams(k)+")", "kgen_stream, kgen_pa, kgen_pb, kgen_d, kgen_a, kgen_err, kgen_errlen")
 }
 
 // splitPhase is the split's second phase and a copy of the kernel with its

@@ -60,8 +60,12 @@ func (matmul) helpers(k *ir.Kernel, d *Dialect) []helper {
 	if k.Matmul().Chain != nil {
 		return []helper{{name: "mma"}}
 	}
-	if k.Matmul().QuantCUDA != nil {
-		return append([]helper{{name: "mma"}}, quantHelpers(k)...)
+	if q := k.Matmul().QuantCUDA; q != nil {
+		out := append([]helper{{name: "mma"}}, quantHelpers(k)...)
+		if q.Dense != nil {
+			out = append(out, helper{name: "quant_dense_head", data: cuda.PlainParts(k)})
+		}
+		return out
 	}
 	head := helper{name: "cutlass_head", data: cuda.PlainParts(k)}
 	mm := k.Matmul()

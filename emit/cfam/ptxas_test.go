@@ -72,8 +72,12 @@ func noSpills(t *testing.T, nvcc string, k *ir.Kernel) int {
 		// The quantized matmul's tensor-core kernels: the tiled one capped at
 		// 128 registers (two blocks of 256 threads per SM), the skinny one
 		// holding two steps' packed words per B in flight; three entry points
-		// per storage dtype (tiled, skinny, the mid tile).
+		// per storage dtype (tiled, skinny, the mid tile), and the dense
+		// form's dequantization where it has one.
 		entries, maxRegs = 3*len(k.Variants), 255
+		if mm.QuantCUDA.Dense != nil {
+			entries += len(k.Variants)
+		}
 	}
 	if mm := k.Matmul(); mm != nil && mm.CUDA != nil {
 		// CUTLASS GEMMs: warp-specialised, 168 registers by design, built by

@@ -41,10 +41,11 @@ func Fatbin(kernel string, source []byte) string {
 }
 
 // IsLibrary reports whether a kernel's CUDA port is a shared library of
-// CUTLASS host functions (a matmul) rather than a fatbin.
+// CUTLASS host functions (a matmul, or a quantized one with a dense
+// form) rather than a fatbin.
 func IsLibrary(k *ir.Kernel) bool {
 	mm := k.Matmul()
-	return mm != nil && mm.CUDA != nil
+	return mm != nil && mm.LibraryPlan() != nil
 }
 
 // BinaryOf is a kernel's binary file name inside BinDir: the fatbin, or
@@ -60,7 +61,7 @@ func BinaryOf(k *ir.Kernel, source []byte) string {
 // storage dtype and problem class (CUTLASS GEMMs), then PlainParts. The .cu
 // file compiles one part under -DKGEN_PART_<part>.
 func Parts(k *ir.Kernel) []string {
-	c := k.Matmul().CUDA
+	c := k.Matmul().LibraryPlan()
 	var out []string
 	for _, t := range c.DTypes {
 		for _, g := range c.Configs {
@@ -74,7 +75,7 @@ func Parts(k *ir.Kernel) []string {
 // SIMT GEMMs and the entry points (Parts' last ones).
 func PlainParts(k *ir.Kernel) []string {
 	var out []string
-	for _, t := range k.Matmul().CUDA.SIMTParts() {
+	for _, t := range k.Matmul().LibraryPlan().SIMTParts() {
 		out = append(out, SIMTPart(t))
 	}
 	return append(out, "entry")

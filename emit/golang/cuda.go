@@ -58,19 +58,20 @@ func cudaFile(k *ir.Kernel, n *names, src Source, opts Request) *jen.File {
 // library of CUTLASS host functions (kgenrt/cuda_library.go), nil otherwise.
 func cudaLibrary(k *ir.Kernel) jen.Code {
 	mm := k.Matmul()
-	if mm == nil || mm.CUDA == nil {
+	if mm == nil || mm.LibraryPlan() == nil {
 		return jen.Null()
 	}
+	c := mm.LibraryPlan()
 	var ts []jen.Code
-	for _, t := range mm.CUDA.Entries() {
+	for _, t := range c.Entries() {
 		ts = append(ts, item(jen.Values(
 			jen.Id("DType").Op(":").Add(rt(strings.ToUpper(t.String()))),
-			jen.Id("Align").Op(":").Lit(mm.CUDA.AlignOf(t)),
+			jen.Id("Align").Op(":").Lit(c.AlignOf(t)),
 		)))
 	}
 	return item(field("Library", jen.Op("&").Add(rt("CUDALibrary")).Add(block(
 		item(field("DTypes", jen.Index().Add(rt("CUDALibraryDType")).Add(block(ts...)))),
-		item(field("Why", jen.Lit(mm.CUDA.Why))),
+		item(field("Why", jen.Lit(c.Why))),
 	))))
 }
 

@@ -137,13 +137,34 @@ inline int min(int a, int b) { return a < b ? a : b; }
 inline int max(int a, int b) { return a > b ? a : b; }
 inline long long min(long long a, long long b) { return a < b ? a : b; }
 inline long long max(long long a, long long b) { return a > b ? a : b; }
-// fma of pairs: each half as a·b + c in double (exact for 16-bit operands
-// of nearby magnitudes), rounded to the half's type.
+// fma of pairs, each half rounded once, as the tensor cores' HFMA2 does:
+// a·b is exact in double (16-bit operands), a·b + c is the double sum s
+// plus its rounding error e (TwoSum), and kgen_fma_odd rounds s + e to
+// float with round-to-odd (truncate, then set the last bit if anything
+// was cut off), which makes the final rounding to the 16-bit type
+// correct: float's 24 bits are at least two more than bf16's 8 and
+// f16's 11.
+inline float kgen_fma_odd(float a, float b, float c) {
+    const double p = double(a) * b, s = p + c;
+    if (!std::isfinite(s)) return float(s);
+    const double bb = s - p, e = (p - (s - bb)) + (c - bb);
+    float f = float(s);
+    if (!std::isfinite(f)) return f;
+    const double rest = (s - double(f)) + e; // exact value − f
+    if (rest == 0) return f;
+    if (f == 0.0f) f = std::copysign(0.0f, float(rest));
+    else if ((rest > 0) != (f > 0)) f = std::nextafter(f, 0.0f); // toward zero: the truncation
+    unsigned u;
+    std::memcpy(&u, &f, 4);
+    u |= 1u; // sticky: not exact
+    std::memcpy(&f, &u, 4);
+    return f;
+}
 inline __nv_bfloat162 __hfma2(__nv_bfloat162 a, __nv_bfloat162 b, __nv_bfloat162 c) {
-    return __floats2bfloat162_rn(float(double(__low2float(a)) * __low2float(b) + __low2float(c)),
-                                 float(double(__high2float(a)) * __high2float(b) + __high2float(c)));
+    return __floats2bfloat162_rn(kgen_fma_odd(__low2float(a), __low2float(b), __low2float(c)),
+                                 kgen_fma_odd(__high2float(a), __high2float(b), __high2float(c)));
 }
 inline __half2 __hfma2(__half2 a, __half2 b, __half2 c) {
-    return __floats2half2_rn(float(double(__low2float(a)) * __low2float(b) + __low2float(c)),
-                             float(double(__high2float(a)) * __high2float(b) + __high2float(c)));
+    return __floats2half2_rn(kgen_fma_odd(__low2float(a), __low2float(b), __low2float(c)),
+                             kgen_fma_odd(__high2float(a), __high2float(b), __high2float(c)));
 }

@@ -71,7 +71,7 @@ func (elems) body(w *Writer, k *ir.Kernel, d *Dialect) {
 	// with a constant count and no per-element guard; the last thread's
 	// partial slice keeps the guarded loop. On the H200 the guard alone
 	// cost gelu_tanh, silu and gelu_erf (bf16, 2^27) 10-15% of copy
-	// speed (docs/cuda.md, "Elementwise kernels").
+	// speed (docs/cuda.md, "Error budget and the whole-slice path").
 	w.IfElse("count == kPerThread",
 		func() { elemSlice(w, k, d, "kPerThread", false) },
 		func() { elemSlice(w, k, d, "count", true) })

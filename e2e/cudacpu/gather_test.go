@@ -16,8 +16,9 @@ import (
 // positioned-write built-ins (docs/indexing.md) on the CPU under the
 // address sanitizer, with parity's index inputs (in range, negative, at
 // and past the end, i32's extremes): widths 1 and 7 (scalar path), 64 and
-// 1024 (16-byte vectors), 4099 (scalar, wide); then compares every output
-// bit with the MSL kernel's on the same inputs, since a gather is a copy.
+// 1024 (16-byte vectors), 4099 (scalar, wide; a packed input's widths round
+// up to whole groups); then compares every output bit with the MSL
+// kernel's on the same inputs, since a gather is a copy.
 func TestGatherCUDAOnCPU(t *testing.T) {
 	tc := findToolchain(t)
 	ks, files := loadKernels(t)
@@ -45,8 +46,10 @@ func TestGatherCUDAOnCPU(t *testing.T) {
 	}
 }
 
-// gatherBuiltins are the built-ins TestGatherCUDAOnCPU runs.
-var gatherBuiltins = []string{"embedding", "kv_cache_append"}
+// gatherBuiltins are the built-ins TestGatherCUDAOnCPU runs: a packed
+// input's read is a gather too (ir/quant_rows.go), and its one f32 fma
+// gives the same bits on both backends.
+var gatherBuiltins = []string{"embedding", "kv_cache_append", "dequantize_mlx4"}
 
 // sameBitsEverywhere runs k on the MSL harness and through the CUDA build
 // on the same inputs and requires every output's bits to agree.

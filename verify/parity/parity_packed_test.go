@@ -11,7 +11,8 @@ import (
 
 // TestPackedRowsMutationsFail: parity fails for dequantize_mlx4 kernels
 // that read the packed input wrong (ir/quant_rows.go): codes out of order,
-// a group boundary off by one, the next group's scale, the bias dropped.
+// a group boundary off by one, the next group's scale, the bias alone
+// (scale·q dropped).
 // Each rewrite must apply, or the test would pass by mutating nothing.
 func TestPackedRowsMutationsFail(t *testing.T) {
 	needCompiler(t)
@@ -30,7 +31,7 @@ func TestPackedRowsMutationsFail(t *testing.T) {
 		{"group boundary off by one", "(uint)kgen_take0_1 / 64u]", "((uint)kgen_take0_1 + 1u) / 64u]"},
 		{"scale of the next group", "float(w_scales[(uint)kgen_take0_0 * (args.cols / 64u) + (uint)kgen_take0_1 / 64u])",
 			"float(w_scales[(uint)kgen_take0_0 * (args.cols / 64u) + (uint)kgen_take0_1 / 64u + 1u])"},
-		{"bias dropped", "metal::fma(float(w_scales", "(float(w_scales"},
+		{"scale·q dropped", "metal::fma(float(w_scales", "(float(w_scales"}, // a comma expression: the bias alone
 	}
 	for _, m := range mutations {
 		t.Run(m.name, func(t *testing.T) {

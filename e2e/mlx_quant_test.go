@@ -171,8 +171,20 @@ func TestMLXQuantLayout(t *testing.T) {
 			if notExact > 0 || outside > 0 {
 				t.Errorf("MLX's packing read by kgenrt: %d weights differ from MLX's formula on kgen's codes, %d outside the tolerance", notExact, outside)
 			}
-			// kgenrt.Quantize's through mx.dequantize.
+			// kgenrt.Quantize follows mx.quantize's rule: the same words,
+			// scales and biases, bit for bit.
 			kt := kq[c.Name]
+			if !slices.Equal(kt[0].Bytes(), wq) || !slices.Equal(kt[1].Float64s(), s) || !slices.Equal(kt[2].Float64s(), b) {
+				diff := 0
+				for i := range len(wq) / 4 {
+					if !slices.Equal(wq[4*i:4*i+4], kt[0].Bytes()[4*i:4*i+4]) {
+						diff++
+					}
+				}
+				t.Errorf("kgenrt.Quantize is not mx.quantize: %d of %d words differ, scales equal %v, biases equal %v",
+					diff, len(wq)/4, slices.Equal(kt[1].Float64s(), s), slices.Equal(kt[2].Float64s(), b))
+			}
+			// kgenrt.Quantize's through mx.dequantize.
 			kdeq := f32Values(readOut(t, dir, c.Name+".kdeq"))
 			ks, kb := kt[1].Float64s(), kt[2].Float64s()
 			kne, kout, kworst := affineCompare(q, c.dt, kt[0].Bytes(), ks, kb, kdeq, mine(kt[0].Bytes(), ks, kb), n, k)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"testing"
 
 	"github.com/kgen-dev/kgen/gen/kernels"
@@ -119,20 +118,10 @@ func TestDequantizeMlx4MatchesMLX(t *testing.T) {
 					t.Errorf("%d of %d values outside the bound", outside, n*k)
 				}
 				t.Logf("%d of %d values are mx.dequantize's bits; max |kgen − MLX| %.3g", same, n*k, worst)
-				swapped := slices.Clone(wq)
-				for i := range swapped {
-					swapped[i] = swapped[i]<<4 | swapped[i]>>4
-				}
-				if bad, _, _ := judge(run(t, metal, swapped, s), wq, s); bad == 0 {
+				if bad, _, _ := judge(run(t, metal, swappedNibbles(wq), s), wq, s); bad == 0 {
 					t.Error("swapped nibbles passed the comparison")
 				}
-				next := slices.Clone(s)
-				for g := range next {
-					if (g+1)%(k/64) != 0 {
-						next[g] = s[g+1]
-					}
-				}
-				if bad, _, _ := judge(run(t, metal, wq, next), wq, s); bad == 0 {
+				if bad, _, _ := judge(run(t, metal, wq, nextGroupScales(s, k/64)), wq, s); bad == 0 {
 					t.Error("the next group's scales passed the comparison")
 				}
 			})

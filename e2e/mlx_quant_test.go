@@ -349,20 +349,10 @@ func TestQmatmulMlx4MatchesMLX(t *testing.T) {
 			name := fmt.Sprintf("%s_m%d", dt, m)
 			t.Run(name+"/reference", func(t *testing.T) {
 				judge(t, run(t, false, wq, s))
-				swapped := slices.Clone(wq)
-				for i := range swapped {
-					swapped[i] = swapped[i]<<4 | swapped[i]>>4
-				}
-				if bad, _, _ := boundCheck(run(t, false, swapped, s), want, bound); bad == 0 {
+				if bad, _, _ := boundCheck(run(t, false, swappedNibbles(wq), s), want, bound); bad == 0 {
 					t.Error("swapped nibbles passed the comparison")
 				}
-				next := slices.Clone(s)
-				for g := range next {
-					if (g+1)%(k/64) != 0 {
-						next[g] = s[g+1]
-					}
-				}
-				if bad, _, _ := boundCheck(run(t, false, wq, next), want, bound); bad == 0 {
+				if bad, _, _ := boundCheck(run(t, false, wq, nextGroupScales(s, k/64)), want, bound); bad == 0 {
 					t.Error("the next group's scales passed the comparison")
 				}
 			})
@@ -375,4 +365,26 @@ func TestQmatmulMlx4MatchesMLX(t *testing.T) {
 			})
 		}
 	}
+}
+
+// swappedNibbles is a copy of packed 4-bit words with the two nibbles of
+// every byte traded: a reader that takes codes in the wrong order.
+func swappedNibbles(wq []byte) []byte {
+	out := slices.Clone(wq)
+	for i := range out {
+		out[i] = out[i]<<4 | out[i]>>4
+	}
+	return out
+}
+
+// nextGroupScales is a copy of a [rows, groups] table in which each group
+// but a row's last takes the next group's value: a reader one group off.
+func nextGroupScales(s []float64, groups int) []float64 {
+	out := slices.Clone(s)
+	for g := range out {
+		if (g+1)%groups != 0 {
+			out[g] = s[g+1]
+		}
+	}
+	return out
 }

@@ -46,12 +46,7 @@ func TestPackedRowsMutationsFail(t *testing.T) {
 // reduction, mixed with a plain input; parity over adversarial groups.
 func TestPackedInputForms(t *testing.T) {
 	needCompiler(t)
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "specs"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	files := map[string]string{
-		"kgen.yaml": "version: 1\nspecs: specs\nout:\n  msl: gen/msl\n  go: gen/kernels\ngo:\n  package: kernels\n",
+	kernels, src := tempProject(t, map[string]string{
 		"specs/qrows.yaml": `kernel: qrows
 kind: rowwise
 dtypes: [f16, bf16]
@@ -76,15 +71,29 @@ outputs:
   - y: w / row_max(abs(w))
 ports: {metal: generated, cuda: null, rocm: null}
 `,
+	})
+	for _, k := range kernels {
+		opts := parity.Options{Seed: 9, Cols: []int{32, 96, 1024}, Rows: []int{0, 1, 11}}
+		t.Run(k.Name, func(t *testing.T) { checkAll(t, k, src[k.Name], opts) })
+	}
+}
+
+// tempProject writes specs (path → text, under specs/) into a fresh
+// project beside a kgen.yaml and returns its kernels and Metal sources.
+func tempProject(t *testing.T, specs map[string]string) ([]*ir.Kernel, map[string][]byte) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "specs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{"kgen.yaml": "version: 1\nspecs: specs\nout:\n  msl: gen/msl\n  go: gen/kernels\ngo:\n  package: kernels\n"}
+	for name, text := range specs {
+		files[name] = text
 	}
 	for name, text := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	kernels, src := projectKernels(t, filepath.Join(dir, "kgen.yaml"))
-	for _, k := range kernels {
-		opts := parity.Options{Seed: 9, Cols: []int{32, 96, 1024}, Rows: []int{0, 1, 11}}
-		t.Run(k.Name, func(t *testing.T) { checkAll(t, k, src[k.Name], opts) })
-	}
+	return projectKernels(t, filepath.Join(dir, "kgen.yaml"))
 }

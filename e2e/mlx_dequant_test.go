@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/kgen-dev/kgen/gen/kernels"
@@ -126,5 +127,54 @@ func TestDequantizeMlx4MatchesMLX(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestDequantizeMlx4LaunchChecks: dequantize_mlx4's launcher reads rows
+// and cols from the packed tensor ([rows, cols/8] words) and refuses,
+// naming the tensor and the rule, a width that holds no whole group,
+// tables of another shape and an output of another width; its reference
+// gives kgenrt.Dequantize's values rounded to the output's dtype.
+func TestDequantizeMlx4LaunchChecks(t *testing.T) {
+	const rows, cols = 3, 192
+	q := kgenrt.Quant{Format: kgenrt.Affine, Bits: 4, Group: 64}
+	r := rand.New(rand.NewPCG(5, 6))
+	ws := make([]float32, rows*cols)
+	for i := range ws {
+		ws[i] = float32(r.NormFloat64())
+	}
+	w, s, b, err := kgenrt.Quantize(q, ws, rows, cols, kgenrt.F16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, _ := kgenrt.New(kgenrt.F16, rows, cols)
+	if err := kernels.DequantizeMlx4.Reference(w, s, b, y); err != nil {
+		t.Fatal(err)
+	}
+	want, _, _, _ := kgenrt.Dequantize(q, w, s, b)
+	for i, v := range y.Float32s() {
+		if v != kgenrt.RoundF16(want[i]) {
+			t.Fatalf("value %d: %g, want %g (kgenrt.Dequantize's %g in f16)", i, v, kgenrt.RoundF16(want[i]), want[i])
+		}
+	}
+	odd, _ := kgenrt.New(kgenrt.U32, rows, 20) // 160 values: two groups and a half
+	s3, _ := kgenrt.New(kgenrt.F16, rows, 2)
+	y160, _ := kgenrt.New(kgenrt.F16, rows, 160)
+	y96, _ := kgenrt.New(kgenrt.F16, rows, 96)
+	for _, c := range []struct {
+		name       string
+		w, s, b, y *kgenrt.Tensor
+		want       string
+	}{
+		{"a width of no whole group", odd, s3, s3, y160, "multiple of 64"},
+		{"tables of another width", w, s3, b, y, "w_scales"},
+		{"an output of another width", w, s, b, y96, "y"},
+	} {
+		err := kernels.DequantizeMlx4.Reference(c.w, c.s, c.b, c.y)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error naming %q", c.name, err, c.want)
+			continue
+		}
+		t.Logf("%s: %v", c.name, err)
 	}
 }

@@ -350,11 +350,7 @@ func (mw *matmulWriter) fragLoop(body func()) {
 func (mw *matmulWriter) stage(tile, cols, size string, o ir.Operand, r0, c0, rowsLim, colsLim, tid string) {
 	mw.Block("for (uint kgen_e = "+tid+"; kgen_e < "+size+"; kgen_e += kThreads)", func() {
 		mw.P("const uint kgen_r = ", r0, " + kgen_e / ", cols, ", kgen_c = ", c0, " + kgen_e % ", cols, ";")
-		val := "float(" + o.Name + "[" + mw.operandAt(o, "kgen_r", "kgen_c", rowsLim, colsLim) + "])"
-		if o.Quant != nil {
-			val = mw.quantAt(o, "kgen_c", "kgen_r")
-		}
-		mw.P(tile, "[kgen_e] = (kgen_r < ", rowsLim, " && kgen_c < ", colsLim, ") ? ", val, " : 0.0f;")
+		mw.P(tile, "[kgen_e] = (kgen_r < ", rowsLim, " && kgen_c < ", colsLim, ") ? ", mw.operandValue(o, "kgen_r", "kgen_c", rowsLim, colsLim), " : 0.0f;")
 	})
 }
 
@@ -367,6 +363,16 @@ func (mw *matmulWriter) operandAt(o ir.Operand, r, c, rows, cols string) string 
 		return mw.elemAt(b, c, r, rows)
 	}
 	return mw.elemAt(b, r, c, cols)
+}
+
+// operandValue is element (r, c) of operand o as a float: its stored
+// element converted, or a packed B's dequantized value (quantAt: B's
+// logical [k, n] is stored [n, k]).
+func (mw *matmulWriter) operandValue(o ir.Operand, r, c, rows, cols string) string {
+	if o.Quant != nil {
+		return mw.quantAt(o, c, r)
+	}
+	return "float(" + o.Name + "[" + mw.operandAt(o, r, c, rows, cols) + "])"
 }
 
 // multiply writes the fragment products of one staged K step: fragments

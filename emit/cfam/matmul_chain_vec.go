@@ -23,7 +23,7 @@ func (mw *matmulWriter) chainVec(from, to string, finish func()) {
 	w.P("float kgen_qv[PL], kgen_ov[PL]; // q's columns and this simdgroup's output columns kgen_lane + 32t")
 	w.Block("for (uint kgen_t = 0; kgen_t < PL; ++kgen_t)", func() {
 		w.P("const uint kgen_c = kgen_lane + 32 * kgen_t;")
-		w.P("kgen_qv[kgen_t] = kgen_i < args.m && kgen_c < args.k ? float(", a.Name, "[", mw.operandAt(a, "kgen_i", "kgen_c", "args.m", "args.k"), "]) : 0.0f;")
+		w.P("kgen_qv[kgen_t] = kgen_i < args.m && kgen_c < args.k ? ", mw.operandValue(a, "kgen_i", "kgen_c", "args.m", "args.k"), " : 0.0f;")
 		w.P("kgen_ov[kgen_t] = 0.0f;")
 	})
 	w.P("float kgen_vm = -INFINITY, kgen_vl = 0.0f; // this simdgroup's running max and sum")
@@ -38,7 +38,7 @@ func (mw *matmulWriter) chainVec(from, to string, finish func()) {
 		w.Block("for (uint kgen_t = 0; kgen_t < PL; ++kgen_t)", func() {
 			w.P("const uint kgen_c = kgen_lane + 32 * kgen_t;")
 			w.Block("if (kgen_c < args.k)", func() {
-				w.P("kgen_d = fma(kgen_qv[kgen_t], float(", b.Name, "[", mw.operandAt(b, "kgen_c", "kgen_j", "args.k", "args.n"), "]), kgen_d);")
+				w.P("kgen_d = fma(kgen_qv[kgen_t], ", mw.operandValue(b, "kgen_c", "kgen_j", "args.k", "args.n"), ", kgen_d);")
 			})
 		})
 		w.P("const float kgen_acc = simd_sum(kgen_d);")
@@ -54,7 +54,7 @@ func (mw *matmulWriter) chainVec(from, to string, finish func()) {
 		w.Block("for (uint kgen_t = 0; kgen_t < PL; ++kgen_t)", func() {
 			w.P("const uint kgen_c = kgen_lane + 32 * kgen_t;")
 			w.Block("if (kgen_c < args.p)", func() {
-				w.P("kgen_ov[kgen_t] = fma(kgen_w, float(", v.Name, "[", mw.operandAt(v, "kgen_j", "kgen_c", "args.n", "args.p"), "]), kgen_ov[kgen_t] * kgen_f);")
+				w.P("kgen_ov[kgen_t] = fma(kgen_w, ", mw.operandValue(v, "kgen_j", "kgen_c", "args.n", "args.p"), ", kgen_ov[kgen_t] * kgen_f);")
 			})
 		})
 	})

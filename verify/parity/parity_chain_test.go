@@ -45,9 +45,10 @@ func TestBuiltinChains(t *testing.T) {
 			for _, r := range checkAll(t, k, src[k.Name], parity.Options{Seed: 11, Chain: shapes}) {
 				checkConfined(t, r)
 			}
-			// n = 0: every output is 0/0, NaN in the kernel as in the reference.
-			checkAll(t, k, src[k.Name], parity.Options{Seed: 11, Chain: []parity.ChainShape{{9, 0, 8, 9}}})
-			checkAll(t, k, src[k.Name], parity.Options{Seed: 12, Chain: []parity.ChainShape{{9, 33, 7, 33}, {9, 100, 16, 40}},
+			// n = 0: every output is 0/0, NaN in the kernel as in the reference
+			// (9 rows: the tiled form; 3: the row-vector form).
+			checkAll(t, k, src[k.Name], parity.Options{Seed: 11, Chain: []parity.ChainShape{{9, 0, 8, 9}, {3, 0, 8, 9}}})
+			checkAll(t, k, src[k.Name], parity.Options{Seed: 12, Chain: []parity.ChainShape{{9, 33, 7, 33}, {9, 100, 16, 40}, {5, 70, 16, 40}},
 				MatrixLanes: mslcpu.ScrambledLanes, Orders: []mslcpu.LaneOrder{mslcpu.Shuffled}})
 		})
 	}

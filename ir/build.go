@@ -68,13 +68,7 @@ func buildKernel(s *spec.Spec, diags *diag.List) *Kernel {
 	}
 	k.Bindings = kb.bindings(s, k, diags)
 	checkPinned(s, k, diags)
-	if s.Kind != spec.Matmul {
-		for _, in := range s.Inputs {
-			if in.BatchPos.Line > 0 {
-				diags.Addf(in.BatchPos, "input %s: batch dimensions are for batched matmuls (matmul: {batch: […]}); a rowwise or elementwise kernel flattens leading dimensions into rows or n", in.Name.Name)
-			}
-		}
-	}
+	checkBatchKind(s, diags)
 	checkLimits(s, k, diags)
 	checkIntTensors(s, k, diags)
 	for _, c := range s.Constants {

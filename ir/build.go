@@ -97,8 +97,8 @@ func buildKernel(s *spec.Spec, diags *diag.List) *Kernel {
 	return k
 }
 
-func elementwiseSchedule(_ *spec.Spec, k *Kernel, _ *diag.List) Schedule {
-	return &Elems{PerThread: elemsPerThread(k), CUDAPerThread: cudaPerThread(k)}
+func elementwiseSchedule(s *spec.Spec, k *Kernel, _ *diag.List) Schedule {
+	return &Elems{PerThread: elemsPerThread(k), CUDAPerThread: cudaPerThread(k), Batch: elemBatchNames(s, &diag.List{})}
 }
 
 // checkIntTensors rejects what integer tensors do not reach yet: an
@@ -209,9 +209,15 @@ func bindings(s *spec.Spec, _ *Kernel, diags *diag.List) []Binding {
 	for _, o := range s.Outputs {
 		out = append(out, Binding{Index: len(out), Name: o.Name.Name, Role: Output, DType: o.DType.Type, Shape: Shape{"n"}})
 	}
+	batch := elemBatchNames(s, diags)
 	fields := []Field{{Name: "n", Type: dtype.U32, Offset: 0, Size: true}}
+	fields = append(fields, specBatchBindings(s, batch, out, diags)...)
 	for _, p := range s.Params {
-		fields = append(fields, Field{Name: p.Name.Name, Type: p.Type.Type, Example: p.ExampleText, Offset: 4 * len(fields)})
+		fields = append(fields, Field{Name: p.Name.Name, Type: p.Type.Type, Example: p.ExampleText})
+	}
+	fields = append(fields, batchTail(batch, out)...)
+	for i := range fields {
+		fields[i].Offset = 4 * i
 	}
 	return append(out, Binding{Index: len(out), Name: "args", Role: Args, Fields: fields})
 }

@@ -55,8 +55,11 @@ func (k *Kernel) Batch() []string {
 	if mm := k.Matmul(); mm != nil {
 		return mm.Batch
 	}
-	if r, ok := k.Schedule.(*Rows); ok {
-		return r.Batch
+	switch s := k.Schedule.(type) {
+	case *Rows:
+		return s.Batch
+	case *Elems:
+		return s.Batch
 	}
 	return nil
 }

@@ -194,12 +194,12 @@ func rowBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 	fields = append(fields, Field{Name: "cols", Type: dtype.U32, Size: true},
 		Field{Name: "rows_per_group", Type: dtype.U32, Size: true,
 			Derived: rowsPerGroupDoc(s.Threadgroup, 32, "4 * lanes")})
-	fields = append(fields, rowBatchBindings(s, batch, out, diags)...)
+	fields = append(fields, specBatchBindings(s, batch, out, diags)...)
 	fields = append(fields, indexDimFields(s, diags)...)
 	for _, p := range s.Params {
 		fields = append(fields, Field{Name: p.Name.Name, Type: p.Type.Type, Example: p.ExampleText})
 	}
-	fields = append(fields, rowBatchTail(batch, out)...)
+	fields = append(fields, batchTail(batch, out)...)
 	for i := range fields {
 		fields[i].Offset = 4 * i
 	}

@@ -34,27 +34,39 @@ const AlignedField = "kgen_aligned"
 // (nil without one): size fields, so none may be a size or index name or a
 // name the spec gives, and what batching does not reach yet is refused.
 func rowBatchNames(s *spec.Spec, diags *diag.List) []string {
-	if len(s.Batch) == 0 {
-		return nil
-	}
-	if len(s.Segments) > 0 {
+	if len(s.Batch) > 0 && len(s.Segments) > 0 {
 		diags.Addf(s.BatchPos, "segments and batch do not combine yet: batch the segments' rows in two launches, or write one segment")
 		return nil
 	}
-	out := checkBatchNames(s.Batch, specNames(s, "rows", "cols", "rows_per_group", "row", "col"), "a size rows, cols or index row, col", diags)
+	return specBatch(s, diags, "a size rows, cols or index row, col", "rows", "cols", "rows_per_group", "row", "col")
+}
+
+// specBatch checks a rowwise or elementwise kernel's `batch:` against the
+// kind's own names (sizes, spelled in what for messages) and returns its
+// names, nil without one.
+func specBatch(s *spec.Spec, diags *diag.List, what string, sizes ...string) []string {
+	if len(s.Batch) == 0 {
+		return nil
+	}
+	out := checkBatchNames(s.Batch, specNames(s, sizes...), what, diags)
 	switch {
 	case s.Backward != nil:
-		diags.Addf(s.BatchPos, "a batched rowwise kernel has no derived backward yet; drop backward, or batch without it")
+		diags.Addf(s.BatchPos, "a batched kernel has no derived backward yet; drop backward, or batch without it")
 	case len(s.Save) > 0:
-		diags.Addf(s.BatchPos, "a batched rowwise kernel does not save lets for a backward yet; drop save")
+		diags.Addf(s.BatchPos, "a batched kernel does not save lets for a backward yet; drop save")
 	}
 	return out
 }
 
-// rowBatchBindings gives a batched rowwise kernel's tensors their batch
+// elemBatchNames checks an elementwise kernel's `batch:` (specBatch).
+func elemBatchNames(s *spec.Spec, diags *diag.List) []string {
+	return specBatch(s, diags, "the size n or index i", "n", "i")
+}
+
+// specBatchBindings gives a batched rowwise kernel's tensors their batch
 // dimensions (inputs as written, outputs all of them) and returns the args
 // fields batching adds after the size fields: the batch sizes and groups.
-func rowBatchBindings(s *spec.Spec, batch []string, out []Binding, diags *diag.List) []Field {
+func specBatchBindings(s *spec.Spec, batch []string, out []Binding, diags *diag.List) []Field {
 	if len(batch) == 0 {
 		return nil
 	}
@@ -67,14 +79,13 @@ func rowBatchBindings(s *spec.Spec, batch []string, out []Binding, diags *diag.L
 		}
 		out[i].Batch = tensorBatch(batch, dims, pos, what, "the kernel's", diags)
 	}
-	taken := specNames(s, "rows", "cols", "rows_per_group")
-	return batchFields(batch, out, taken, diags, s.BatchPos)
+	return batchFields(batch, out, specNames(s, "rows", "cols", "rows_per_group", "n"), diags, s.BatchPos)
 }
 
-// rowBatchTail is the args fields after a batched rowwise kernel's
+// batchTail is the args fields after a batched rowwise kernel's
 // params: every tensor's strides, then AlignedField. layOutRowBatch
 // redoes them once the schedule knows the [rows] outputs.
-func rowBatchTail(batch []string, out []Binding) []Field {
+func batchTail(batch []string, out []Binding) []Field {
 	if len(batch) == 0 {
 		return nil
 	}
@@ -88,7 +99,7 @@ func rowBatchTail(batch []string, out []Binding) []Field {
 }
 
 // layOutRowBatch redoes a batched rowwise kernel's strides and aligned
-// flag (rowBatchTail) after the schedule made some outputs [rows] (one
+// flag (batchTail) after the schedule made some outputs [rows] (one
 // stride fewer each, and no vector access), keeping the fields before
 // them where they are.
 func layOutRowBatch(k *Kernel, r *Rows) {
@@ -102,7 +113,7 @@ func layOutRowBatch(k *Kernel, r *Rows) {
 			fields = append(fields, f)
 		}
 	}
-	fields = append(fields, rowBatchTail(r.Batch, k.Bindings)...)
+	fields = append(fields, batchTail(r.Batch, k.Bindings)...)
 	for i := range fields {
 		fields[i].Offset = 4 * i
 	}
@@ -139,18 +150,18 @@ func rowGroups(batch []string) *launch.Expr {
 }
 
 // checkBatchKind refuses `batch:` where the kind has none: a top-level
-// batch outside rowwise kernels (a matmul's is matmul: {batch: […]}), and
-// an input's batch in a kernel without a launch batch.
+// batch in a matmul (its batch is matmul: {batch: […]}), and an input's
+// batch in a kernel without a launch batch.
 func checkBatchKind(s *spec.Spec, diags *diag.List) {
-	if len(s.Batch) > 0 && s.Kind != spec.Rowwise {
-		diags.Addf(s.BatchPos, "batch beside inputs is for rowwise kernels; a matmul's goes in matmul: {batch: […]}, and an elementwise kernel flattens leading dimensions into n")
+	if len(s.Batch) > 0 && s.Kind == spec.Matmul {
+		diags.Addf(s.BatchPos, "batch beside inputs is for rowwise and elementwise kernels; a matmul's goes in matmul: {batch: […]}")
 	}
-	if s.Kind == spec.Matmul || (s.Kind == spec.Rowwise && len(s.Batch) > 0) {
+	if s.Kind == spec.Matmul || len(s.Batch) > 0 {
 		return
 	}
 	for _, in := range s.Inputs {
 		if in.BatchPos.Line > 0 {
-			diags.Addf(in.BatchPos, "input %s: batch dimensions need the launch's batch (rowwise: batch: [b, h] beside inputs; matmul: matmul: {batch: […]}); without one a rowwise or elementwise kernel flattens leading dimensions into rows or n", in.Name.Name)
+			diags.Addf(in.BatchPos, "input %s: batch dimensions need the launch's batch (batch: [b, h] beside inputs; a matmul's: matmul: {batch: […]}); without one a rowwise or elementwise kernel flattens leading dimensions into rows or n", in.Name.Name)
 		}
 	}
 }

@@ -34,6 +34,24 @@ ports:
   cuda: generated
 `
 
+// axpyHeads is a batched elementwise kernel with every form of a tensor's
+// batch (as verify/parity's axpy_heads).
+const axpyHeads = `kernel: axpy_heads
+kind: elementwise
+dtypes: [f32, f16, bf16]
+batch: [b, h]
+inputs:
+  - x
+  - {name: kv, batch: [b, h / group]}
+  - {name: bias, batch: [h]}
+  - {name: s, batch: []}
+params: [{name: a, type: f32, example: 0.5}]
+outputs:
+  - y: x * a + kv + bias * s + f32(i)
+ports:
+  cuda: generated
+`
+
 // specRows builds the kernel of one rowwise spec and its CUDA source.
 func specRows(t *testing.T, src string) (*ir.Kernel, []byte) {
 	t.Helper()
@@ -55,40 +73,51 @@ var batchRowOpts = parity.Options{Seed: 37, Cols: []int{2, 64, 4304}, Rows: []in
 // kernels (the built-in rope_heads, gqa_rows) on the CPU under ASan and
 // UBSan, judged by parity over every batch element of gapped views; then
 // kernels that ignore the launcher's kgen_aligned (the vector path over a
-// column-strided view), swap x's 16-byte vectors on the vector path (so
-// the aligned launches do take it), read the grouped tensor at the wrong
-// head or x at the dense column stride must fail.
+// column-strided view), swap x's 16-byte vectors (an elementwise thread's
+// slices) on the vector path (so the aligned launches do take it), read
+// the grouped tensor at the wrong head or x at the dense stride must fail.
 func TestBatchedRowsCUDAOnCPU(t *testing.T) {
 	tc := findToolchain(t)
 	ks, files := loadKernels(t)
 	gk, gsrc := specRows(t, gqaRows)
-	kernels := map[string]*ir.Kernel{"rope_heads": ks["rope_heads"], "gqa_rows": gk}
-	sources := map[string][]byte{"rope_heads": files["rope_heads"], "gqa_rows": gsrc}
+	ek, esrc := specRows(t, axpyHeads)
+	kernels := map[string]*ir.Kernel{"rope_heads": ks["rope_heads"], "gqa_rows": gk, "axpy_heads": ek}
+	sources := map[string][]byte{"rope_heads": files["rope_heads"], "gqa_rows": gsrc, "axpy_heads": esrc}
 	for name, k := range kernels {
 		if k == nil || sources[name] == nil || !k.Batched() {
 			t.Fatalf("no batched %s with a CUDA source", name)
 		}
 		t.Run(name, func(t *testing.T) {
 			b := buildRows(t, tc, k, sources[name])
-			b.rowParity(t, k, batchRowOpts)
+			opts := batchRowOpts
+			if k.Kind == ir.Elementwise { // odd sizes: x at stride 2, the element path; even: the vectors
+				opts.Sizes = []int{9, 1000, 4099, 4100}
+			}
+			b.rowParity(t, k, opts)
 		})
 	}
-	mutations := []struct{ name, from, to string }{
-		{"kgen_aligned ignored", " && args.kgen_aligned != 0u", ""},
-		{"x's vectors swapped on the vector path", "(x + kgen_j0)", "(x + (kgen_j0 ^ kV))"},
-		{"wrong group", "(kgen_b1 / args.group) * args.kgen_kv_s1", "(kgen_b1 % args.group) * args.kgen_kv_s1"},
-		{"dense column stride of x", "kgen_j * args.kgen_x_s3", "kgen_j"},
+	mutations := []struct{ kernel, name, from, to string }{
+		{"gqa_rows", "kgen_aligned ignored", " && args.kgen_aligned != 0u", ""},
+		{"gqa_rows", "x's vectors swapped on the vector path", "(x + kgen_j0)", "(x + (kgen_j0 ^ kV))"},
+		{"gqa_rows", "wrong group", "(kgen_b1 / args.group) * args.kgen_kv_s1", "(kgen_b1 % args.group) * args.kgen_kv_s1"},
+		{"gqa_rows", "dense column stride of x", "kgen_j * args.kgen_x_s3", "kgen_j"},
+		{"axpy_heads", "kgen_aligned ignored", "args.kgen_aligned != 0u", "true"},
+		{"axpy_heads", "x's slices swapped on the vector path", "kgen_load<kPerThread>(x + base,", "kgen_load<kPerThread>(x + (base ^ kPerThread),"},
+		{"axpy_heads", "dense stride of x", "x[(base + i) * args.kgen_x_s2]", "x[base + i]"},
 	}
 	for _, m := range mutations {
-		t.Run("mutant/"+m.name, func(t *testing.T) {
-			s := string(gsrc)
+		t.Run("mutant/"+m.kernel+"/"+m.name, func(t *testing.T) {
+			k, s := kernels[m.kernel], string(sources[m.kernel])
 			if !strings.Contains(s, m.from) {
 				t.Fatalf("the rewrite %q does not apply", m.from)
 			}
-			b := buildRows(t, tc, gk, []byte(strings.ReplaceAll(s, m.from, m.to)))
+			b := buildRows(t, tc, k, []byte(strings.ReplaceAll(s, m.from, m.to)))
 			opts := batchRowOpts
+			if k.Kind == ir.Elementwise {
+				opts.Sizes = []int{9, 1000, 4099, 4100}
+			}
 			opts.Backend, opts.Run = ir.CUDA, b.rowRunner()
-			results, err := parity.Check(context.Background(), gk, nil, opts)
+			results, err := parity.Check(context.Background(), k, nil, opts)
 			if err != nil {
 				t.Logf("the harness refuses it: %v", err)
 				return

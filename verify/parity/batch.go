@@ -27,17 +27,20 @@ import (
 // a batched matmul check's tensors.
 const BatchGap = 3
 
-// RowBatchGap is BatchGap for a batched rowwise kernel: 8 elements, so a
-// row whose length is whole 16-byte vectors still starts 16-byte aligned
-// and the CUDA and HIP vector paths run (ir.AlignedField), except at one
-// row per batch element (rows = 1), where input 0 is read at column
-// stride 2 (a NaN between its elements), which takes the scalar paths.
+// RowBatchGap is BatchGap for a batched rowwise or elementwise kernel: 8
+// elements, so a row (a batch element's n elements) whose length is whole
+// 16-byte vectors still starts 16-byte aligned and the vector paths run
+// (ir.AlignedField), except where input 0 is read at a stride of 2 along
+// its last dim (a NaN between its elements), which takes the scalar
+// paths: a rowwise kernel at one row per batch element, an elementwise
+// one at an odd n.
 const RowBatchGap = 8
 
-// rowColStride is the column stride of tensor b in a batched check at rows
-// rows: 2 for a rowwise kernel's input 0 at one row, else 1.
-func rowColStride(k *ir.Kernel, b ir.Binding, rows int) int {
-	if k.Kind == ir.Rowwise && b.Index == 0 && rows == 1 {
+// rowColStride is the stride along the last dim of tensor b in a batched
+// check at shape sh: 2 for input 0 where RowBatchGap says, else 1.
+func rowColStride(k *ir.Kernel, b ir.Binding, sh shape) int {
+	strided := (k.Kind == ir.Rowwise && sh.rows == 1) || (k.Kind == ir.Elementwise && sh.n%2 == 1)
+	if b.Index == 0 && strided {
 		return 2
 	}
 	return 1
@@ -45,7 +48,7 @@ func rowColStride(k *ir.Kernel, b ir.Binding, rows int) int {
 
 // batchGap is the padding of kernel k's batched layouts.
 func batchGap(k *ir.Kernel) int {
-	if k.Kind == ir.Rowwise {
+	if k.Kind != ir.KindMatmul {
 		return RowBatchGap
 	}
 	return BatchGap
@@ -191,7 +194,7 @@ func checkBatched(ctx context.Context, k *ir.Kernel, v ir.Variant, gen shapeGen,
 	layouts := map[int]stridedLayout{}
 	for _, b := range k.Bindings {
 		if b.Role != ir.Args {
-			lay := layoutOf(b, given, b.Index == 0, batchGap(k), rowColStride(k, b, sh.rows))
+			lay := layoutOf(b, given, b.Index == 0, batchGap(k), rowColStride(k, b, sh))
 			layouts[b.Index] = lay
 			for j, s := range lay.strides {
 				given[ir.StrideField(b, j)] = s

@@ -171,8 +171,20 @@ func TestMLXQuantLayout(t *testing.T) {
 			if notExact > 0 || outside > 0 {
 				t.Errorf("MLX's packing read by kgenrt: %d weights differ from MLX's formula on kgen's codes, %d outside the tolerance", notExact, outside)
 			}
-			// kgenrt.Quantize's through mx.dequantize.
+			// kgenrt.Quantize follows mx.quantize's rule: the same words,
+			// scales and biases, bit for bit.
 			kt := kq[c.Name]
+			if !slices.Equal(kt[0].Bytes(), wq) || !slices.Equal(kt[1].Float64s(), s) || !slices.Equal(kt[2].Float64s(), b) {
+				diff := 0
+				for i := range len(wq) / 4 {
+					if !slices.Equal(wq[4*i:4*i+4], kt[0].Bytes()[4*i:4*i+4]) {
+						diff++
+					}
+				}
+				t.Errorf("kgenrt.Quantize is not mx.quantize: %d of %d words differ, scales equal %v, biases equal %v",
+					diff, len(wq)/4, slices.Equal(kt[1].Float64s(), s), slices.Equal(kt[2].Float64s(), b))
+			}
+			// kgenrt.Quantize's through mx.dequantize.
 			kdeq := f32Values(readOut(t, dir, c.Name+".kdeq"))
 			ks, kb := kt[1].Float64s(), kt[2].Float64s()
 			kne, kout, kworst := affineCompare(q, c.dt, kt[0].Bytes(), ks, kb, kdeq, mine(kt[0].Bytes(), ks, kb), n, k)
@@ -337,20 +349,10 @@ func TestQmatmulMlx4MatchesMLX(t *testing.T) {
 			name := fmt.Sprintf("%s_m%d", dt, m)
 			t.Run(name+"/reference", func(t *testing.T) {
 				judge(t, run(t, false, wq, s))
-				swapped := slices.Clone(wq)
-				for i := range swapped {
-					swapped[i] = swapped[i]<<4 | swapped[i]>>4
-				}
-				if bad, _, _ := boundCheck(run(t, false, swapped, s), want, bound); bad == 0 {
+				if bad, _, _ := boundCheck(run(t, false, swappedNibbles(wq), s), want, bound); bad == 0 {
 					t.Error("swapped nibbles passed the comparison")
 				}
-				next := slices.Clone(s)
-				for g := range next {
-					if (g+1)%(k/64) != 0 {
-						next[g] = s[g+1]
-					}
-				}
-				if bad, _, _ := boundCheck(run(t, false, wq, next), want, bound); bad == 0 {
+				if bad, _, _ := boundCheck(run(t, false, wq, nextGroupScales(s, k/64)), want, bound); bad == 0 {
 					t.Error("the next group's scales passed the comparison")
 				}
 			})
@@ -363,4 +365,26 @@ func TestQmatmulMlx4MatchesMLX(t *testing.T) {
 			})
 		}
 	}
+}
+
+// swappedNibbles is a copy of packed 4-bit words with the two nibbles of
+// every byte traded: a reader that takes codes in the wrong order.
+func swappedNibbles(wq []byte) []byte {
+	out := slices.Clone(wq)
+	for i := range out {
+		out[i] = out[i]<<4 | out[i]>>4
+	}
+	return out
+}
+
+// nextGroupScales is a copy of a [rows, groups] table in which each group
+// but a row's last takes the next group's value: a reader one group off.
+func nextGroupScales(s []float64, groups int) []float64 {
+	out := slices.Clone(s)
+	for g := range out {
+		if (g+1)%groups != 0 {
+			out[g] = s[g+1]
+		}
+	}
+	return out
 }

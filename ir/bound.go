@@ -133,6 +133,7 @@ type boundEnv struct {
 	accs           []dual    // matmul: the accumulators at the element
 	pairs          []float64 // rowwise: each input at the paired element (RefPair)
 	gathers        []float64 // rowwise: each gather's element (RefGather, gather.go)
+	gatherErrs     []float64 // and its bound: a packed input's dequantization (quant_rows.go), else 0
 	r              Rounding
 	ints           map[string]int32 // the indices and sizes (IndexNames) at this element
 }
@@ -194,6 +195,9 @@ func (b boundEnv) eval(x *Expr) dual {
 				v = b.pairs[x.Index]
 			case RefGather:
 				v, in = b.gathers[x.Index], b.k.Rows().Gathers[x.Index].Input
+				if b.k.Bindings[in].Quant != nil { // computed in f32 as the kernel reads it
+					return dual{v, b.gatherErrs[x.Index]}
+				}
 			}
 			if in < len(b.r.InputUnits) && b.r.InputUnits[in] != 0 && b.r.Round != nil {
 				return dual{b.r.Round(v), 0}

@@ -201,6 +201,7 @@ func bindings(s *spec.Spec, _ *Kernel, diags *diag.List) []Binding {
 	if len(s.Segments) > 0 {
 		diags.Addf(s.SegmentsPos, "segments are only for rowwise kernels (kind: rowwise)")
 	}
+	refuseQuantInputs(s, diags, "an elementwise kernel")
 	var out []Binding
 	for _, in := range s.Inputs {
 		checkDims(in, diags, "an elementwise input has shape [n] (every tensor has n elements)", Shape{"n"})

@@ -1,6 +1,10 @@
 package ir
 
-import "github.com/kgen-dev/kgen/expr"
+import (
+	"fmt"
+
+	"github.com/kgen-dev/kgen/expr"
+)
 
 // convert turns a checked tree into IR, dropping parentheses (the tree's
 // shape already fixes the evaluation order).
@@ -18,6 +22,10 @@ func (c *formulaChecker) convert(n expr.Node) *Expr {
 		e := &Expr{Op: OpRef, Name: v.Name}
 		if sym, ok := c.symbols[v.Name]; ok {
 			e.Ref, e.Index, e.Bool, e.Int = sym.kind, sym.index, sym.typ == expr.Bool, sym.typ == expr.Int
+		}
+		if e.Ref == RefInput && e.Index >= 0 && e.Index < len(c.s.Inputs) && c.s.Inputs[e.Index].Quant != nil { // a packed input: its element at (row, col), quant_rows.go
+			row, col := &Expr{Op: OpRef, Ref: RefIndex, Name: "row", Int: true}, &Expr{Op: OpRef, Ref: RefIndex, Name: "col", Int: true}
+			return &Expr{Op: OpRef, Ref: RefGather, Name: v.Name, Index: -1, Text: fmt.Sprint(e.Index), At: []*Expr{row, col}}
 		}
 		return e
 	case *expr.Paren:

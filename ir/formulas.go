@@ -94,6 +94,10 @@ func (c *formulaChecker) run() []Step {
 func (c *formulaChecker) declare() {
 	for i, in := range c.s.Inputs {
 		c.add(in.Name, RefInput, i, "input")
+		if q := in.Quant; q != nil && q.HasTables() { // quant_rows.go
+			c.add(q.Scales, refOperand, i, "quantized input's scales")
+			c.add(q.Biases, refOperand, i, "quantized input's biases")
+		}
 	}
 	for i, p := range c.s.Params {
 		c.add(p.Name, RefParam, i, "param")
@@ -212,6 +216,9 @@ func (c *formulaChecker) resolve(name string, i int) (expr.Type, string) {
 	if sym, ok := c.symbols[name]; ok {
 		if sym.kind == refOperand {
 			c.used[name] = true
+			if c.s.Matmul == nil { // a packed input's scales or biases (quant_rows.go)
+				return expr.Unknown, fmt.Sprintf("%q is a %s: the kernel applies it as it reads %s, whose name gives the dequantized value", name, sym.what, c.s.Inputs[sym.index].Name.Name)
+			}
 			if sym.what != "matmul operand" { // a quantized B's scales or biases
 				return expr.Unknown, fmt.Sprintf("%q is a %s: the kernel applies it as it reads the weights; formulas see the product through the accumulator (%s)", name, sym.what, c.accNames())
 			}
@@ -344,7 +351,7 @@ func (c *formulaChecker) checkPairs(f spec.Formula, tree expr.Node) bool {
 			ok = false
 			return
 		}
-		if in := c.s.Inputs[sym.index]; len(in.Dims) == 1 && in.Dims[0] != "cols" || in.DType.Type.IsInt() {
+		if in := c.s.Inputs[sym.index]; len(in.Dims) == 1 && in.Dims[0] != "cols" || in.DType.Type.IsInt() || in.Quant != nil {
 			c.diags.Addf(f.Map.At(id.Off), "%s takes a float [rows, cols] or [cols] input; %s is %s", call.Fn, id.Name, describeInput(in))
 			ok = false
 			return
@@ -440,6 +447,9 @@ func fnName(call *expr.Call, isCall bool) string {
 
 // describeInput says what an input that cannot be paired is.
 func describeInput(in spec.Input) string {
+	if in.Quant != nil {
+		return "quantized (" + in.Quant.String() + "), read by element (bare or by subscript), not in pairs"
+	}
 	if in.DType.Type.IsInt() {
 		return "an integer tensor (" + in.DType.Type.String() + ")"
 	}

@@ -298,7 +298,8 @@ func collectGathers(k *Kernel, r *Rows) {
 			if !ok {
 				g = len(r.Gathers)
 				keys[key] = g
-				r.Gathers = append(r.Gathers, Gather{Input: in, At: at, Row: rowGather(k.Bindings[in].Shape, at)})
+				// A packed input's element is a scalar read (quant_rows.go).
+				r.Gathers = append(r.Gathers, Gather{Input: in, At: at, Row: rowGather(k.Bindings[in].Shape, at) && k.Bindings[in].Quant == nil})
 				k.Bindings[in].Indexed = true
 			}
 			e.Index, e.At, e.Name = g, at, GatherName(g)
@@ -419,6 +420,9 @@ func (e *rowEval) setGathers() {
 	if e.env.gathers == nil {
 		e.env.gathers = make([]float64, len(e.rows.Gathers))
 	}
+	if e.env.gatherErrs == nil {
+		e.env.gatherErrs = make([]float64, len(e.rows.Gathers))
+	}
 	ins := e.k.SegmentBindings(0, Input)
 	for g, ga := range e.rows.Gathers {
 		t := e.in[ga.Input]
@@ -446,8 +450,11 @@ func (e *rowEval) setGathers() {
 			}
 			flat = flat*dims[i] + int(v)
 		}
-		e.env.gathers[g] = 0
-		if inside && flat < len(t) {
+		e.env.gathers[g], e.env.gatherErrs[g] = 0, 0
+		switch {
+		case inside && ins[ga.Input].Quant != nil: // a packed input (quant_rows.go)
+			e.env.gathers[g], e.env.gatherErrs[g] = e.quantGather(ga.Input, flat/dims[1], flat%dims[1])
+		case inside && flat < len(t):
 			e.env.gathers[g] = t[flat]
 		}
 	}
@@ -473,6 +480,9 @@ func (r *Rows) describeGathers(k *Kernel, p int) []string {
 	var out []string
 	for _, g := range r.GatherReads(k, p) {
 		how := "device memory, per element; 0 outside the tensor"
+		if q := k.Bindings[r.Gathers[g].Input].Quant; q != nil {
+			how = "packed " + q.String() + ", per element: its code and its scale read and dequantized in f32 (quant_rows.go); 0 outside the tensor"
+		}
 		if r.Gathers[g].Row {
 			how = "device memory, the row found once per row; zeros outside the tensor"
 		}

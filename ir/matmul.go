@@ -112,12 +112,13 @@ func (k *Kernel) Matmul() *Matmul {
 }
 
 // ElementInputs are the inputs of segment seg the formulas read one element
-// of (all of them except a matmul's operands), in order: what RefInput
+// of (all of them except a matmul's operands and a packed input's scales
+// and biases, which follow the spec's inputs), in order: what RefInput
 // indexes.
 func (k *Kernel) ElementInputs(seg int) []Binding {
 	var out []Binding
 	for _, b := range k.SegmentBindings(seg, Input) {
-		if !b.Operand {
+		if !b.Operand && !b.Table {
 			out = append(out, b)
 		}
 	}
@@ -165,6 +166,7 @@ func matmulBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 		operand(*m.Then, Shape{"n", "p"}, Shape{"p", "n"})
 		outShape = Shape{"m", "p"}
 	}
+	refuseQuantInputs(s, diags, "a matmul epilogue (its inputs are plain elements; a quantized weight matrix is the matmul's b)")
 	for _, in := range s.Inputs {
 		if checkDims(in, diags, "a matmul epilogue input has shape [n] (per column), [m] (per row) or [m, n]", Shape{"n"}, Shape{"m"}, Shape{"m", "n"}) &&
 			in.Dims == nil && in.DimsPos.Line == 0 {

@@ -182,11 +182,12 @@ func (mm *Matmul) chainStages(k *Kernel) []Stage {
 	return []Stage{k.finishStage(score), k.finishStage(out)}
 }
 
-// chainLaunch is one threadgroup per RowTile.BM rows: ceildiv(m, 8) · 128.
+// chainLaunch is one threadgroup per RowTile.BM rows, ceildiv(m, 8) · 128,
+// or one per row in the row-vector form (ChainTiledRule).
 func (mm *Matmul) chainLaunch() launch.Launch {
 	t := mm.Tile
 	l := launch.Launch{
-		Grid:        [3]*launch.Expr{launch.Times(launch.Ceil(launch.V("m"), launch.N(t.BM)), launch.N(t.Threads())), launch.N(1), batchGrid(mm.Batch)},
+		Grid:        [3]*launch.Expr{launch.Times(launch.Ceil(launch.V("m"), mm.chainGroupRows()), launch.N(t.Threads())), launch.N(1), batchGrid(mm.Batch)},
 		Threadgroup: [3]int{t.Threads(), 1, 1},
 	}
 	if mm.Decode != nil {
@@ -206,6 +207,7 @@ func (mm *Matmul) chainDescribe(k *Kernel) []string {
 	if ch.Skip != nil {
 		out = append(out, "key blocks the score's mask hides from every row of the group are skipped (proved over the block's rows and columns)")
 	}
+	out = append(out, fmt.Sprintf("row-vector form where m ≤ %d and k ≤ %d (decided per launch): one threadgroup per row, each simdgroup every %dth key read straight into registers, its running max, sum and output in registers, the simdgroups' partials combined once through threadgroup memory", VecRows, ch.PMax, t.Threads()/32))
 	if d := mm.Decode; d != nil {
 		out = append(out, fmt.Sprintf("flash decoding when the grid is small (%s > 1: about %d threadgroups, chunks of at least %d keys): two launches in one call (%s, %s)", SplitsField, DecodeGroups, DecodeMinChunk, d.Part.Entry, d.Combine.Entry),
 			d.Part.Comment, d.Combine.Comment)

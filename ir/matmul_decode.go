@@ -135,8 +135,8 @@ func decodeOf(k *Kernel, mm *Matmul) *Decode {
 		}
 	}
 	t := mm.Tile
-	partGrid := [3]*launch.Expr{launch.Times(launch.Ceil(launch.V("m"), launch.N(t.BM)), launch.N(t.Threads())), launch.V(SplitsField), batchGrid(mm.Batch)}
-	d.Part = phase("part", fmt.Sprintf("launch 1 (flash decoding): split y of the keys per group of %d rows, the partial output, max and sum into the workspaces", t.BM),
+	partGrid := [3]*launch.Expr{launch.Times(launch.Ceil(launch.V("m"), mm.chainGroupRows()), launch.N(t.Threads())), launch.V(SplitsField), batchGrid(mm.Batch)}
+	d.Part = phase("part", fmt.Sprintf("launch 1 (flash decoding): split y of the keys per group of %d rows (one row in the row-vector form), the partial output, max and sum into the workspaces", t.BM),
 		append(partFrom, args), partRoles, partGrid, t.Threads())
 	combGrid := [3]*launch.Expr{launch.Times(launch.Ceil(launch.Times(launch.V("m"), launch.V("p")), launch.N(decodeCombTG)), launch.N(decodeCombTG)), launch.N(1), batchGrid(mm.Batch)}
 	d.Combine = phase("combine", "launch 2 (flash decoding): per output element, the splits' partials rescaled to their common max and summed, then the write stage",

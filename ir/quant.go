@@ -30,12 +30,33 @@ func quantBindings(s *spec.Spec, b spec.Operand, first int, diags *diag.List) []
 	if m := s.Matmul; len(m.Batch) > 0 {
 		diags.Addf(q.Pos, "operand %s: a batched matmul cannot take quantized operands yet; quantize an unbatched matmul's weights", b.Name.Name)
 	}
+	out := append([]Binding{packedBinding(b.Name.Name, q, Shape{"n", "k"}, first)}, tableBindings(q, Shape{"n", "k"}, first+1)...)
+	for i := range out {
+		out[i].Operand = true
+	}
+	return out
+}
+
+// packedBinding is a packed tensor's own binding at index: logical shape
+// (its last dimension the values along a row, stored Quant.Width of them),
+// the format's storage type.
+func packedBinding(name string, q *spec.Quant, shape Shape, index int) Binding {
 	format := q.Quant
-	out := []Binding{{Index: first, Name: b.Name.Name, Role: Input, DType: dtype.DType(q.Storage()), Shape: Shape{"n", "k"}, Operand: true, Quant: &format}}
-	if q.HasTables() {
-		for _, t := range []spec.Name{q.Scales, q.Biases} {
-			out = append(out, Binding{Index: first + len(out), Name: t.Name, Role: Input, Shape: Shape{"n", "k"}, Operand: true, Quant: &format, Table: true})
-		}
+	return Binding{Index: index, Name: name, Role: Input, DType: dtype.DType(q.Storage()), Shape: shape, Quant: &format}
+}
+
+// tableBindings are an affine tensor's scales and biases from index first
+// (none for ggml, whose d lives in each block): the packed tensor's
+// logical shape, one value a group along its last dimension, in the
+// variant's dtype.
+func tableBindings(q *spec.Quant, shape Shape, first int) []Binding {
+	if !q.HasTables() {
+		return nil
+	}
+	format := q.Quant
+	var out []Binding
+	for _, t := range []spec.Name{q.Scales, q.Biases} {
+		out = append(out, Binding{Index: first + len(out), Name: t.Name, Role: Input, Shape: append(Shape(nil), shape...), Quant: &format, Table: true})
 	}
 	return out
 }
@@ -94,13 +115,14 @@ func (b Binding) ShapeText() string {
 	if b.Quant == nil {
 		return b.Shape.String()
 	}
-	last := fmt.Sprintf("k/%d", b.Quant.Group)
+	dim := b.Shape[len(b.Shape)-1] // k, or a packed rowwise input's cols
+	last := fmt.Sprintf("%s/%d", dim, b.Quant.Group)
 	switch {
 	case b.Table:
 	case b.Quant.Format == kgenrt.Affine:
-		last = fmt.Sprintf("k·%d/32", b.Quant.Bits)
+		last = fmt.Sprintf("%s·%d/32", dim, b.Quant.Bits)
 	default:
-		last = fmt.Sprintf("k/32·%d", b.Quant.BlockBytes())
+		last = fmt.Sprintf("%s/32·%d", dim, b.Quant.BlockBytes())
 	}
 	return Shape(append(append(Shape{}, b.Shape[:len(b.Shape)-1]...), last)).String()
 }

@@ -154,6 +154,12 @@ func rowBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 		tensor := Shape{pre + "rows", "cols"}
 		for _, in := range s.Inputs {
 			shape := tensor
+			if in.Quant != nil { // quant_rows.go
+				hasRowTensor = true
+				out = append(out, packedBinding(in.Name.Name, in.Quant, tensor, len(out)))
+				checkQuantInput(s, in, diags)
+				continue
+			}
 			if isIndexable(in.Dims) { // gather.go: its own shape, read by subscript; the outputs give rows and cols
 				hasRowTensor = true
 				out = append(out, Binding{Index: len(out), Name: pre + in.Name.Name, Role: Input, DType: in.DType.Type, Shape: append(Shape(nil), in.Dims...), Segment: si})
@@ -171,6 +177,7 @@ func rowBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 			}
 			out = append(out, Binding{Index: len(out), Name: pre + in.Name.Name, Role: Input, DType: in.DType.Type, Shape: shape, Segment: si})
 		}
+		out = append(out, quantTables(s, len(out))...)
 	}
 	for si, pre := range prefixes {
 		for _, o := range s.Outputs {
@@ -477,7 +484,7 @@ func (sc *scheduler) reads() {
 			}
 		}
 	}
-	for i, in := range ins {
+	for i, in := range ins[:len(sc.s.Inputs)] { // a packed input's tables follow the spec's inputs, read by no pass
 		if len(in.Shape) == 2 && count[i] > 1 {
 			r.Cached = append(r.Cached, i)
 		}

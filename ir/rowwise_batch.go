@@ -38,6 +38,12 @@ func rowBatchNames(s *spec.Spec, diags *diag.List) []string {
 		diags.Addf(s.BatchPos, "segments and batch do not combine yet: batch the segments' rows in two launches, or write one segment")
 		return nil
 	}
+	for _, in := range s.Inputs {
+		if len(s.Batch) > 0 && in.Quant != nil {
+			diags.Addf(s.BatchPos, "input %s is packed (quant:), which a batched kernel does not read yet: drop batch and flatten the leading dimensions into rows", in.Name.Name)
+			return nil
+		}
+	}
 	return specBatch(s, diags, "a size rows, cols or index row, col", "rows", "cols", "rows_per_group", "row", "col")
 }
 
@@ -74,7 +80,7 @@ func specBatchBindings(s *spec.Spec, batch []string, out []Binding, diags *diag.
 		var dims []spec.BatchDim
 		var pos diag.Pos
 		what := "output " + out[i].Name
-		if out[i].Role == Input {
+		if out[i].Role == Input && i < len(s.Inputs) {
 			dims, pos, what = s.Inputs[i].Batch, s.Inputs[i].BatchPos, "input "+out[i].Name
 		}
 		out[i].Batch = tensorBatch(batch, dims, pos, what, "the kernel's", diags)

@@ -130,7 +130,7 @@ type rowAcc struct {
 // rowCols is the row length: the length of the first [rows, cols] input.
 func rowCols(k *Kernel, in [][]float64) int {
 	for i, b := range k.SegmentBindings(0, Input) {
-		if len(b.Shape) == 2 && !b.IsIndexable() {
+		if len(b.Shape) == 2 && !b.IsIndexable() && !b.IsPacked() {
 			return len(in[i])
 		}
 	}

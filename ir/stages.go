@@ -96,7 +96,7 @@ func (k *Kernel) finishStage(st Stage) Stage {
 	if r, ok := k.Schedule.(*Rows); ok {
 		for g, ga := range r.Gathers {
 			if st.Deps.Gathers[g] {
-				st.Args = append(st.Args, StageArg{Kind: ArgGather, Index: g, Name: GatherName(g), Int: k.Bindings[ga.Input].DType.IsInt()})
+				st.Args = append(st.Args, StageArg{Kind: ArgGather, Index: g, Name: GatherName(g), Int: k.Bindings[ga.Input].DType.IsInt() && k.Bindings[ga.Input].Quant == nil}) // a packed input reads as floats
 			}
 		}
 	}

@@ -210,8 +210,8 @@ func (k *Kernel) bind(i int, bs []int, tensors []*Tensor, entries []sizeEntry) (
 		if j == len(b.Shape)-1 && b.Quant != nil {
 			k0, ok := b.logical(val)
 			if !ok || len(dims) != len(b.Shape) {
-				return nil, k.tensorErr(*b, fmt.Sprintf("has shape %v; %s is [%s, %s] for a k that is a multiple of %d",
-					t.shape, b.packedWhat(), b.Shape[0], b.widthText(), b.Quant.Group))
+				return nil, k.tensorErr(*b, fmt.Sprintf("has shape %v; %s is [%s, %s] for a %s that is a multiple of %d",
+					t.shape, b.packedWhat(), b.Shape[0], b.widthText(), name, b.Quant.Group))
 			}
 			val = k0
 		}
@@ -283,8 +283,8 @@ func (k *Kernel) Sizes64(given Sizes, lens ...int) (Sizes, error) {
 				unknown = s
 			}
 		}
-		if unknown != "" && b.Quant != nil {
-			return nil, k.tensorErr(b, "is quantized: give every size of its shape")
+		if unknown != "" && b.Quant != nil && unknown == b.Shape[len(b.Shape)-1] {
+			return nil, k.tensorErr(b, "is quantized: give the size of its last dimension")
 		}
 		n := lens[i]
 		switch {

@@ -198,10 +198,11 @@ func (b *Binding) packedWhat() string {
 }
 
 func (b *Binding) widthText() string {
+	dim := b.Shape[len(b.Shape)-1] // a matmul B's k, a packed rowwise input's cols
 	if b.Table {
-		return fmt.Sprintf("k/%d", b.Quant.Group)
+		return fmt.Sprintf("%s/%d", dim, b.Quant.Group)
 	}
-	return b.Quant.widthText()
+	return b.Quant.widthText(dim)
 }
 
 // logical is the logical size of a last dim stored as width elements (ok

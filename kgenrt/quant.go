@@ -3,6 +3,7 @@ package kgenrt
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -142,11 +143,11 @@ func (q Quant) KOf(width int) (int, bool) {
 }
 
 // widthText is Width's rule in words, for messages.
-func (q Quant) widthText() string {
+func (q Quant) widthText(dim string) string {
 	if q.Format == Affine {
-		return fmt.Sprintf("k·%d/32", q.Bits)
+		return fmt.Sprintf("%s·%d/32", dim, q.Bits)
 	}
-	return fmt.Sprintf("k/32·%d", q.BlockBytes())
+	return fmt.Sprintf("%s/32·%d", dim, q.BlockBytes())
 }
 
 // HasTables reports whether scales and biases are tensors of their own
@@ -235,4 +236,33 @@ func (q Quant) DequantizeF32(packed []byte, scales, biases []float64, n, k int) 
 // contract, not this last bit).
 func fma32(x, y, z float32) float32 {
 	return float32(float64(x)*float64(y) + float64(z))
+}
+
+// At64 is value (r, j) of a packed [n, k] matrix given as Reference64's
+// inputs (the packed tensor's words or bytes and the tables as float64
+// values), exactly as Dequantize64 computes it, and the magnitude that
+// bounds the kernels' rounding of it: |scale·q| + |bias| for affine, whose
+// one f32 fma rounds within u of that (the bias can cancel the product),
+// |w| for ggml (d·q is exact in f32). It reads one value, for the float64
+// evaluation of a packed rowwise input's gathers.
+func (q Quant) At64(packed, scales, biases []float64, k, r, j int) (v, mag float64) {
+	off := r * q.Width(k)
+	if q.Format == Affine {
+		bit := j * q.Bits
+		at := off + bit/32
+		word := uint64(uint32(packed[at]))
+		if bit%32+q.Bits > 32 { // the code runs into the next word
+			word |= uint64(uint32(packed[at+1])) << 32
+		}
+		c := float64(int(word>>(bit%32)) & (1<<q.Bits - 1))
+		g := r*(k/q.Group) + j/q.Group
+		sq := scales[g] * c
+		return sq + biases[g], math.Abs(sq) + math.Abs(biases[g])
+	}
+	block := make([]byte, q.BlockBytes())
+	for i := range block {
+		block[i] = byte(packed[off+j/32*q.BlockBytes()+i])
+	}
+	v = q.Dequantize64(block, nil, nil, 1, 32)[j%32]
+	return v, math.Abs(v)
 }

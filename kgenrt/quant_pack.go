@@ -13,9 +13,11 @@ import (
 // ggml, whose d lives in each block). k must be a multiple of q.Group and
 // every weight finite.
 //
-// Affine per group: scale = (max − min) / (2^Bits − 1) and bias = min, both
-// rounded to dt, then q = clamp(round((w − bias) / scale)) against the
-// rounded pair (a group of equal values gets scale 0 and q = 0). Q8_0 per
+// Affine per group: mx.quantize's rule (affineGroup), bit for bit with MLX's
+// CPU backend (e2e/mlx_quant_test.go): the scale and bias are chosen in
+// float32 so that 0 is exactly representable, the codes are
+// clamp(round((w − bias) / scale)) against that unrounded pair, and only then
+// are the scale and bias rounded to dt. Q8_0 per
 // block: d = amax / 127, q = roundf(w · (1/d)), halves away from zero
 // (ggml's quantize_row_q8_0_ref, byte for byte: e2e/gguf_quant_test.go).
 // Q4_0: d = m / −8 with m the value of largest magnitude, q = min(15,
@@ -56,15 +58,11 @@ func Quantize(q Quant, w []float32, n, k int, dt DType) (packed, scales, biases 
 	for r := range n {
 		for g := range groups {
 			vals := w[r*k+g*q.Group : r*k+(g+1)*q.Group]
-			s, b := affineGroup(vals, q.Bits, dt)
-			scales.SetFloat32(r*groups+g, s)
-			biases.SetFloat32(r*groups+g, b)
+			s, b := affineGroup(vals, q.Bits)
+			scales.SetFloat32(r*groups+g, roundTo(dt, s))
+			biases.SetFloat32(r*groups+g, roundTo(dt, b))
 			for j, v := range vals {
-				c := 0.0
-				if s != 0 {
-					c = math.RoundToEven(float64((v - b) / s))
-				}
-				putCode(raw[r*rowBytes:], g*q.Group+j, q.Bits, uint(min(max(c, 0), float64(int(1)<<q.Bits-1))))
+				putCode(raw[r*rowBytes:], g*q.Group+j, q.Bits, affineCode(v, s, b, q.Bits))
 			}
 		}
 	}
@@ -72,16 +70,43 @@ func Quantize(q Quant, w []float32, n, k int, dt DType) (packed, scales, biases 
 	return packed, scales, biases, err
 }
 
-// affineGroup is one group's scale and bias, rounded to dt.
-func affineGroup(vals []float32, bits int, dt DType) (scale, bias float32) {
+// affineGroup is one group's scale and bias as mx.quantize chooses them,
+// in float32 and not yet rounded to the tables' dtype: with lo and hi the
+// group's extremes, a first scale s = max((hi − lo) / (2^bits − 1), 1e-7)
+// is signed towards the extreme of larger magnitude, the edge e (that
+// extreme); q0 = round(e / s), ties to even; unless q0 is 0, the scale
+// becomes e / q0 and the bias e, so that e is code q0 and 0 is code 0 of
+// the same grid; if q0 is 0, the bias is 0. (MLX's Metal kernel starts its
+// maximum at 0, so a group of negative values only gets another pair
+// there; its CPU backend, the referee here, takes the true maximum.)
+func affineGroup(vals []float32, bits int) (scale, bias float32) {
 	lo, hi := vals[0], vals[0]
 	for _, v := range vals {
 		lo, hi = min(lo, v), max(hi, v)
 	}
-	bias = roundTo(dt, lo)
-	scale = roundTo(dt, (hi-bias)/float32(int(1)<<bits-1))
-	return scale, bias
+	const eps = float32(1e-7)
+	scale = max((hi-lo)/float32(int(1)<<bits-1), eps)
+	edge := hi
+	if abs32(lo) > abs32(hi) {
+		edge = lo
+	} else {
+		scale = -scale
+	}
+	q0 := float32(math.RoundToEven(float64(edge / scale)))
+	if q0 == 0 {
+		return scale, 0
+	}
+	return edge / q0, edge
 }
+
+// affineCode is value v's code against a group's unrounded scale and bias:
+// round((v − bias) / scale), ties to even, clamped to [0, 2^bits − 1].
+func affineCode(v, scale, bias float32, bits int) uint {
+	c := math.RoundToEven(float64((v - bias) / scale))
+	return uint(min(max(c, 0), float64(int(1)<<bits-1)))
+}
+
+func abs32(x float32) float32 { return float32(math.Abs(float64(x))) }
 
 // roundTo rounds f to storage dtype dt (ties to even).
 func roundTo(dt DType, f float32) float32 {

@@ -8,7 +8,7 @@ import (
 	"github.com/kgen-dev/kgen/internal/yamlnode"
 )
 
-var inputFields = []string{"name", "dtype", "shape", "batch"}
+var inputFields = []string{"name", "dtype", "shape", "batch", "quant"}
 
 func (p *parser) inputs(n ast.Node) []Input {
 	if yamlnode.IsNull(n) {
@@ -55,6 +55,8 @@ func (p *parser) longInput(n ast.Node) Input {
 		case "batch":
 			in.BatchPos = p.doc.Pos(f.Value)
 			in.Batch = p.batchDims(f.Value)
+		case "quant":
+			in.Quant = p.quant(f.Value)
 		default:
 			p.unknownKey(f, "input field", inputFields)
 		}
@@ -62,6 +64,7 @@ func (p *parser) longInput(n ast.Node) Input {
 	if !hasName {
 		p.diags.Addf(p.doc.Pos(n), "an input needs a name")
 	}
+	in.Quant.nameTables(in.Name.Name)
 	return in
 }
 
@@ -320,6 +323,8 @@ func (p *parser) longOutput(n ast.Node, fields []yamlnode.Field) (Formula, bool)
 		case "at":
 			form.AtPos = p.doc.Pos(f.Value)
 			form.At = p.coordinates(f.Value)
+		case "quant":
+			p.diags.Addf(f.KeyPos, "an output cannot be quantized: kernels write plain elements, and quant is for a rowwise kernel's [rows, cols] inputs and a matmul's b (docs/quant.md)")
 		default:
 			p.unknownKey(f, "output field", outputFields)
 		}

@@ -114,15 +114,25 @@ func (p *parser) operand(n ast.Node, what string, isB bool) Operand {
 	if !hasName {
 		p.diags.Addf(op.Pos, "a matmul operand needs a name")
 	}
-	if q := op.Quant; q != nil && hasName {
-		if q.Scales.Name == "" {
-			q.Scales = Name{Name: op.Name.Name + "_scales", Pos: q.Pos}
-		}
-		if q.Biases.Name == "" {
-			q.Biases = Name{Name: op.Name.Name + "_biases", Pos: q.Pos}
-		}
+	if hasName {
+		op.Quant.nameTables(op.Name.Name)
 	}
 	return op
+}
+
+// nameTables names an affine tensor's tables <name>_scales and
+// <name>_biases (mx.quantize's outputs) unless the spec names them; nil q
+// or an empty name: nothing.
+func (q *Quant) nameTables(name string) {
+	if q == nil || name == "" {
+		return
+	}
+	if q.Scales.Name == "" {
+		q.Scales = Name{Name: name + "_scales", Pos: q.Pos}
+	}
+	if q.Biases.Name == "" {
+		q.Biases = Name{Name: name + "_biases", Pos: q.Pos}
+	}
 }
 
 var quantFields = []string{"format", "bits", "group", "scales", "biases"}

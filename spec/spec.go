@@ -68,6 +68,10 @@ type Input struct {
 	// where it is written, zero when absent (the launch's whole batch).
 	Batch    []BatchDim
 	BatchPos diag.Pos
+	// Quant is a rowwise input's packed format (`quant:`, the matmul B's
+	// field and layout, [rows, cols] logical): formulas read its
+	// dequantized values. Nil for plain elements.
+	Quant *Quant
 }
 
 // BatchDim is one leading dimension of a tensor of a batched matmul
@@ -110,7 +114,7 @@ type Operand struct {
 	Quant *Quant
 }
 
-// Quant is a matmul B's `quant:` field: q4_0, q8_0, or {format: affine,
+// Quant is a matmul B's or a rowwise input's `quant:` field: q4_0, q8_0, or {format: affine,
 // bits: 4, group: 64[, scales: s, biases: b]} (kgenrt.QuantFormat says how
 // each is stored).
 type Quant struct {

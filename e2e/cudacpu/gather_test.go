@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/kgen-dev/kgen/dtype"
@@ -16,8 +17,9 @@ import (
 // positioned-write built-ins (docs/indexing.md) on the CPU under the
 // address sanitizer, with parity's index inputs (in range, negative, at
 // and past the end, i32's extremes): widths 1 and 7 (scalar path), 64 and
-// 1024 (16-byte vectors), 4099 (scalar, wide); then compares every output
-// bit with the MSL kernel's on the same inputs, since a gather is a copy.
+// 1024 (16-byte vectors), 4099 (scalar, wide; a packed input's widths round
+// up to whole groups); then compares every output bit with the MSL
+// kernel's on the same inputs, since a gather is a copy.
 func TestGatherCUDAOnCPU(t *testing.T) {
 	tc := findToolchain(t)
 	ks, files := loadKernels(t)
@@ -34,8 +36,10 @@ func TestGatherCUDAOnCPU(t *testing.T) {
 	}
 }
 
-// gatherBuiltins are the built-ins TestGatherCUDAOnCPU runs.
-var gatherBuiltins = []string{"embedding", "kv_cache_append"}
+// gatherBuiltins are the built-ins TestGatherCUDAOnCPU runs: a packed
+// input's read is a gather too (ir/quant_rows.go), and its one f32 fma
+// gives the same bits on both backends.
+var gatherBuiltins = []string{"embedding", "kv_cache_append", "dequantize_mlx4"}
 
 // sameBitsEverywhere runs k on the MSL harness and through the CUDA build
 // on the same inputs and requires every output's bits to agree.
@@ -100,4 +104,44 @@ func isNaN(v []byte, d dtype.DType) bool {
 		return u&0x7f800000 == 0x7f800000 && u&0x7fffff != 0
 	}
 	return false
+}
+
+// TestPackedCUDACatchesMutations: the check TestGatherCUDAOnCPU runs on
+// dequantize_mlx4 fails each of these bugs in its CUDA source (the packed
+// input's reader, ir/quant_rows.go): codes read in swapped pairs, a group
+// boundary off by one, the next group's scale.
+func TestPackedCUDACatchesMutations(t *testing.T) {
+	tc := findToolchain(t)
+	ks, files := loadKernels(t)
+	k, src := ks["dequantize_mlx4"], files["dequantize_mlx4"]
+	if k == nil || src == nil {
+		t.Fatal("no dequantize_mlx4 built-in with a CUDA source")
+	}
+	for _, m := range []struct{ name, old, new string }{
+		{"codes swapped in pairs", "kgen_bit = kgen_j * kgen_bits", "kgen_bit = (kgen_j ^ 1u) * kgen_bits"},
+		{"group boundary off by one", "(unsigned int)kgen_take0_1 / 64u])", "((unsigned int)kgen_take0_1 + 1u) / 64u])"},
+		{"scale of the next group", "kgen_f(w_scales[(unsigned long long)kgen_take0_0 * (args.cols / 64u) + (unsigned int)kgen_take0_1 / 64u])",
+			"kgen_f(w_scales[(unsigned long long)kgen_take0_0 * (args.cols / 64u) + (unsigned int)kgen_take0_1 / 64u + 1u])"},
+	} {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			if !strings.Contains(string(src), m.old) {
+				t.Fatalf("the text to mutate (%q) is not in the generated source", m.old)
+			}
+			b := buildRows(t, tc, k, []byte(strings.ReplaceAll(string(src), m.old, m.new)))
+			results, err := parity.Check(context.Background(), k, nil, parity.Options{Seed: 21, Cols: []int{192}, Rows: []int{11}, Backend: ir.CUDA, Run: b.rowRunner()})
+			if err != nil {
+				if !strings.Contains(err.Error(), "ERROR: AddressSanitizer") {
+					t.Fatal(err)
+				}
+				t.Logf("fails as it must, in the run (the address sanitizer)")
+				return
+			}
+			for _, r := range parity.Summarize(results) {
+				if r.OK() {
+					t.Errorf("%s: parity passes a kernel with its %s: %s", r.HostName, m.name, r)
+				}
+			}
+		})
+	}
 }

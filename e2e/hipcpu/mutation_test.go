@@ -115,3 +115,35 @@ func TestMissingBarrierIsCaught(t *testing.T) {
 		}
 	}
 }
+
+// TestPackedHIPCatchesMutations: parity on the 64-lane run fails
+// dequantize_mlx4's HIP source with its packed input read wrong
+// (ir/quant_rows.go): codes in swapped pairs, the bias alone (scale·q
+// dropped).
+func TestPackedHIPCatchesMutations(t *testing.T) {
+	var k *ir.Kernel
+	for _, b := range builtins(t) {
+		if b.Name == "dequantize_mlx4" {
+			k = b
+		}
+	}
+	if k == nil {
+		t.Fatal("no built-in dequantize_mlx4")
+	}
+	src := source(t, k)
+	for _, m := range []struct{ name, from, to string }{
+		{"codes swapped in pairs", "const unsigned int bit = j * bits", "const unsigned int bit = (j ^ 1u) * bits"},
+		{"scale·q dropped", "__builtin_fmaf(kgen_f(w_scales", "(kgen_f(w_scales"}, // a comma expression: the bias alone
+	} {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			if !strings.Contains(src, m.from) {
+				t.Fatalf("%q is not in the source", m.from)
+			}
+			b := build(t, k, strings.ReplaceAll(src, m.from, m.to), 64, "address,undefined")
+			if failed, why := fails(k, b); !failed {
+				t.Errorf("the mutation %q passed: %s", m.name, why)
+			}
+		})
+	}
+}

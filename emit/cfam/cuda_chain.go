@@ -105,16 +105,11 @@ func (mw *matmulWriter) lastRowEnd(part bool) string {
 // the operand's logical [rows, cols] has the head dimension first (the
 // scores' b, logical [k, n]).
 func (mw *matmulWriter) tileAt(name string, o ir.Operand, transposed bool, rows, cols string) {
-	b := mw.k.Bindings[o.Binding]
 	lr, lc := "kgen_r", "kgen_c" // the logical (row, col) of tile (r, c)
 	if transposed {
 		lr, lc = "kgen_c", "kgen_r"
 	}
-	at := mw.elemAt(b, lr, lc, cols)
-	if o.ColMajor {
-		at = mw.elemAt(b, lc, lr, rows)
-	}
-	mw.P("auto ", name, " = [&](unsigned long long kgen_r, unsigned long long kgen_c) { return ", at, "; };")
+	mw.P("auto ", name, " = [&](unsigned long long kgen_r, unsigned long long kgen_c) { return ", mw.operandAt(o, lr, lc, rows, cols), "; };")
 }
 
 // vecOK is the C condition under which operand o's tile rows are

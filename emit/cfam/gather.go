@@ -96,6 +96,16 @@ func (rw *rowWriter) gatherLoads(p int, col string, skip map[int]bool) {
 		ga := rw.r.Gathers[g]
 		n, dims, in := ir.GatherName(g), rw.k.GatherDims(g), rw.inputName(ga.Input)
 		zero := rw.d.Cvt("C", "0.0f")
+		if b := ins[ga.Input]; b.Quant != nil { // a packed input's dequantized value (ir/quant_rows.go)
+			at := rw.coords(n, ga.At, col)
+			t := packedTensor{q: *b.Quant, name: in, width: "args." + dims[1]}
+			if s, bs := rw.k.QuantTables(b.Index); s >= 0 {
+				t.scales, t.biases = rw.k.Bindings[s].Name, rw.k.Bindings[bs].Name
+			}
+			v := quantElem(rw.d, t, "("+rw.d.Offset+")"+at[0], "("+rw.d.Uint+")"+at[1])
+			rw.P("const C ", n, " = ", inside(at, dims), " ? ", rw.d.Cvt("C", v), " : ", zero, ";")
+			continue
+		}
 		if ins[ga.Input].DType.IsInt() {
 			zero = "0"
 		}

@@ -364,19 +364,23 @@ func (mw *matmulWriter) fragLoop(body func()) {
 func (mw *matmulWriter) stage(tile, cols, size string, o ir.Operand, r0, c0, rowsLim, colsLim, tid string) {
 	mw.Block("for (uint kgen_e = "+tid+"; kgen_e < "+size+"; kgen_e += kThreads)", func() {
 		mw.P("const uint kgen_r = ", r0, " + kgen_e / ", cols, ", kgen_c = ", c0, " + kgen_e % ", cols, ";")
-		// Row-major logical [rows, cols] is stored r * cols + c; column-major
-		// is stored transposed, c * rows + r.
-		b := mw.k.Bindings[o.Binding]
-		at := mw.elemAt(b, "kgen_r", "kgen_c", colsLim)
-		if o.ColMajor {
-			at = mw.elemAt(b, "kgen_c", "kgen_r", rowsLim)
-		}
-		val := "float(" + o.Name + "[" + at + "])"
+		val := "float(" + o.Name + "[" + mw.operandAt(o, "kgen_r", "kgen_c", rowsLim, colsLim) + "])"
 		if o.Quant != nil {
 			val = mw.quantAt(o, "kgen_c", "kgen_r")
 		}
 		mw.P(tile, "[kgen_e] = (kgen_r < ", rowsLim, " && kgen_c < ", colsLim, ") ? ", val, " : 0.0f;")
 	})
+}
+
+// operandAt is the stored offset of element (r, c) of operand o, logical
+// [rows, cols]: row-major is stored r * cols + c, column-major transposed,
+// c * rows + r (or through the strides of a batched kernel, elemAt).
+func (mw *matmulWriter) operandAt(o ir.Operand, r, c, rows, cols string) string {
+	b := mw.k.Bindings[o.Binding]
+	if o.ColMajor {
+		return mw.elemAt(b, c, r, rows)
+	}
+	return mw.elemAt(b, r, c, cols)
 }
 
 // multiply writes the fragment products of one staged K step: fragments

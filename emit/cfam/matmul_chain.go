@@ -17,12 +17,13 @@ import (
 // p at a time. Every lane reaches every matrix operation, barrier and
 // shuffle; rows past m and columns past n score -INFINITY (weight 0).
 func (mw *matmulWriter) chainBody() {
-	mw.chainLoop("0", "args.n", func() { mw.chainWrite(mw.simd) })
+	mw.chainLoop("0", "args.n", mw.chainVecWrite, func() { mw.chainWrite(mw.simd) })
 }
 
 // chainLoop writes the chain over keys [from, to), then finish (the
-// outputs, or a decode split's partials).
-func (mw *matmulWriter) chainLoop(from, to string, finish func()) {
+// outputs, or a decode split's partials); or where the launch takes the
+// row-vector form (ir.Matmul.ChainTiledRule), chainVec with vecFinish.
+func (mw *matmulWriter) chainLoop(from, to string, vecFinish, finish func()) {
 	w, mm, tid, tg, simd := mw.Writer, mw.mm, mw.tid, mw.tg, mw.simd
 	t, ch := mm.Tile, mm.Chain
 	w.P("using C = float;")
@@ -36,10 +37,15 @@ func (mw *matmulWriter) chainLoop(from, to string, finish func()) {
 	w.P(fmt.Sprintf("threadgroup float kgen_os[BM * PMAX]; // %s of the group's rows, [BM][PMAX]", ch.Then.Acc))
 	w.P("// The launcher refuses p > PMAX; the whole group leaves together (no matrix is live yet).")
 	w.Block("if (args.p > PMAX)", func() { w.P("return;") })
-	w.P("const uint kgen_row0 = ", tg, " * BM;")
-	w.P("const uint kgen_sn = ", simd, " * 8; // this simdgroup's 8 columns of each block")
 	w.P("const uint kgen_lane = ", tid, " % 32;")
 	mw.paramLocals()
+	w.P("// One threadgroup per query row where m <= ", ir.VecRows, " and k <= PMAX (ir.Matmul.ChainTiledRule: ", mm.ChainTiledRule(), "; the launcher's grid follows the same rule).")
+	w.Block("if ("+cSize(mm.ChainTiledRule())+" == 0u)", func() {
+		mw.chainVec(from, to, vecFinish)
+		w.P("return;")
+	})
+	w.P("const uint kgen_row0 = ", tg, " * BM;")
+	w.P("const uint kgen_sn = ", simd, " * 8; // this simdgroup's 8 columns of each block")
 	w.Block("for (uint kgen_e = "+tid+"; kgen_e < BM * PMAX; kgen_e += kThreads)", func() { w.P("kgen_os[kgen_e] = 0.0f;") })
 	w.P("// Other threads read these zeros even when no block runs (n = 0, every block masked).")
 	w.P("threadgroup_barrier(mem_flags::mem_threadgroup);")
@@ -74,7 +80,7 @@ func (mw *matmulWriter) decodePartBody() {
 	g := mw.d.Threads[GroupXYZ].Expr
 	mw.P("const uint kgen_key0 = ", g, ".y * args.", ir.ChunkField, ";")
 	mw.P("const uint kgen_key1 = min(args.n, kgen_key0 + args.", ir.ChunkField, ");")
-	mw.chainLoop("kgen_key0", "kgen_key1", func() {
+	mw.chainLoop("kgen_key0", "kgen_key1", mw.decodeVecPartials, func() {
 		w := mw.Writer
 		ws := mw.mm.Decode.Space
 		w.Block("for (uint kgen_q = 0; kgen_q < kRowsPerSimd; ++kgen_q)", func() {

@@ -20,25 +20,42 @@ func quantHelpers(k *ir.Kernel) []helper {
 	if !k.Quantized() {
 		return nil
 	}
-	var v quantView
+	var qs []*kgenrt.Quant
 	for _, b := range k.Matmul().B {
-		if q := b.Quant; q != nil {
-			v.Affine = v.Affine || q.Format == kgenrt.Affine
-			v.Q4_0 = v.Q4_0 || q.Format == kgenrt.Q4_0
-			v.Q8_0 = v.Q8_0 || q.Format == kgenrt.Q8_0
+		qs = append(qs, b.Quant)
+	}
+	return []helper{{name: "quant", data: quantViewOf(qs)}}
+}
+
+// packedHelpers is the quant_elem block (one value's readers) for a
+// rowwise kernel with packed inputs (ir/quant_rows.go).
+func packedHelpers(k *ir.Kernel) []helper {
+	var qs []*kgenrt.Quant
+	for _, b := range k.BindingsOf(ir.Input) {
+		if b.IsPacked() && !b.Table {
+			qs = append(qs, b.Quant)
 		}
 	}
-	return []helper{{name: "quant", data: v}}
+	if len(qs) == 0 {
+		return nil
+	}
+	return []helper{{name: "quant_elem", data: quantViewOf(qs)}}
 }
 
 // quantRow is the pointer to row n (one output column's k values) of
 // quantized operand o.
 func quantRow(o ir.Operand, n string) string {
-	unit := o.Quant.BlockBytes() // per 32 values: a ggml block's bytes, or affine's Bits words
-	if o.Quant.Format == kgenrt.Affine {
-		unit = o.Quant.Bits
+	return packedRow(*o.Quant, o.Name, n, "args.k")
+}
+
+// packedRow is the pointer to row n of packed tensor name, whose rows hold
+// width values (a size field's spelling).
+func packedRow(q kgenrt.Quant, name, n, width string) string {
+	unit := q.BlockBytes() // per 32 values: a ggml block's bytes, or affine's Bits words
+	if q.Format == kgenrt.Affine {
+		unit = q.Bits
 	}
-	return fmt.Sprintf("(%s + %s * (args.k / 32u * %du))", o.Name, n, unit)
+	return fmt.Sprintf("(%s + %s * (%s / 32u * %du))", name, n, width, unit)
 }
 
 // quantAt is the f32 of logical element (kk, n) of quantized operand o
@@ -46,17 +63,48 @@ func quantRow(o ir.Operand, n string) string {
 // or the block's exact d·q, read by the dialect's quant template (Metal's
 // staging and HIP's GEMM both call it; the conversions are the dialect's).
 func (mw *matmulWriter) quantAt(o ir.Operand, n, kk string) string {
-	q := o.Quant
-	switch q.Format {
-	case kgenrt.Q4_0:
-		return fmt.Sprintf("kgen_q4_0(%s, %s)", quantRow(o, n), kk)
-	case kgenrt.Q8_0:
-		return fmt.Sprintf("kgen_q8_0(%s, %s)", quantRow(o, n), kk)
+	t := packedTensor{q: *o.Quant, name: o.Name, width: "args.k"}
+	if o.Scales >= 0 {
+		t.scales, t.biases = mw.k.Bindings[o.Scales].Name, mw.k.Bindings[o.Biases].Name
 	}
-	g := fmt.Sprintf("%s * (args.k / %du) + %s / %du", n, q.Group, kk, q.Group)
-	scales, biases := mw.k.Bindings[o.Scales].Name, mw.k.Bindings[o.Biases].Name
-	return fmt.Sprintf("%s(%s, %s, %s)", mw.d.FloatFunc("fma"), mw.d.ToFloat(scales+"["+g+"]"),
-		mw.d.FloatCast(fmt.Sprintf("kgen_affine_code(%s, %s, %du)", quantRow(o, n), kk, q.Bits)), mw.d.ToFloat(biases+"["+g+"]"))
+	return quantElem(mw.d, t, n, kk)
+}
+
+// packedTensor is what quantElem reads: a packed tensor's format, name,
+// tables ("" for ggml) and its rows' width in values.
+type packedTensor struct {
+	q                           kgenrt.Quant
+	name, scales, biases, width string
+}
+
+// quantElem is the f32 of element (n, kk) of packed tensor t, in dialect
+// d: scale·q + bias as one fma (affine), or the block's exact d·q. The
+// quantized matmuls and the packed rowwise inputs (ir/quant_rows.go) read
+// their values through it, so both round them the same way.
+func quantElem(d *Dialect, t packedTensor, n, kk string) string {
+	row := packedRow(t.q, t.name, n, t.width)
+	switch t.q.Format {
+	case kgenrt.Q4_0:
+		return fmt.Sprintf("kgen_q4_0(%s, %s)", row, kk)
+	case kgenrt.Q8_0:
+		return fmt.Sprintf("kgen_q8_0(%s, %s)", row, kk)
+	}
+	g := fmt.Sprintf("%s * (%s / %du) + %s / %du", n, t.width, t.q.Group, kk, t.q.Group)
+	return fmt.Sprintf("%s(%s, %s, %s)", d.FloatFunc("fma"), d.ToFloat(t.scales+"["+g+"]"),
+		d.FloatCast(fmt.Sprintf("kgen_affine_code(%s, %s, %du)", row, kk, t.q.Bits)), d.ToFloat(t.biases+"["+g+"]"))
+}
+
+// quantView is the view of the packed formats a list of tensors reads.
+func quantViewOf(qs []*kgenrt.Quant) quantView {
+	var v quantView
+	for _, q := range qs {
+		if q != nil {
+			v.Affine = v.Affine || q.Format == kgenrt.Affine
+			v.Q4_0 = v.Q4_0 || q.Format == kgenrt.Q4_0
+			v.Q8_0 = v.Q8_0 || q.Format == kgenrt.Q8_0
+		}
+	}
+	return v
 }
 
 // gemvBody writes the matrix-vector phase (ir.Gemv) for m <= ir.GemvRows:

@@ -36,7 +36,8 @@ func (rows) helpers(k *ir.Kernel, d *Dialect) []helper {
 	for _, h := range d.RowHelpers {
 		out = append(out, helper{name: h})
 	}
-	return append(append(out, teamHelpers(k.Rows(), d)...), topkHelpers(k.Rows(), d)...)
+	out = append(append(out, teamHelpers(k.Rows(), d)...), topkHelpers(k.Rows(), d)...)
+	return append(out, packedHelpers(k)...)
 }
 
 // teamData is a team reduction block's data: its combine, the dialect's

@@ -5,6 +5,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/kgen-dev/kgen/dtype"
 	"github.com/kgen-dev/kgen/ir"
 )
 
@@ -34,10 +35,14 @@ func (g *evalGen) gatherLoads(st ir.Stage, seg int) []jen.Code {
 			t = jen.Int32()
 		}
 		name := g.n.local(a.Name)
+		load := g.io.load(b, jen.Id("kgenAt"))
+		if b.Quant != nil { // a packed input: its dequantized values (packedLines)
+			load = g.io.load(ir.Binding{Name: packedLocal(b), DType: dtype.F32}, jen.Id("kgenAt"))
+		}
 		out = append(out,
 			jen.Var().Id(name).Add(t).Comment(g.k.FormatExpr(&ir.Expr{Op: ir.OpRef, Ref: ir.RefGather, Index: a.Index, At: ga.At})+", 0 outside the tensor"),
 			jen.If(jen.List(jen.Id("kgenAt"), jen.Id("kgenIn")).Op(":=").Add(rt("GatherAt").Call(args...)), jen.Id("kgenIn")).Block(
-				jen.Id(name).Op("=").Add(g.io.load(b, jen.Id("kgenAt")))))
+				jen.Id(name).Op("=").Add(load)))
 	}
 	return out
 }
@@ -102,4 +107,26 @@ func (g *evalGen) scatterPut(o ir.Binding, val jen.Code) jen.Code {
 	}
 	return jen.If(jen.List(jen.Id("kgenAt"), jen.Id("kgenIn")).Op(":=").Add(rt("GatherAt").Call(args...)), jen.Add(cond...)).Block(
 		g.io.store(o, jen.Id("kgenAt"), val))
+}
+
+// packedLocal is the local holding packed input b's dequantized values in
+// the reference loops.
+func packedLocal(b ir.Binding) string { return "kgenDq_" + b.Name }
+
+// packedLines dequantizes each packed input of a rowwise kernel (ir's
+// quant_rows.go) whole, before the rows: as the kernels compute each value
+// for Reference, exactly for Reference64; the gathers read them there.
+func packedLines(g *evalGen) []jen.Code {
+	var out []jen.Code
+	for _, b := range g.k.BindingsOf(ir.Input) {
+		if !b.IsPacked() || b.Table {
+			continue
+		}
+		scales, biases := "", ""
+		if s, bs := g.k.QuantTables(b.Index); s >= 0 {
+			scales, biases = g.k.Bindings[s].Name, g.k.Bindings[bs].Name
+		}
+		out = append(out, dequantInto(g, packedLocal(b), *b.Quant, b.Name, scales, biases, b.Shape[0], b.Shape[1], b.Name+": "+b.Quant.String())...)
+	}
+	return out
 }

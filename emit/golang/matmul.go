@@ -73,18 +73,29 @@ func matmulLoops(g *evalGen) []jen.Code {
 // (so read col-major): as the kernels compute it for Reference (an f32
 // tensor), exactly for Reference64.
 func dequantLines(g *evalGen, b ir.Operand, i int) []jen.Code {
-	w := jen.Id(fmt.Sprintf("kgenW%d", i))
-	tables := []jen.Code{jen.Nil(), jen.Nil()}
+	scales, biases := "", ""
 	if b.Scales >= 0 {
-		tables = []jen.Code{jen.Id(g.n.local(g.k.Bindings[b.Scales].Name)), jen.Id(g.n.local(g.k.Bindings[b.Biases].Name))}
+		scales, biases = g.k.Bindings[b.Scales].Name, g.k.Bindings[b.Biases].Name
 	}
-	args := append([]jen.Code{quantValue(*b.Quant), jen.Id(g.n.local(b.Name))}, tables...)
+	return dequantInto(g, fmt.Sprintf("kgenW%d", i), *b.Quant, b.Name, scales, biases, "n", "k", ir.QuantText(g.k, b))
+}
+
+// dequantInto dequantizes packed tensor packed (with its tables, "" for
+// ggml) of [n, k] logical values into local out: an f32 tensor as the
+// kernels compute it for Reference, the exact float64 values for
+// Reference64.
+func dequantInto(g *evalGen, out string, q kgenrt.Quant, packed, scales, biases, n, k, comment string) []jen.Code {
+	w := jen.Id(out)
+	tables := []jen.Code{jen.Nil(), jen.Nil()}
+	if scales != "" {
+		tables = []jen.Code{jen.Id(g.n.local(scales)), jen.Id(g.n.local(biases))}
+	}
+	args := append([]jen.Code{quantValue(q), jen.Id(g.n.local(packed))}, tables...)
 	if g.io.mode == dtype.Invalid {
-		return []jen.Code{jen.Add(w).Op(":=").Add(rt("Dequantize64Values")).Call(append(args, jen.Id("n"), jen.Id("k"))...).
-			Comment(ir.QuantText(g.k, b))}
+		return []jen.Code{jen.Add(w).Op(":=").Add(rt("Dequantize64Values")).Call(append(args, jen.Id(n), jen.Id(k))...).Comment(comment)}
 	}
 	return []jen.Code{
-		jen.List(w, jen.Err()).Op(":=").Add(rt("DequantizedTensor")).Call(args...).Comment(ir.QuantText(g.k, b)),
+		jen.List(w, jen.Err()).Op(":=").Add(rt("DequantizedTensor")).Call(args...).Comment(comment),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 	}
 }

@@ -61,7 +61,7 @@ func rowPrelude(k *ir.Kernel, _ *names) ([]jen.Code, error) {
 // a [cols] output's terms fold into its accumulator row by row, stored
 // once every row is done.
 func rowLoops(g *evalGen) []jen.Code {
-	var out []jen.Code
+	out := packedLines(g)
 	c := g.k.ColReductions()
 	if c != nil {
 		for _, o := range c.Outputs {

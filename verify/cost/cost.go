@@ -29,7 +29,36 @@ var (
 	RowShape    = [2]int{4, 1024} // rows, cols
 	MatmulShape = parity.MatmulShape{M: 64, N: 64, K: 64}
 	ChainShape  = parity.ChainShape{M: 16, N: 64, K: 64, P: 64}
+	// ChainVecShape is the gate's second chain shape: one query row, which
+	// the Metal chain runs in its row-vector form (ir.VecRows), so the gate
+	// holds both forms (ChainShape takes the tiled one).
+	ChainVecShape = parity.ChainShape{M: 1, N: 64, K: 64, P: 64}
 )
+
+// MeasureGate is MeasureAll plus every chain kernel at ChainVecShape,
+// recorded under "<host name>@m=1": the reports the gate holds.
+func MeasureGate(ctx context.Context, kernels []*ir.Kernel, sources map[string][]byte) ([]*Report, error) {
+	reports, err := MeasureAll(ctx, kernels, sources)
+	if err != nil {
+		return nil, err
+	}
+	s := ChainVecShape
+	shape := fmt.Sprintf("m=%d n=%d k=%d p=%d", s.M, s.N, s.K, s.P)
+	for _, k := range kernels {
+		if k.Kind != ir.KindMatmul || k.Matmul().Chain == nil {
+			continue
+		}
+		reps, err := MeasureAt(ctx, k, sources[k.Name], func(o *parity.Options) { o.Chain = []parity.ChainShape{s} }, shape)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range reps {
+			r.HostName += fmt.Sprintf("@m=%d", s.M)
+		}
+		reports = append(reports, reps...)
+	}
+	return reports, nil
+}
 
 // Report is one kernel × dtype at its cost shape.
 type Report struct {

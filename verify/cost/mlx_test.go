@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,6 +69,10 @@ func mlxRun(t *testing.T, root, file, host string, bufs [][]byte, grid, tg [3]ui
 	return c
 }
 
+func i64(v int64) []byte { return binary.LittleEndian.AppendUint64(nil, uint64(v)) }
+
+func f32(v float32) []byte { return u32(math.Float32bits(v)) }
+
 var mlxTypes = []struct {
 	kgen, mlx string
 	size      int
@@ -121,6 +126,43 @@ func TestMLXSideBySide(t *testing.T) {
 		c = mlxRun(t, root, "softmax.metal", host, [][]byte{x, make([]byte, len(x)), u32(cols)},
 			[3]uint32{nrows * cols / 4, 1, 1}, [3]uint32{cols / 4, 1, 1}, nil)
 		rows = append(rows, sideOf("softmax", "MLX", host, shape, n, c))
+	}
+	// rope: rows of one head (cols = head_dim), split halves, kgen's rope
+	// against MLX's batched rope kernel (forward, not traditional; one
+	// head, rows positions of a sequence; each thread rotates one pair).
+	kgenRows("rope", "rope", shape, nil)
+	for _, ty := range mlxTypes {
+		x := make([]byte, n*ty.size)
+		strides := append(append(i64(int64(n)), i64(int64(cols))...), i64(1)...)
+		c := mlxRun(t, root, "rope.metal", "rope_"+ty.mlx, [][]byte{x, make([]byte, len(x)), make([]byte, 4),
+			f32(1), strides, strides, i64(0), u32(1), nil, nil, f32(float32(math.Log2(10000)))},
+			[3]uint32{cols / 2, nrows, 1}, [3]uint32{32, 1, 1}, map[string]string{"forward": "true", "traditional": "false", "hs_transpose": "false"})
+		rows = append(rows, sideOf("rope", "MLX", "rope_"+ty.mlx, shape, n, c))
+	}
+	// decode attention: one query row per head against a 256-key cache,
+	// head_dim 64, 2 sequences × 4 query heads over 2 KV heads (group 2,
+	// parity's batch sizes), kgen's attention_decode (split into parts and
+	// a combine by its launcher) against the single-pass sdpa_vector that
+	// MLX dispatches for a short cache: one 1024-thread threadgroup per
+	// query head, 32 simdgroups each taking every 32nd key.
+	const keys, hd, qheads = 256, 64, 8
+	dshape := fmt.Sprintf("m=1 n=%d k=%d p=%d heads=%d group=2", keys, hd, hd, qheads)
+	kgenRows("attention decode", "attention_decode", dshape, func(o *parity.Options) {
+		o.Chain = []parity.ChainShape{{M: 1, N: keys, K: hd, P: hd}}
+	})
+	for _, ty := range mlxTypes {
+		e := ty.size
+		// sdpa's instantiations name the Metal type (float16_t, not float16).
+		host := fmt.Sprintf("sdpa_vector_%s_%d_%d", map[string]string{"f32": "float", "f16": "float16_t", "bf16": "bfloat16_t"}[ty.kgen], hd, hd)
+		kv := make([]byte, qheads/2*keys*hd*e)
+		c := mlxRun(t, root, "scaled_dot_product_attention.metal", host, [][]byte{
+			make([]byte, qheads*hd*e), kv, kv, make([]byte, qheads*hd*e),
+			u32(2), u32(keys), i64(keys * hd), i64(hd), i64(keys * hd), i64(hd), f32(0.125),
+			nil, nil, u32(0), u32(0), u32(0), nil, u32(0)}, // masks and sinks: their function constants are false
+			[3]uint32{1024 * qheads, 1, 1}, [3]uint32{1024, 1, 1}, map[string]string{
+				"has_mask": "false", "query_transposed": "false", "do_causal": "false", "bool_mask": "false",
+				"float_mask": "false", "has_sinks": "false", "blocks": "1"})
+		rows = append(rows, sideOf("attention decode", "MLX", host, dshape, qheads*hd, c))
 	}
 	for _, m := range []int{1, 16, 128} {
 		const nn, kk = 128, 128

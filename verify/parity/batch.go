@@ -185,6 +185,16 @@ func tensorMatrix(k *ir.Kernel, b ir.Binding, z int, sizes map[string]int) int {
 	return m
 }
 
+// batchOf is the matrices of the kernel's first output: every batch
+// element's (an output has every batch dimension), so a Result's N counts
+// the whole launch's output elements, not one matrix's.
+func batchOf(k *ir.Kernel, layouts map[int]stridedLayout) int {
+	for _, b := range k.BindingsOf(ir.Output) {
+		return layouts[b.Index].batch
+	}
+	return 1
+}
+
 // checkBatched is checkOne for a batched kernel.
 func checkBatched(ctx context.Context, k *ir.Kernel, v ir.Variant, gen shapeGen, source []byte, sh shape, opts Options) (Result, error) {
 	l := k.Launch(opts.Backend)
@@ -213,7 +223,7 @@ func checkBatched(ctx context.Context, k *ir.Kernel, v ir.Variant, gen shapeGen,
 	opts.Sample = nil // the differential check reads dense buffers
 	c := &check{k: k, v: v, gen: gen, opts: opts, sizes: sizes,
 		params: paramValues(k, gen.f32Param, opts.Params), rounding: roundingOf(k, v),
-		res: Result{HostName: v.HostName, DType: v.DType, N: sh.n, Rows: sh.rows, Cols: sh.cols}}
+		res: Result{HostName: v.HostName, DType: v.DType, N: sh.n * batchOf(k, layouts), Rows: sh.rows, Cols: sh.cols}}
 	// Each input's matrices: matrix j of every input drawn together, so
 	// the adversarial rows of A land in every matrix.
 	matrices := make([][][]float64, len(k.Bindings))

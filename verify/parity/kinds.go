@@ -133,10 +133,18 @@ func rowShapes(k *ir.Kernel, opts Options) []shape {
 		}
 	}
 	var out []shape
+	seen := map[int]bool{}
 	for _, c := range cols {
 		if c%2 != 0 && k.Rows().Pair != "" {
 			c++ // a kernel that pairs a row's elements takes even rows only (kgenrt refuses odd ones)
 		}
+		if g := packedGroup(k); g > 0 { // a packed input's rows are whole groups: round up to one
+			c = max(g, (c+g-1)/g*g)
+		}
+		if seen[c] {
+			continue
+		}
+		seen[c] = true
 		for _, r := range rows {
 			sizes, seg := map[string]int{"cols": c}, 0
 			for _, f := range k.ArgsBinding().Fields {
@@ -185,7 +193,7 @@ func rowReference(c *check, visit visitor) {
 		for r := range rows {
 			for i, b := range ins {
 				switch {
-				case b.IsRowVector(), b.IsIndexable(): // an indexable input is read whole, by its gathers
+				case b.IsRowVector(), b.IsIndexable(), b.IsPacked(): // an indexable or packed input is read whole, by its gathers
 					row[i] = c.vals[b.Index]
 				case b.IsPerRow():
 					row[i] = c.vals[b.Index][r : r+1]

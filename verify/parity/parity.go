@@ -111,7 +111,8 @@ type Result struct {
 	HostName string
 	DType    dtype.DType
 	// N is the elements of each output (of the first segment): n for an
-	// elementwise launch, Rows·Cols for a rowwise one.
+	// elementwise launch, Rows·Cols for a rowwise one, every batch
+	// element's for a batched one.
 	N int
 	// Rows and Cols name a rowwise launch: the rows of the first segment
 	// (segment s has SegmentRows(Rows, s)) and the row width; 0 otherwise.

@@ -106,6 +106,10 @@ func TestBatchedMutationsFail(t *testing.T) {
 		{"dense output rows", "kgen_i * args.kgen_o_s2", "kgen_i * args.p"},
 		{"combine without the rescale", "const float kgen_f = kgen_mx == -INFINITY ? 0.0f : kgen_math::exp(kgen_ws1[kgen_w] - kgen_mx);", "const float kgen_f = 1.0f;"},
 		{"skips a block the mask shows", "kgen_clo - long(offset) > 0", "kgen_clo - long(offset) >= 0"},
+		// The row-vector form (m <= 8: the 7-row and decode shapes).
+		{"row-vector output not rescaled per key", "kgen_ov[kgen_t] * kgen_f);", "kgen_ov[kgen_t]);"},
+		{"row-vector partials summed without their rescale", "kgen_osum += kgen_os[kgen_q * PMAX + kgen_c] * kgen_f;", "kgen_osum += kgen_os[kgen_q * PMAX + kgen_c];"},
+		{"row-vector key stride of one simdgroup", "kgen_j += S)", "kgen_j += 1)"},
 		{"partials of split 0 only", "const uint kgen_w = (kgen_tg3.z * args.kgen_splits + kgen_tg3.y) * args.m + kgen_i;", "const uint kgen_w = (kgen_tg3.z * args.kgen_splits + 0u) * args.m + kgen_i;"},
 	}
 	for _, m := range mutations {

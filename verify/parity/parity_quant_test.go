@@ -1,7 +1,6 @@
 package parity_test
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -60,12 +59,7 @@ func TestQuantMutationsFail(t *testing.T) {
 // whose scores use Q8_0 keys.
 func TestQuantizedEpilogueForms(t *testing.T) {
 	needCompiler(t)
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "specs"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	files := map[string]string{
-		"kgen.yaml": "version: 1\nspecs: specs\nout:\n  msl: gen/msl\n  go: gen/kernels\ngo:\n  package: kernels\n",
+	kernels, src := tempProject(t, map[string]string{
 		"specs/qnorm.yaml": `kernel: qnorm
 kind: matmul
 dtypes: [f16, bf16]
@@ -93,13 +87,7 @@ outputs:
   - o: acc2 / row_sum(e)
 ports: {metal: generated, cuda: null, rocm: null}
 `,
-	}
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	kernels, src := projectKernels(t, filepath.Join(dir, "kgen.yaml"))
+	})
 	for _, k := range kernels {
 		opts := parity.Options{Seed: 9, Matmul: []parity.MatmulShape{{1, 1, 32}, {9, 33, 64}, {3, 40, 96}, {9, 417, 32}}}
 		if k.Matmul().Chain != nil {

@@ -121,6 +121,7 @@ var nanHidden = map[string]string{
 	"causal_softmax":       "the NaN row's NaN sits in a masked column (col > row)",
 	"argmax":               "its one output is a column: the NaN row's NaN is selected, an integer (testdata/golden/topk)",
 	"embedding":            "it has no [rows, cols] input: its NaNs are the table's, in whichever rows gather them",
+	"dequantize_mlx4":      "its input is packed: parity's adversarial groups put the NaN scale in row 2 and the +Inf one in row 3 (the ±Inf rows), row 1 holds the all-maximum codes",
 }
 
 // nanColumns are the built-ins whose NaN references rightly reach every

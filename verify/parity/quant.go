@@ -71,37 +71,60 @@ func quantGroup(k *ir.Kernel) int {
 func quantInputs(r *rand.Rand, k *ir.Kernel, v ir.Variant, sizes map[string]int, vals [][]float64, plain bool) {
 	n, kk := sizes["n"], sizes["k"]
 	for _, op := range k.Matmul().B {
-		q := op.Quant
-		if q == nil {
+		if op.Quant == nil {
 			continue
 		}
-		w := make([]float32, n*kk)
-		for i, x := range Inputs(r, n*kk, dtype.F32, MatmulRange, false) {
-			w[i] = float32(x)
-		}
-		dt := kgenrt.DType(v.DType)
-		packed, scales, biases, err := kgenrt.Quantize(*q, w, n, kk, dt)
-		if err != nil {
-			panic(err) // the shapes are multiples of the group by construction
-		}
-		raw := packed.Bytes()
-		var s, b []float64
-		if q.HasTables() {
-			s, b = scales.Float64s(), biases.Float64s()
-		}
-		if !plain && kk > 0 {
-			// A NaN or infinite weight column poisons every row that
-			// reduces across columns (a row norm, a softmax): the whole
-			// output would be NaN and the check vacuous. Such kernels get
-			// the finite adversarial groups only.
-			mm := k.Matmul()
-			adversarialGroups(*q, raw, s, b, n, kk, subnormal(*q, v.DType), mm.Rows == nil && mm.Chain == nil)
-		}
-		vals[op.Binding] = packedValues(*q, raw)
-		if q.HasTables() {
+		// A NaN or infinite weight column poisons every row that reduces
+		// across columns (a row norm, a softmax): the whole output would
+		// be NaN and the check vacuous. Such kernels get the finite
+		// adversarial groups only.
+		mm := k.Matmul()
+		p, s, b := drawPacked(r, *op.Quant, v, n, kk, plain, mm.Rows == nil && mm.Chain == nil)
+		vals[op.Binding] = p
+		if op.Quant.HasTables() {
 			vals[op.Scales], vals[op.Biases] = s, b
 		}
 	}
+}
+
+// packedInputs draws every packed input of a rowwise kernel (ir's
+// quant_rows.go) and its tables as quantInputs draws a B, [rows, cols]
+// for [n, k]; a kernel that reduces along its rows gets the finite
+// adversarial groups only.
+func packedInputs(r *rand.Rand, k *ir.Kernel, v ir.Variant, sizes map[string]int, vals [][]float64, plain bool) {
+	for _, b := range k.BindingsOf(ir.Input) {
+		if !b.IsPacked() || b.Table {
+			continue
+		}
+		p, s, bs := drawPacked(r, *b.Quant, v, sizes[b.Shape[0]], sizes[b.Shape[1]], plain, len(k.Rows().Reductions) == 0)
+		vals[b.Index] = p
+		if si, bi := k.QuantTables(b.Index); si >= 0 {
+			vals[si], vals[bi] = s, bs
+		}
+	}
+}
+
+// drawPacked is one packed [n, kk] tensor's words or bytes and its tables
+// (nil for ggml) as float64 values: uniform weights through
+// kgenrt.Quantize, then unless plain the adversarial groups (quantInputs),
+// the non-finite ones where nonFinite.
+func drawPacked(r *rand.Rand, q kgenrt.Quant, v ir.Variant, n, kk int, plain, nonFinite bool) (packed, s, b []float64) {
+	w := make([]float32, n*kk)
+	for i, x := range Inputs(r, n*kk, dtype.F32, MatmulRange, false) {
+		w[i] = float32(x)
+	}
+	p, scales, biases, err := kgenrt.Quantize(q, w, n, kk, kgenrt.DType(v.DType))
+	if err != nil {
+		panic(err) // the shapes are multiples of the group by construction
+	}
+	raw := p.Bytes()
+	if q.HasTables() {
+		s, b = scales.Float64s(), biases.Float64s()
+	}
+	if !plain && kk > 0 {
+		adversarialGroups(q, raw, s, b, n, kk, subnormal(q, v.DType), nonFinite)
+	}
+	return packedValues(q, raw), s, b
 }
 
 // subnormal is a subnormal scale of q's tables (the variant's dtype) or of
@@ -228,4 +251,16 @@ func gammaOf(kk int, op ir.Operand) float64 {
 func roundedWeightsBound(kk int, unit, abs, sa, suma float64) float64 {
 	g := float64(kk) * 0x1p-24 / (1 - float64(kk)*0x1p-24)
 	return (g*(1+unit)+unit)*sa + (g+1)*abs*suma
+}
+
+// packedGroup is the largest group of a rowwise kernel's packed inputs (0:
+// none): the unit its shapes' cols must be a multiple of.
+func packedGroup(k *ir.Kernel) int {
+	g := 0
+	for _, b := range k.BindingsOf(ir.Input) {
+		if b.IsPacked() {
+			g = max(g, b.Quant.Group)
+		}
+	}
+	return g
 }

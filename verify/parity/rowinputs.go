@@ -201,6 +201,7 @@ func rowInputs(r *rand.Rand, k *ir.Kernel, v ir.Variant, sizes map[string]int, o
 	for _, b := range k.BindingsOf(ir.Input) {
 		t := elemType(b, v)
 		switch {
+		case b.IsPacked(): // packedInputs
 		case indexInput(k, b):
 			vals[b.Index] = IndexInputs(r, sizes[b.Shape[0]], IndexDim)
 		case b.IsIndexable():
@@ -239,6 +240,7 @@ func rowInputs(r *rand.Rand, k *ir.Kernel, v ir.Variant, sizes map[string]int, o
 			}
 		}
 	}
+	packedInputs(r, k, v, sizes, vals, opts.Plain)
 	return inDomain(r, k, v, topkTies(r, k, v, sizes, vals), opts)
 }
 

@@ -173,10 +173,10 @@ func (c *comparer) argsLayout(o, n *ir.Kernel, at where) {
 	for _, f := range o.ArgsBinding().Fields {
 		m, ok := now[f.Name]
 		switch {
-		case !ok && (f.Size || f.StrideOf != ""):
+		case !ok && (f.Size || f.StrideOf != "" || len(f.Aligned) > 0):
 			changes = append(changes, fmt.Sprintf("%s (offset %d) is gone", f.Name, f.Offset))
 		case ok && m.Offset != f.Offset:
-			if len(changes) == 0 && !f.Size && f.StrideOf == "" {
+			if len(changes) == 0 && !f.Size && f.StrideOf == "" && len(f.Aligned) == 0 {
 				pos = at.name(f.Name)
 			}
 			changes = append(changes, fmt.Sprintf("%s moved from offset %d to %d", f.Name, f.Offset, m.Offset))

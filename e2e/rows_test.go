@@ -17,7 +17,7 @@ var rowShapes = [][2]int{{0, 7}, {1, 1}, {1, 7}, {3, 64}, {2, 300}, {2, 1100}}
 
 // rowTensors makes random tensors for a rowwise kernel: [rows+3s, cols]
 // for segment s's tensors, [rows+3s] for its per-row ones, [cols] for row
-// vectors.
+// vectors, each after a batched kernel's batch dims of size 1.
 func rowTensors(t *testing.T, k *kgenrt.Kernel, dt kgenrt.DType, rows, cols int, rng *rand.Rand) []*kgenrt.Tensor {
 	t.Helper()
 	var out []*kgenrt.Tensor
@@ -46,6 +46,9 @@ func rowTensors(t *testing.T, k *kgenrt.Kernel, dt kgenrt.DType, rows, cols int,
 		n := shape[0]
 		if len(shape) == 2 {
 			n *= shape[1]
+		}
+		for range b.Batch { // a batched kernel's (docs/rowwise.md): one batch element
+			shape = append([]int{1}, shape...)
 		}
 		vals := make([]float32, n)
 		if b.Role == kgenrt.Input {

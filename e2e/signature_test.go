@@ -311,9 +311,9 @@ func checkLauncher(t *testing.T, k *kgenrt.Kernel) {
 		}
 	}
 	args := k.ArgsBinding()
-	var written []kgenrt.Field // the stride fields are PutStrides's
+	var written []kgenrt.Field // the stride and aligned fields are PutStrides's
 	for _, f := range args.Fields {
-		if f.StrideOf == "" {
+		if f.StrideOf == "" && len(f.Aligned) == 0 {
 			written = append(written, f)
 		}
 	}

@@ -68,13 +68,7 @@ func buildKernel(s *spec.Spec, diags *diag.List) *Kernel {
 	}
 	k.Bindings = kb.bindings(s, k, diags)
 	checkPinned(s, k, diags)
-	if s.Kind != spec.Matmul {
-		for _, in := range s.Inputs {
-			if in.BatchPos.Line > 0 {
-				diags.Addf(in.BatchPos, "input %s: batch dimensions are for batched matmuls (matmul: {batch: […]}); a rowwise or elementwise kernel flattens leading dimensions into rows or n", in.Name.Name)
-			}
-		}
-	}
+	checkBatchKind(s, diags)
 	checkLimits(s, k, diags)
 	checkIntTensors(s, k, diags)
 	for _, c := range s.Constants {
@@ -103,8 +97,8 @@ func buildKernel(s *spec.Spec, diags *diag.List) *Kernel {
 	return k
 }
 
-func elementwiseSchedule(_ *spec.Spec, k *Kernel, _ *diag.List) Schedule {
-	return &Elems{PerThread: elemsPerThread(k), CUDAPerThread: cudaPerThread(k)}
+func elementwiseSchedule(s *spec.Spec, k *Kernel, _ *diag.List) Schedule {
+	return &Elems{PerThread: elemsPerThread(k), CUDAPerThread: cudaPerThread(k), Batch: elemBatchNames(s, &diag.List{})}
 }
 
 // checkIntTensors rejects what integer tensors do not reach yet: an
@@ -216,9 +210,15 @@ func bindings(s *spec.Spec, _ *Kernel, diags *diag.List) []Binding {
 	for _, o := range s.Outputs {
 		out = append(out, Binding{Index: len(out), Name: o.Name.Name, Role: Output, DType: o.DType.Type, Shape: Shape{"n"}})
 	}
+	batch := elemBatchNames(s, diags)
 	fields := []Field{{Name: "n", Type: dtype.U32, Offset: 0, Size: true}}
+	fields = append(fields, specBatchBindings(s, batch, out, diags)...)
 	for _, p := range s.Params {
-		fields = append(fields, Field{Name: p.Name.Name, Type: p.Type.Type, Example: p.ExampleText, Offset: 4 * len(fields)})
+		fields = append(fields, Field{Name: p.Name.Name, Type: p.Type.Type, Example: p.ExampleText})
+	}
+	fields = append(fields, batchTail(batch, out)...)
+	for i := range fields {
+		fields[i].Offset = 4 * i
 	}
 	return append(out, Binding{Index: len(out), Name: "args", Role: Args, Fields: fields})
 }

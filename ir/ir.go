@@ -162,6 +162,11 @@ type Field struct {
 	// batched matmul's views. Neither a size nor a param.
 	StrideOf  string
 	StrideDim int
+	// Aligned lists, on a batched rowwise kernel's AlignedField, the
+	// tensors whose views must all allow 16-byte vector access for the
+	// launcher to set the field to 1 (kgenrt.RowsAligned). Neither a size
+	// nor a param.
+	Aligned []string
 }
 
 // Constant is a baked number.
@@ -212,7 +217,7 @@ func (k *Kernel) ArgsBinding() Binding { return k.BindingsOf(Args)[0] }
 func (k *Kernel) Params() []Field {
 	var out []Field
 	for _, f := range k.ArgsBinding().Fields {
-		if !f.Size && f.StrideOf == "" {
+		if !f.Size && f.StrideOf == "" && f.Name != AlignedField {
 			out = append(out, f)
 		}
 	}

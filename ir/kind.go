@@ -69,6 +69,10 @@ type Elems struct {
 	// transcendentals cost more than one vector's memory time; one at f32,
 	// where a second vector only lengthens the thread). nil: PerThread.
 	CUDAPerThread *launch.Expr
+	// Batch is a batched elementwise kernel's launch dimensions (size
+	// fields, outermost first; rowwise_batch.go): every tensor is a view,
+	// batch dims ++ [n], and a thread's slice lies in one batch element.
+	Batch []string
 }
 
 // PerThreadOn is the elements one thread handles on backend b.
@@ -118,8 +122,12 @@ func (k *Kernel) outputStage(suffix, comment string) Stage {
 
 // Launch implements Schedule: ceildiv(n, elements per thread) threads.
 func (e *Elems) Launch(k *Kernel, b Backend) launch.Launch {
+	threads := launch.Ceil(launch.V("n"), e.PerThreadOn(b))
+	if len(e.Batch) > 0 { // every batch element's slices (rowwise_batch.go)
+		threads = launch.Times(threads, batchGrid(e.Batch))
+	}
 	return launch.Launch{
-		Grid:        [3]*launch.Expr{launch.Ceil(launch.V("n"), e.PerThreadOn(b)), launch.N(1), launch.N(1)},
+		Grid:        [3]*launch.Expr{threads, launch.N(1), launch.N(1)},
 		Threadgroup: [3]int{k.Threadgroup, 1, 1},
 	}
 }

@@ -45,15 +45,21 @@ func (d BatchDim) String() string {
 	return d.Size
 }
 
-// Batched reports whether k is a batched matmul: its tensors carry leading
-// dimensions and are read through strides.
+// Batched reports whether k is a batched matmul or rowwise kernel: its
+// tensors carry leading dimensions and are read through strides.
 func (k *Kernel) Batched() bool { return len(k.Batch()) > 0 }
 
-// Batch is a batched matmul's launch dimensions (size fields), outermost
-// first; nil otherwise.
+// Batch is a batched matmul's or rowwise kernel's launch dimensions (size
+// fields), outermost first; nil otherwise.
 func (k *Kernel) Batch() []string {
 	if mm := k.Matmul(); mm != nil {
 		return mm.Batch
+	}
+	switch s := k.Schedule.(type) {
+	case *Rows:
+		return s.Batch
+	case *Elems:
+		return s.Batch
 	}
 	return nil
 }
@@ -77,16 +83,24 @@ func StrideField(b Binding, dim int) string {
 // batchOf reads a matmul tensor's `batch:` against the launch's batch
 // dimensions: absent, the tensor has all of them, whole.
 func batchOf(batch []string, dims []spec.BatchDim, pos diag.Pos, what string, diags *diag.List) []BatchDim {
+	if len(batch) == 0 && pos.Line > 0 {
+		diags.Addf(pos, "%s: a tensor's batch needs the matmul's batch (matmul: {batch: [b, h], …})", what)
+		return nil
+	}
+	return tensorBatch(batch, dims, pos, what, "the matmul's", diags)
+}
+
+// tensorBatch reads a tensor's `batch:` against the launch's batch
+// dimensions batch (whose names them in messages): absent (pos zero), the
+// tensor has all of them, whole; otherwise a subsequence, each whole or
+// grouped.
+func tensorBatch(batch []string, dims []spec.BatchDim, pos diag.Pos, what, whose string, diags *diag.List) []BatchDim {
 	if pos.Line == 0 {
 		var out []BatchDim
 		for i, s := range batch {
 			out = append(out, BatchDim{Size: s, Axis: i})
 		}
 		return out
-	}
-	if len(batch) == 0 {
-		diags.Addf(pos, "%s: a tensor's batch needs the matmul's batch (matmul: {batch: [b, h], …})", what)
-		return nil
 	}
 	out := []BatchDim{}
 	last := -1
@@ -99,10 +113,10 @@ func batchOf(batch []string, dims []spec.BatchDim, pos diag.Pos, what string, di
 		}
 		switch {
 		case axis < 0:
-			diags.Addf(d.Size.Pos, "%s: batch dimension %s is not one of the matmul's batch %v", what, d.Size.Name, batch)
+			diags.Addf(d.Size.Pos, "%s: batch dimension %s is not one of %s batch %v", what, d.Size.Name, whose, batch)
 			continue
 		case axis <= last:
-			diags.Addf(d.Size.Pos, "%s: batch dimensions follow the matmul's batch order %v, each at most once", what, batch)
+			diags.Addf(d.Size.Pos, "%s: batch dimensions follow %s batch order %v, each at most once", what, whose, batch)
 			continue
 		}
 		last = axis
@@ -114,18 +128,7 @@ func batchOf(batch []string, dims []spec.BatchDim, pos diag.Pos, what string, di
 // batchNames checks a matmul's `batch:` names and returns them: size
 // fields, so none may be a matrix size, a param or a group.
 func batchNames(s *spec.Spec, m *spec.MatmulSpec, diags *diag.List) []string {
-	var out []string
-	taken := userNames(s, m)
-	for _, n := range m.Batch {
-		if taken[n.Name] {
-			diags.Addf(n.Pos, "batch dimension %s: the name is taken (a matrix size m, n, k, p, a tensor, param, constant or formula, or an earlier batch dimension)", n.Name)
-		}
-		if why := goLocalClash(n.Name); why != "" {
-			diags.Addf(n.Pos, "batch dimension %s: %s", n.Name, why)
-		}
-		taken[n.Name] = true
-		out = append(out, n.Name)
-	}
+	out := checkBatchNames(m.Batch, userNames(s, m), "a matrix size m, n, k, p", diags)
 	if len(out) > 0 {
 		switch {
 		case len(m.B) > 1:
@@ -137,10 +140,45 @@ func batchNames(s *spec.Spec, m *spec.MatmulSpec, diags *diag.List) []string {
 	return out
 }
 
+// checkBatchNames checks a launch's batch dimension names against the
+// names taken (sizes says which sizes of the kind those are, for the
+// message) and the generated launcher's locals, and returns them.
+func checkBatchNames(names []spec.Name, taken map[string]bool, sizes string, diags *diag.List) []string {
+	var out []string
+	for _, n := range names {
+		if taken[n.Name] {
+			diags.Addf(n.Pos, "batch dimension %s: the name is taken (%s, a tensor, param, constant or formula, or an earlier batch dimension)", n.Name, sizes)
+		}
+		if why := goLocalClash(n.Name); why != "" {
+			diags.Addf(n.Pos, "batch dimension %s: %s", n.Name, why)
+		}
+		taken[n.Name] = true
+		out = append(out, n.Name)
+	}
+	return out
+}
+
 // userNames are the names a batch dimension or group may not take: the
 // matrix sizes and every name the spec gives.
 func userNames(s *spec.Spec, m *spec.MatmulSpec) map[string]bool {
-	taken := map[string]bool{"m": true, "n": true, "k": true, "p": true, s.Kernel.Name: true}
+	taken := specNames(s, "m", "n", "k", "p")
+	ops := append([]spec.Operand{m.A}, m.B...)
+	if m.Then != nil {
+		ops = append(ops, *m.Then)
+	}
+	for _, o := range ops {
+		taken[o.Name.Name], taken[o.Acc.Name] = true, true
+	}
+	return taken
+}
+
+// specNames are the kind's own names sizes and every name the spec gives:
+// its kernel, params, inputs, constants and formulas.
+func specNames(s *spec.Spec, sizes ...string) map[string]bool {
+	taken := map[string]bool{s.Kernel.Name: true}
+	for _, n := range sizes {
+		taken[n] = true
+	}
 	for _, p := range s.Params {
 		taken[p.Name.Name] = true
 	}
@@ -152,13 +190,6 @@ func userNames(s *spec.Spec, m *spec.MatmulSpec) map[string]bool {
 	}
 	for _, f := range append(append([]spec.Formula{}, s.Let...), s.Outputs...) {
 		taken[f.Name.Name] = true
-	}
-	ops := append([]spec.Operand{m.A}, m.B...)
-	if m.Then != nil {
-		ops = append(ops, *m.Then)
-	}
-	for _, o := range ops {
-		taken[o.Name.Name], taken[o.Acc.Name] = true, true
 	}
 	return taken
 }
@@ -178,7 +209,7 @@ func batchFields(batch []string, bindings []Binding, taken map[string]bool, diag
 				continue
 			}
 			if taken[d.Group] || slices.Contains(batch, d.Group) {
-				diags.Addf(pos, "tensor %s: group %s is taken (a matrix size, batch dimension or param)", b.Name, d.Group)
+				diags.Addf(pos, "tensor %s: group %s is taken (a size field, batch dimension, tensor, param, constant or formula)", b.Name, d.Group)
 			}
 			if why := goLocalClash(d.Group); why != "" {
 				diags.Addf(pos, "tensor %s: group %s: %s", b.Name, d.Group, why)

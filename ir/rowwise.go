@@ -26,6 +26,9 @@ import (
 // Segments (Kernel.Segments) are independent row problems sharing cols:
 // segment s has its own tensors and row count <segment>_rows.
 type Rows struct {
+	// Batch is a batched rowwise kernel's launch dimensions (size fields,
+	// outermost first; rowwise_batch.go), nil for one row problem.
+	Batch      []string
 	Reductions []Reduction
 	Passes     int // reduction passes; the write pass is Passes+1
 	// Info describes each step (Steps[i]).
@@ -119,9 +122,11 @@ const cacheBudget = 32
 
 // rowSchedule classifies the steps of a checked rowwise kernel.
 func rowSchedule(s *spec.Spec, k *Kernel, diags *diag.List) Schedule {
-	rows := &Rows{}
+	rows := &Rows{Batch: rowBatchNames(s, &diag.List{})}
 	k.Schedule = rows // the scheduler reads reductions through k
 	schedule(s, k, rows, diags)
+	checkRowBatch(s, rows, diags)
+	layOutRowBatch(k, rows)
 	return rows
 }
 
@@ -143,6 +148,7 @@ func rowBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 		}
 	}
 	hasRowTensor := false
+	batch := rowBatchNames(s, diags)
 	var out []Binding
 	for si, pre := range prefixes {
 		tensor := Shape{pre + "rows", "cols"}
@@ -195,10 +201,12 @@ func rowBindings(s *spec.Spec, k *Kernel, diags *diag.List) []Binding {
 	fields = append(fields, Field{Name: "cols", Type: dtype.U32, Size: true},
 		Field{Name: "rows_per_group", Type: dtype.U32, Size: true,
 			Derived: rowsPerGroupDoc(s.Threadgroup, 32, "4 * lanes")})
+	fields = append(fields, specBatchBindings(s, batch, out, diags)...)
 	fields = append(fields, indexDimFields(s, diags)...)
 	for _, p := range s.Params {
 		fields = append(fields, Field{Name: p.Name.Name, Type: p.Type.Type, Example: p.ExampleText})
 	}
+	fields = append(fields, batchTail(batch, out)...)
 	for i := range fields {
 		fields[i].Offset = 4 * i
 	}
@@ -222,9 +230,12 @@ func (r *Rows) Launch(k *Kernel, b Backend) launch.Launch {
 	rpg := launch.V("rows_per_group")
 	var groups []*launch.Expr
 	for _, f := range k.ArgsBinding().Fields {
-		if f.Size && f.Name != "cols" && f.Derived == "" && !f.Dim {
+		if f.Size && f.Name != "cols" && f.Derived == "" && !f.Dim && len(r.Batch) == 0 {
 			groups = append(groups, launch.Ceil(launch.V(f.Name), rpg))
 		}
+	}
+	if len(r.Batch) > 0 {
+		groups = []*launch.Expr{rowGroups(r.Batch)}
 	}
 	l := launch.Launch{
 		Grid:        [3]*launch.Expr{launch.Times(tg, launch.Sum(groups...)), launch.N(1), launch.N(1)},

@@ -182,6 +182,12 @@ func (k *Kernel) PutStrides(args []byte, tensors []*Tensor) error {
 		return fmt.Errorf("kgenrt: kernel %s: PutStrides takes %d tensors, got %d", k.Name, len(bs), len(tensors))
 	}
 	for _, f := range k.ArgsBinding().Fields {
+		if len(f.Aligned) > 0 {
+			if err := k.putAligned(args, f, bs, tensors); err != nil {
+				return err
+			}
+			continue
+		}
 		if f.StrideOf == "" {
 			continue
 		}
@@ -211,6 +217,62 @@ func (k *Kernel) PutStrides(args []byte, tensors []*Tensor) error {
 		binary.LittleEndian.PutUint32(args[f.Offset:], uint32(s))
 	}
 	return nil
+}
+
+// putAligned writes flag field f: 1 when every tensor it names is
+// RowsAligned.
+func (k *Kernel) putAligned(args []byte, f Field, bs []int, tensors []*Tensor) error {
+	if f.Offset < 0 || f.Offset+4 > len(args) {
+		return fmt.Errorf("kgenrt: kernel %s: args field %s at offset %d is outside the %d args bytes", k.Name, f.Name, f.Offset, len(args))
+	}
+	flag := uint32(1)
+	for _, name := range f.Aligned {
+		i := -1
+		for j, bi := range bs {
+			if k.Bindings[bi].Name == name {
+				i = j
+			}
+		}
+		if i < 0 || tensors[i] == nil {
+			return fmt.Errorf("kgenrt: kernel %s: args field %s names %s, which is not one of its tensors", k.Name, f.Name, name)
+		}
+		t := tensors[i]
+		if !rowsAligned(t.dtype.Size(), t.offset, t.shape, t.strideOf) {
+			flag = 0
+		}
+	}
+	binary.LittleEndian.PutUint32(args[f.Offset:], flag)
+	return nil
+}
+
+// RowsAligned reports whether a view (element size, offset from its
+// buffer's start and strides in elements) can be read in 16-byte vectors
+// along its last dim: unit stride there (or at most one element), and its
+// offset and every other stride of a dim of more than one element whole
+// multiples of 16 bytes, so every row starts where its buffer's 16-byte
+// alignment does. A kernel's vector path asks this of every tensor it
+// walks (Field.Aligned), besides its own check that the row length is a
+// whole number of vectors.
+func RowsAligned(elemBytes, offset int, shape, strides []int) bool {
+	return rowsAligned(elemBytes, offset, shape, func(d int) int { return strides[d] })
+}
+
+// rowsAligned is RowsAligned with the strides read through stride (a
+// tensor's own, without allocating).
+func rowsAligned(elemBytes, offset int, shape []int, stride func(d int) int) bool {
+	if offset*elemBytes%16 != 0 {
+		return false
+	}
+	last := len(shape) - 1
+	if last >= 0 && shape[last] > 1 && stride(last) != 1 {
+		return false
+	}
+	for j := range max(last, 0) {
+		if shape[j] > 1 && stride(j)*elemBytes%16 != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // EachBatch calls fn once per batch index z of a Strided kernel, z over

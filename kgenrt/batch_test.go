@@ -327,3 +327,43 @@ func TestEachBatch(t *testing.T) {
 		t.Errorf("no batch dims: %d calls, %v", calls, err)
 	}
 }
+
+// TestPutAligned: the aligned flag (Field.Aligned) is 1 exactly when every
+// named view has unit column stride and 16-byte-aligned rows: a dense
+// tensor, a head range, a transposed [b, s, h, d] view with d a whole
+// number of vectors; 0 for a column stride of 2, rows of 7 floats, or a
+// view at an odd element offset. A [rows] tensor not named does not count.
+func TestPutAligned(t *testing.T) {
+	k := &Kernel{Name: "rows", Kind: "rowwise", Batch: []string{"b", "h"},
+		Bindings: []Binding{
+			{Index: 0, Name: "x", Role: Input, DType: T, Batch: []string{"b", "h"}, Shape: []string{"rows", "cols"}},
+			{Index: 1, Name: "pos", Role: Input, DType: I32, Batch: []string{"b"}, Shape: []string{"rows"}},
+			{Index: 2, Name: "y", Role: Output, DType: T, Batch: []string{"b", "h"}, Shape: []string{"rows", "cols"}},
+			{Index: 3, Name: "args", Role: Args, Fields: []Field{{Name: "kgen_aligned", Type: U32, Offset: 0, Aligned: []string{"x", "y"}}}},
+		}}
+	act := mk(t, F32, 2, 3, 4, 8) // [b, s, h, d]
+	pos := mk(t, I32, 2, 3)
+	tr, _ := act.Transpose(1, 2) // [b, h, s, d]: strides (96, 8, 32, 1)
+	cstr, _ := mk(t, F32, 2, 4, 3, 16).View(0, []int{2, 4, 3, 8}, []int{192, 48, 16, 2})
+	odd := mk(t, F32, 2, 4, 3, 7) // rows 28 bytes apart
+	shifted, _ := mk(t, F32, 200).View(1, []int{2, 4, 3, 8}, []int{96, 24, 8, 1})
+	for _, c := range []struct {
+		what string
+		x    *Tensor
+		want uint32
+	}{
+		{"dense", mk(t, F32, 2, 4, 3, 8), 1},
+		{"transposed [b, s, h, d]", tr, 1},
+		{"column stride 2", cstr, 0},
+		{"rows of 7 floats", odd, 0},
+		{"one element in", shifted, 0},
+	} {
+		args := make([]byte, 4)
+		if err := k.PutStrides(args, []*Tensor{c.x, pos, mk(t, F32, c.x.Shape()...)}); err != nil {
+			t.Fatalf("%s: %v", c.what, err)
+		}
+		if got := binary.LittleEndian.Uint32(args); got != c.want {
+			t.Errorf("%s: kgen_aligned = %d, want %d", c.what, got, c.want)
+		}
+	}
+}

@@ -228,6 +228,12 @@ type Field struct {
 	// written by Kernel.PutStrides; "" for other fields.
 	StrideOf  string
 	StrideDim int
+	// Aligned, when set, makes the field a u32 flag Kernel.PutStrides
+	// writes: 1 when the view of every tensor binding it names can be
+	// read in 16-byte vectors along its last dim (RowsAligned), else 0. A
+	// batched rowwise kernel's CUDA and HIP vector paths take it: the
+	// choice is made once per launch, from the views.
+	Aligned []string
 }
 
 // Variant returns the dtype-key table entry of storage dtype dt, or a
@@ -261,11 +267,12 @@ func (k *Kernel) Tensors() []Binding {
 	return out
 }
 
-// Params returns the args struct's runtime params (its non-size fields).
+// Params returns the args struct's runtime params: its fields other than
+// sizes, strides and the aligned flag (which the launcher fills).
 func (k *Kernel) Params() []Field {
 	var out []Field
 	for _, f := range k.ArgsBinding().Fields {
-		if !f.Size {
+		if !f.Size && f.StrideOf == "" && len(f.Aligned) == 0 {
 			out = append(out, f)
 		}
 	}

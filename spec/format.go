@@ -15,7 +15,7 @@ import (
 // layout is the canonical order of the top-level keys: the contract's,
 // with the segments extension next to the kind it qualifies and the
 // matmul operands before the inputs they join.
-var layout = []string{"kernel", "doc", "kind", "segments", "dtypes", "compute", "matmul", "inputs", "params",
+var layout = []string{"kernel", "doc", "kind", "segments", "dtypes", "compute", "matmul", "batch", "inputs", "params",
 	"constants", "let", "outputs", "backward", "save", "math", "domain", "threadgroup", "tile", "cuda_tiles", "ports", "tolerance"}
 
 // Layout returns the canonical order of a spec's top-level keys, the order

@@ -26,7 +26,7 @@ const DefaultThreadgroup = 256
 
 // Fields lists the top-level keys of a spec, in the order the contract gives.
 var Fields = []string{"kernel", "doc", "kind", "dtypes", "compute", "inputs", "params",
-	"constants", "let", "outputs", "math", "threadgroup", "ports", "tolerance", "segments", "backward", "save", "domain", "matmul", "tile", "cuda_tiles"}
+	"constants", "let", "outputs", "math", "threadgroup", "ports", "tolerance", "segments", "backward", "save", "domain", "matmul", "tile", "cuda_tiles", "batch"}
 
 // parser holds the state of reading one spec file.
 type parser struct {
@@ -132,6 +132,9 @@ func (p *parser) field(f yamlnode.Field) {
 	case "segments":
 		s.Segments = p.segments(f.Value)
 		s.SegmentsPos = f.KeyPos
+	case "batch":
+		s.BatchPos = p.doc.Pos(f.Value)
+		s.Batch = p.batchNames(f.Value, "batch")
 	case "matmul":
 		s.Matmul = p.matmul(f.Value)
 	case "tile":

@@ -53,7 +53,7 @@ func (p *parser) matmul(n ast.Node) *MatmulSpec {
 			m.Then = &then
 		case "batch":
 			m.BatchPos = p.doc.Pos(f.Value)
-			m.Batch = p.batchNames(f.Value)
+			m.Batch = p.batchNames(f.Value, "matmul batch")
 		default:
 			p.unknownKey(f, "matmul field", matmulFields)
 		}
@@ -212,16 +212,16 @@ func (p *parser) quantDefaults(f kgenrt.QuantFormat) kgenrt.Quant {
 	return kgenrt.GGMLQuant(f)
 }
 
-// batchNames reads a matmul's `batch: [b, h]`: the launch's leading
-// dimensions, each a size field name.
-func (p *parser) batchNames(n ast.Node) []Name {
-	items, _ := p.doc.Seq(n, "matmul batch", p.diags)
+// batchNames reads a matmul's or a rowwise kernel's `batch: [b, h]` (what
+// names which): the launch's leading dimensions, each a size field name.
+func (p *parser) batchNames(n ast.Node, what string) []Name {
+	items, _ := p.doc.Seq(n, what, p.diags)
 	var out []Name
 	for _, it := range items {
 		out = append(out, p.name(it, "batch dimension"))
 	}
 	if len(out) == 0 || len(out) > MaxBatchDims {
-		p.diags.Addf(p.doc.Pos(n), "matmul batch has %d dimensions: want 1 to %d (e.g. [b, h]: batch and heads)", len(out), MaxBatchDims)
+		p.diags.Addf(p.doc.Pos(n), "%s has %d dimensions: want 1 to %d (e.g. [b, h]: batch and heads)", what, len(out), MaxBatchDims)
 		return nil
 	}
 	return out
@@ -231,7 +231,8 @@ func (p *parser) batchNames(n ast.Node) []Name {
 // kernel takes (docs/indexing.md).
 const MaxIndexDims = 4
 
-// MaxBatchDims is the most leading dimensions a batched matmul takes.
+// MaxBatchDims is the most leading dimensions a batched matmul or rowwise
+// kernel takes.
 const MaxBatchDims = 3
 
 // batchDimRE is one entry of a tensor's `batch:`: a name, or a name over a

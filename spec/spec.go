@@ -63,9 +63,9 @@ type Input struct {
 	// is checked by ir, which knows the kind; DimsPos is where it is written.
 	Dims    []string
 	DimsPos diag.Pos
-	// Batch is a batched matmul's epilogue input's leading dimensions (see
-	// BatchDim); BatchPos is where it is written, zero when absent (the
-	// launch's whole batch).
+	// Batch is the leading dimensions of an input of a batched matmul's
+	// epilogue or of a batched rowwise kernel (see BatchDim); BatchPos is
+	// where it is written, zero when absent (the launch's whole batch).
 	Batch    []BatchDim
 	BatchPos diag.Pos
 	// Quant is a rowwise input's packed format (`quant:`, the matmul B's
@@ -233,6 +233,13 @@ type Spec struct {
 	// rowwise kernel (segments: [q, k]); nil for a single segment.
 	Segments    []Name
 	SegmentsPos diag.Pos // zero when the field is absent
+	// Batch names a batched rowwise kernel's leading dimensions (`batch:
+	// [b, h]`, beside inputs), outermost first, by size fields: every
+	// tensor is a stack of row problems over them unless its own batch
+	// says otherwise (Input.Batch). Nil: one row problem. A matmul's batch
+	// is MatmulSpec.Batch.
+	Batch    []Name
+	BatchPos diag.Pos // zero when the field is absent
 	// Backward asks for a derived <kernel>_backward kernel (nil: none).
 	Backward *Backward
 	// Save names per-row lets the forward also writes (f32 [rows] outputs

@@ -184,6 +184,18 @@ func specNames(s *spec.Spec) []string {
 			}
 		}
 	}
+	// A batched rowwise kernel's batch sizes and its inputs' groups: user
+	// names, read only as args.<name> too.
+	for _, b := range s.Batch {
+		names = append(names, b.Name)
+	}
+	for _, in := range s.Inputs {
+		for _, d := range in.Batch {
+			if d.Group != "" {
+				names = append(names, d.Group)
+			}
+		}
+	}
 	for _, c := range s.Constants {
 		names = append(names, c.Name.Name)
 	}

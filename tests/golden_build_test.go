@@ -40,8 +40,8 @@ func TestGoldenGoBuilds(t *testing.T) {
 			case strings.HasSuffix(p, ".go"):
 				replace[dst] = filepath.Join(want, filepath.FromSlash(p))
 				pkgs[filepath.Dir(dst)] = true
-			case path.Base(path.Dir(p)) == "cudabin":
-				// The files the package's //go:embed cudabin needs.
+			case path.Base(path.Dir(p)) == "cudabin", path.Base(path.Dir(p)) == "hipbin":
+				// The files the package's //go:embed cudabin (hipbin) needs.
 				replace[dst] = filepath.Join(want, filepath.FromSlash(p))
 			}
 		}

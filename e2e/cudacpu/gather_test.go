@@ -30,18 +30,7 @@ func TestGatherCUDAOnCPU(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			b := buildRows(t, tc, k, files[name])
-			results, err := parity.Check(context.Background(), k, nil, parity.Options{Seed: 21, Cols: []int{1, 7, 64, 1024, 4099}, Rows: []int{0, 1, 11},
-				Backend: ir.CUDA, Run: b.rowRunner()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range parity.Summarize(results) {
-				if !r.OK() {
-					t.Errorf("%s; first: %s", r, r.First)
-					continue
-				}
-				t.Logf("%s", r)
-			}
+			b.rowParity(t, k, parity.Options{Seed: 21, Cols: []int{1, 7, 64, 1024, 4099}, Rows: []int{0, 1, 11}})
 			sameBitsEverywhere(t, k, b)
 		})
 	}

@@ -1,10 +1,8 @@
 package cudacpu
 
 import (
-	"context"
 	"testing"
 
-	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/verify/parity"
 )
 
@@ -22,18 +20,7 @@ func TestGoldenTotalsCUDAOnCPU(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			k, src := goldenKernel(t, c.dir, c.name)
 			b := buildRows(t, tc, k, src)
-			results, err := parity.Check(context.Background(), k, nil, parity.Options{Seed: 17, Cols: []int{7, 64, 300, 1024}, Rows: []int{0, 11, 77},
-				Backend: ir.CUDA, Run: b.rowRunner()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range parity.Summarize(results) {
-				if !r.OK() {
-					t.Errorf("%s; first: %s", r, r.First)
-					continue
-				}
-				t.Logf("%s", r)
-			}
+			b.rowParity(t, k, parity.Options{Seed: 17, Cols: []int{7, 64, 300, 1024}, Rows: []int{0, 11, 77}})
 		})
 	}
 }

@@ -26,8 +26,10 @@ import (
 // rowPrelude defines, before the kernel, what a rowwise .cu calls that
 // the host compiler does not have: the read-only and streaming loads, the
 // non-contracting add (-ffp-contract=off keeps every add unfused here),
-// and the pointer the wrappers pass for any tensor type.
+// CUDA's integer min (pair_half's width), and the pointer the wrappers
+// pass for any tensor type.
 const rowPrelude = `template <typename T> inline T __ldg(const T* p) { return *p; }
+inline unsigned int min(unsigned int a, unsigned int b) { return a < b ? a : b; }
 template <typename T> inline T __ldcs(const T* p) { return *p; }
 inline float __fadd_rn(float a, float b) { return a + b; }
 struct kgen_cpu_ptr {
@@ -108,6 +110,24 @@ func (b *cpuBuild) rowRunner() func(context.Context, mslcpu.Launch) ([][]byte, e
 	}
 }
 
+// rowParity runs parity on k through the CUDA build b (opts' Backend and
+// Run set here) and reports every variant out of bounds.
+func (b *cpuBuild) rowParity(t *testing.T, k *ir.Kernel, opts parity.Options) {
+	t.Helper()
+	opts.Backend, opts.Run = ir.CUDA, b.rowRunner()
+	results, err := parity.Check(context.Background(), k, nil, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range parity.Summarize(results) {
+		if !r.OK() {
+			t.Errorf("%s; first: %s", r, r.First)
+			continue
+		}
+		t.Logf("%s", r)
+	}
+}
+
 // TestColsCUDAOnCPU runs the CUDA port of the built-in column reductions,
 // every launch (softcap_backward's cap_grad, a total_sum, takes three), on the CPU with the CUDA launch geometry (teams from one
 // lane, 16-byte vector paths where cols is a multiple of the vector, the
@@ -125,18 +145,7 @@ func TestColsCUDAOnCPU(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			b := buildRows(t, tc, k, files[name])
-			results, err := parity.Check(context.Background(), k, nil, parity.Options{Seed: 11, Cols: []int{1, 7, 64, 1024, 4099, 8192}, Rows: []int{0, 11, 77},
-				Backend: ir.CUDA, Run: b.rowRunner()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range parity.Summarize(results) {
-				if !r.OK() {
-					t.Errorf("%s; first: %s", r, r.First)
-					continue
-				}
-				t.Logf("%s", r)
-			}
+			b.rowParity(t, k, parity.Options{Seed: 11, Cols: []int{1, 7, 64, 1024, 4099, 8192}, Rows: []int{0, 11, 77}})
 			sameBitsAsMSL(t, k, b, name == "bias_grad")
 		})
 	}

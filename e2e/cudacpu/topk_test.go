@@ -62,18 +62,7 @@ func TestTopKCUDAOnCPU(t *testing.T) {
 	for _, k := range kernels {
 		t.Run(k.Name, func(t *testing.T) {
 			b := buildRows(t, tc, k, src[k.Name])
-			results, err := parity.Check(context.Background(), k, nil, parity.Options{Seed: 17, Cols: []int{1, 7, 8, 64, 65, 1024, 4304}, Rows: []int{0, 11},
-				Backend: ir.CUDA, Run: b.rowRunner()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range parity.Summarize(results) {
-				if !r.OK() {
-					t.Errorf("%s; first: %s", r, r.First)
-					continue
-				}
-				t.Logf("%s", r)
-			}
+			b.rowParity(t, k, parity.Options{Seed: 17, Cols: []int{1, 7, 8, 64, 65, 1024, 4304}, Rows: []int{0, 11}})
 			topkSameBits(t, k, b, k.Name != "topk_softmax")
 		})
 	}

@@ -2,16 +2,13 @@ package hipcpu
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/kgen-dev/kgen/config"
 	"github.com/kgen-dev/kgen/e2e/internal/buildcache"
+	"github.com/kgen-dev/kgen/e2e/internal/speckernel"
 	"github.com/kgen-dev/kgen/emit/cfam"
 	"github.com/kgen-dev/kgen/emit/hip"
-	"github.com/kgen-dev/kgen/generate"
 	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/verify/mslcpu"
 	"github.com/kgen-dev/kgen/verify/parity"
@@ -44,31 +41,7 @@ ports:
 var batchShapes = []parity.MatmulShape{{M: 7, N: 9, K: 13}, {M: 65, N: 67, K: 33}, {M: 1, N: 70, K: 17}, {M: 5, N: 3, K: 0}, {M: 0, N: 8, K: 8}}
 
 // specKernel builds the kernel of one spec, as kgen gen would.
-func specKernel(t *testing.T, src string) *ir.Kernel {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "specs"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	files := map[string]string{
-		config.FileName: "version: 1\nspecs: specs\nout:\n  msl: gen/msl\n  go: gen/kernels\n",
-		"specs/k.yaml":  src,
-	}
-	for name, data := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfg, err := config.Load(filepath.Join(dir, config.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ks, err := generate.Load(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ks[0]
-}
+func specKernel(t *testing.T, src string) *ir.Kernel { return speckernel.Build(t, src) }
 
 // TestHIPGemmBatched compiles a batched, grouped HIP GEMM for gfx942 and
 // gfx1100 and runs it on the CPU:

@@ -48,7 +48,11 @@ func cudaRowDecls(rw *rowWriter) {
 			ors = append(ors, fmt.Sprintf("reinterpret_cast<unsigned long long>(%s)", bd.Name))
 		}
 	}
-	rw.P("const bool kgen_vec = args.cols % kV == 0 && ((", strings.Join(ors, " | "), ") & 15) == 0;")
+	aligned := ""
+	if rw.k.Batched() { // the launcher's choice from the views (ir.AlignedField)
+		aligned = " && args." + ir.AlignedField + " != 0u"
+	}
+	rw.P("const bool kgen_vec = args.cols % kV == 0 && ((", strings.Join(ors, " | "), ") & 15) == 0", aligned, ";")
 	if len(rw.r.Cached) > 0 {
 		rw.P("constexpr unsigned int kSlots = ", vectorSlots(rw.r), "; // cached 16-byte vectors per lane and input")
 		rw.P("const bool kgen_vcached = args.cols <= kSlots * kV * kgen_width;")
@@ -108,7 +112,7 @@ func vectorLoops(rw *rowWriter, p int, body elemBody) {
 			cacheSlots(rw, func() {
 				for _, i := range fill {
 					n := rw.inputName(i)
-					rw.P("*reinterpret_cast<uint4*>(kgen_vc_", n, " + kgen_s * kV) = *reinterpret_cast<const uint4*>(", n, " + kgen_base + kgen_j0);")
+					rw.P("*reinterpret_cast<uint4*>(kgen_vc_", n, " + kgen_s * kV) = *reinterpret_cast<const uint4*>(", n, " + ", rw.vecAt(rw.k.SegmentBindings(0, ir.Input)[i]), ");")
 				}
 			})
 		}
@@ -164,9 +168,9 @@ func vecElems(rw *rowWriter, p int, fromCache bool, body elemBody) {
 		n := rw.inputName(i)
 		switch in := k.SegmentBindings(0, ir.Input)[i]; {
 		case in.IsRowVector():
-			vecLoad(rw, n, "__ldg(reinterpret_cast<const uint4*>("+n+" + kgen_j0))")
+			vecLoad(rw, n, "__ldg(reinterpret_cast<const uint4*>("+n+" + "+rw.vecAt(in)+"))")
 		case !fromCache || !r.IsCached(i):
-			vecLoad(rw, n, rowLoad(rw, i, p, n+" + kgen_base + kgen_j0"))
+			vecLoad(rw, n, rowLoad(rw, i, p, n+" + "+rw.vecAt(in)))
 		}
 	}
 	vg := vecGathers(rw, p)
@@ -192,7 +196,7 @@ func vecElems(rw *rowWriter, p int, fromCache bool, body elemBody) {
 	if write {
 		for _, o := range elemOutputs(k) {
 			n := k.FormulaName(o)
-			rw.P("*reinterpret_cast<uint4*>(", n, " + kgen_base + kgen_j0) = *reinterpret_cast<const uint4*>(kgen_y_", n, ");")
+			rw.P("*reinterpret_cast<uint4*>(", n, " + ", rw.vecAt(o), ") = *reinterpret_cast<const uint4*>(kgen_y_", n, ");")
 		}
 		vecScatterStores(rw)
 	}

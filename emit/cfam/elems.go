@@ -56,8 +56,12 @@ func (elems) body(w *Writer, k *ir.Kernel, d *Dialect) {
 	} else {
 		w.P("constexpr ", d.Uint, " kPerThread = ", per, ";")
 	}
-	w.P("const ", d.Offset, " base = ", d.Threads[GlobalID].Expr, " * kPerThread;")
-	w.Block("if (base >= args.n)", func() { w.P("return;") })
+	if k.Batched() {
+		elemBatchBase(w, k, d)
+	} else {
+		w.P("const ", d.Offset, " base = ", d.Threads[GlobalID].Expr, " * kPerThread;")
+		w.Block("if (base >= args.n)", func() { w.P("return;") })
+	}
 	perThread := "kPerThread"
 	if d.Offset != d.Uint {
 		perThread = "(" + d.Offset + ")kPerThread"
@@ -83,7 +87,13 @@ func (elems) body(w *Writer, k *ir.Kernel, d *Dialect) {
 // loop runs count times (a constant kPerThread where unrolled).
 func elemSlice(w *Writer, k *ir.Kernel, d *Dialect, count string, guarded bool) {
 	st := k.Stages()[0]
+	if k.Batched() {
+		elemBatchLoads(w, k, d, count)
+	}
 	for _, b := range k.BindingsOf(ir.Input) {
+		if k.Batched() {
+			break
+		}
 		w.P(d.ArrayAlign, d.TypeName(b.DType), " kgen_v_", b.Name, "[kPerThread];")
 		w.P("kgen_load<kPerThread>(", b.Name, " + base, kgen_v_", b.Name, ", ", count, ");")
 	}
@@ -120,6 +130,10 @@ func elemSlice(w *Writer, k *ir.Kernel, d *Dialect, count string, guarded bool) 
 			w.P("kgen_v_", b.Name, "[i] = ", storeCvt(d, b, "kgen_c_"+b.Name), ";")
 		}
 	})
+	if k.Batched() {
+		elemBatchStores(w, k, d, count)
+		return
+	}
 	for _, b := range outs {
 		w.P("kgen_store<kPerThread>(", b.Name, " + base, kgen_v_", b.Name, ", ", count, ");")
 	}

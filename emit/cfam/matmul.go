@@ -191,28 +191,42 @@ func (mw *matmulWriter) batchPrologue(bindings []ir.Binding) {
 	w, u := mw.Writer, mw.d.Uint
 	w.P("// Batch element ", mw.d.Threads[GroupXYZ].Expr, ".z of ", ir.Shape(batch).String(), ": each tensor's pointer moves to its matrix (element strides in args).")
 	w.P(u, " kgen_z = ", mw.d.Threads[GroupXYZ].Expr, ".z;")
+	batchIndices(w, u, batch)
+	for _, b := range bindings {
+		if b.Role == ir.Args || len(b.Batch) == 0 {
+			continue
+		}
+		w.P(b.Name, " += ", strings.Join(batchTerms(b), " + "), ";")
+	}
+}
+
+// batchIndices declares kgen_b0, kgen_b1, …: batch element kgen_z's index
+// along each batch dimension, unflattened last dimension fastest (the
+// order kgenrt.Kernel.EachBatch walks).
+func batchIndices(w *Writer, u string, batch []string) {
 	for a := len(batch) - 1; a > 0; a-- {
 		w.P("const ", u, " kgen_b", a, " = kgen_z % args.", batch[a], ";")
 		w.P("kgen_z /= args.", batch[a], ";")
 	}
 	w.P("const ", u, " kgen_b0 = kgen_z;")
-	for _, b := range bindings {
-		if b.Role == ir.Args || len(b.Batch) == 0 {
-			continue
+}
+
+// batchTerms are the terms of binding b's offset to its part of batch
+// element kgen_b…: each of its batch dimensions' index (a grouped one
+// divided by its group; a missing one shared) at its stride.
+func batchTerms(b ir.Binding) []string {
+	var terms []string
+	for j, dim := range b.Batch {
+		idx := fmt.Sprint("kgen_b", dim.Axis)
+		switch {
+		case dim.Group != "":
+			idx = "(" + idx + " / args." + dim.Group + ")"
+		case dim.GroupConst > 0:
+			idx = fmt.Sprint("(", idx, " / ", dim.GroupConst, "u)")
 		}
-		var terms []string
-		for j, dim := range b.Batch {
-			idx := fmt.Sprint("kgen_b", dim.Axis)
-			switch {
-			case dim.Group != "":
-				idx = "(" + idx + " / args." + dim.Group + ")"
-			case dim.GroupConst > 0:
-				idx = fmt.Sprint("(", idx, " / ", dim.GroupConst, "u)")
-			}
-			terms = append(terms, idx+" * args."+ir.StrideField(b, j))
-		}
-		w.P(b.Name, " += ", strings.Join(terms, " + "), ";")
+		terms = append(terms, idx+" * args."+ir.StrideField(b, j))
 	}
+	return terms
 }
 
 // elemAt is the offset of element (r, c) of binding b as stored: r * cols

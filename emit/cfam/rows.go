@@ -97,6 +97,9 @@ type rowWriter struct {
 	// when the dialect keeps a let cache.
 	lets map[int]ir.Stage
 	rows string // the row count of the team's segment
+	// last bounds the team's row: rows, or in a batched kernel the rows
+	// of every batch element (kgen_grows; rows_batch.go).
+	last string
 	// rounds marks the top-k selection's walk of the row (topk.go): pass
 	// P+1's loops without the write's stores.
 	rounds bool
@@ -120,9 +123,12 @@ func (rows) body(w *Writer, k *ir.Kernel, d *Dialect) {
 		rw.selectSegment()
 		rows, group = "kgen_rows", "kgen_group"
 	}
-	rw.rows = rows
+	rw.rows, rw.last = rows, rows
+	if k.Batched() {
+		rw.last = rw.batchRowCount()
+	}
 	row := func() {
-		rw.rowGeometry(rows, group+" * kgen_rpg + kgen_team")
+		rw.rowGeometry(group + " * kgen_rpg + kgen_team")
 		rw.rowPasses()
 	}
 	if k.ColReductions() == nil {
@@ -134,7 +140,7 @@ func (rows) body(w *Writer, k *ir.Kernel, d *Dialect) {
 	// team reductions' barriers stay uniform.
 	rw.P("const ", d.Uint, " kgen_chunk = ", group, " * kgen_rpg + kgen_team; // this team's chunk of ", ir.ColChunk, " rows")
 	rw.Block(fmt.Sprintf("for (%s kgen_ci = 0; kgen_ci < %du; ++kgen_ci)", d.Uint, ir.ColChunk), func() {
-		rw.rowGeometry(rows, fmt.Sprintf("kgen_chunk * %du + kgen_ci", ir.ColChunk))
+		rw.rowGeometry(fmt.Sprintf("kgen_chunk * %du + kgen_ci", ir.ColChunk))
 		rw.rowPasses()
 	})
 }
@@ -213,16 +219,20 @@ func (rw *rowWriter) selectSegment() {
 // rowGeometry declares the team's row (row, an expression), its column
 // count (0 past the last row), the row's offset, the per-lane caches and
 // the scalar parameters.
-func (rw *rowWriter) rowGeometry(rows, row string) {
+func (rw *rowWriter) rowGeometry(row string) {
 	d, u := rw.d, rw.d.Uint
 	rw.P("const ", u, " kgen_row = ", row, ";")
 	rw.P("// Teams past the last row do no element work but join every barrier.")
-	rw.P("const ", u, " kgen_cols = kgen_row < ", rows, " ? args.cols : 0;")
-	offset := "kgen_row"
-	if d.Offset != u {
-		offset = "(" + d.Offset + ")kgen_row"
+	rw.P("const ", u, " kgen_cols = kgen_row < ", rw.last, " ? args.cols : 0;")
+	if rw.k.Batched() {
+		rw.batchRow()
+	} else {
+		offset := "kgen_row"
+		if d.Offset != u {
+			offset = "(" + d.Offset + ")kgen_row"
+		}
+		rw.P("const ", d.Offset, " kgen_base = ", offset, " * args.cols;")
 	}
-	rw.P("const ", d.Offset, " kgen_base = ", offset, " * args.cols;")
 	if len(rw.r.Cached) > 0 && d.ScalarRowCache {
 		rw.P("constexpr ", u, " kCache = ", rw.r.CachePerLane, "; // cached values per lane and input")
 		rw.P("const bool kgen_cached = args.cols <= kCache * kgen_width;")
@@ -246,7 +256,7 @@ func (rw *rowWriter) rowGeometry(rows, row string) {
 			if b.DType.IsInt() {
 				zero = "0"
 			}
-			rw.P("const ", rw.valType(i), " kgen_v_", n, " = kgen_row < ", rows, " ? ", rw.loadCvt(i, d.ReadOnly(n+"[kgen_row]")), " : ", zero, ";")
+			rw.P("const ", rw.valType(i), " kgen_v_", n, " = kgen_row < ", rw.last, " ? ", rw.loadCvt(i, d.ReadOnly(n+"["+rw.rowAt()+"]")), " : ", zero, ";")
 		}
 	}
 	rw.gatherRows()
@@ -269,7 +279,7 @@ func (rw *rowWriter) stageCallAt(st ir.Stage, extra []string, vec bool) string {
 			if vec {
 				col = "(int)(kgen_j0 + kgen_e)"
 			}
-			names = append(names, map[string]string{"row": "(int)kgen_row", "rows": "(int)" + rw.rows, "cols": "(int)args.cols", "col": col}[a.Name])
+			names = append(names, map[string]string{"row": "(int)" + rw.rowIndex(), "rows": "(int)" + rw.rows, "cols": "(int)args.cols", "col": col}[a.Name])
 			continue
 		}
 		if a.Kind == ir.ArgInput {
@@ -354,8 +364,8 @@ func (rw *rowWriter) rowStage() {
 	for i, t := range st.Targets {
 		if t.RowOutput {
 			o := rw.k.SegmentBindings(0, ir.Output)[t.OutIndex]
-			rw.Block("if (kgen_lane == 0 && kgen_row < "+rw.rows+")", func() {
-				rw.P(rw.k.FormulaName(o), "[kgen_row] = ", storeCvt(rw.d, o, outs[i]), ";")
+			rw.Block("if (kgen_lane == 0 && kgen_row < "+rw.last+")", func() {
+				rw.P(rw.k.FormulaName(o), "[", rw.rowAt(), "] = ", storeCvt(rw.d, o, outs[i]), ";")
 			})
 		}
 	}
@@ -436,7 +446,7 @@ func (rw *rowWriter) writePass() {
 			case vec:
 				rw.P("kgen_y_", rw.k.FormulaName(o), "[kgen_e] = ", rw.d.Cvt("T", outs[i]), ";")
 			default:
-				rw.P(rw.k.FormulaName(o), "[kgen_base + kgen_j] = ", storeCvt(rw.d, o, outs[i]), ";")
+				rw.P(rw.k.FormulaName(o), "[", rw.colAt(o, "kgen_j"), "] = ", storeCvt(rw.d, o, outs[i]), ";")
 			}
 		}
 	})
@@ -469,11 +479,11 @@ func (rw *rowWriter) reductions(p int) []int {
 // for a row-vector input) from device memory, converted to C. [rows]
 // inputs are never loaded here: rowGeometry reads them once per row.
 func (rw *rowWriter) deviceLoad(i int) string {
-	n := rw.inputName(i)
-	if rw.k.SegmentBindings(0, ir.Input)[i].IsRowVector() {
-		return rw.loadCvt(i, rw.d.ReadOnly(n+"[kgen_j]"))
+	n, b := rw.inputName(i), rw.k.SegmentBindings(0, ir.Input)[i]
+	if b.IsRowVector() {
+		return rw.loadCvt(i, rw.d.ReadOnly(n+"["+rw.colAt(b, "kgen_j")+"]"))
 	}
-	return rw.loadCvt(i, n+"[kgen_base + kgen_j]")
+	return rw.loadCvt(i, n+"["+rw.colAt(b, "kgen_j")+"]")
 }
 
 // pairLoads declares kgen_p_<x>, input x at the element paired with
@@ -481,10 +491,10 @@ func (rw *rowWriter) deviceLoad(i int) string {
 // partner belongs to another lane in the strided scalar loops).
 func (rw *rowWriter) pairLoads(p int, col string) {
 	for _, i := range rw.r.PairReads[p-1] {
-		n := rw.inputName(i)
-		src := n + "[kgen_base + " + rw.pairCol(col) + "]"
-		if rw.k.SegmentBindings(0, ir.Input)[i].IsRowVector() {
-			src = rw.d.ReadOnly(n + "[" + rw.pairCol(col) + "]")
+		n, b := rw.inputName(i), rw.k.SegmentBindings(0, ir.Input)[i]
+		src := n + "[" + rw.colAt(b, rw.pairCol(col)) + "]"
+		if b.IsRowVector() {
+			src = rw.d.ReadOnly(n + "[" + rw.colAt(b, rw.pairCol(col)) + "]")
 		}
 		rw.P("const C kgen_p_", n, " = ", rw.loadCvt(i, src), ";")
 	}

@@ -333,6 +333,9 @@ func bindingValue(b ir.Binding) jen.Code {
 		if fl.StrideOf != "" {
 			fd = append(fd, field("StrideOf", jen.Lit(fl.StrideOf)), field("StrideDim", jen.Lit(fl.StrideDim)))
 		}
+		if len(fl.Aligned) > 0 {
+			fd = append(fd, field("Aligned", stringsValue(fl.Aligned)))
+		}
 		fields = append(fields, jen.Values(fd...))
 	}
 	return jen.Values(append(d, field("Fields", jen.Index().Add(rt("Field")).Add(block(items(fields)...))))...)

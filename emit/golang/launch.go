@@ -319,7 +319,7 @@ func callBuilder(f *jen.File, k *ir.Kernel, n *names) error {
 				fmt.Sprint(mm.Chain.PMax)+" columns; docs/matmul.md)"), jen.Id("p")))))
 	}
 	for _, fl := range args.Fields {
-		if fl.StrideOf != "" {
+		if fl.StrideOf != "" || len(fl.Aligned) > 0 {
 			continue // PutStrides, below
 		}
 		body = append(body, jen.Qual("encoding/binary", "LittleEndian").Dot("PutUint32").Call(

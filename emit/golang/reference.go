@@ -108,15 +108,13 @@ func referenceMethod(f *jen.File, k *ir.Kernel, n *names) error {
 		return err
 	}
 	body = append(body, prelude...)
-	if types := k.ComputeTypes(); len(types) == 1 && k.Batched() {
-		body = append(body, eachBatch(k, n, handler(k).loops(newEvalGen(k, n, referenceIO(k, n, types[0], nil)))))
-	} else if len(types) == 1 {
-		body = append(body, handler(k).loops(newEvalGen(k, n, referenceIO(k, n, types[0], nil)))...)
+	if types := k.ComputeTypes(); len(types) == 1 {
+		body = append(body, batchLoops(k, n, handler(k).loops(newEvalGen(k, n, referenceIO(k, n, types[0], nil))))...)
 	} else {
 		var cases []jen.Code
 		for _, v := range k.Variants {
 			d := v.DType
-			cases = append(cases, jen.Case(rtType(d)).Block(handler(k).loops(newEvalGen(k, n, referenceIO(k, n, d, &d)))...))
+			cases = append(cases, jen.Case(rtType(d)).Block(batchLoops(k, n, handler(k).loops(newEvalGen(k, n, referenceIO(k, n, d, &d))))...))
 		}
 		cases = append(cases, jen.Default().Block(jen.Return(
 			jen.Qual("fmt", "Errorf").Call(jen.Lit("kgen: kernel "+k.Name+": no CPU reference for dtype %v"), jen.Id("v").Dot("DType")))))
@@ -125,6 +123,15 @@ func referenceMethod(f *jen.File, k *ir.Kernel, n *names) error {
 	body = append(body, jen.Return(jen.Nil()))
 	f.Func().Params(jen.Id(n.typ)).Id("Reference").Params(launchParams(k, n)...).Error().Block(body...)
 	return nil
+}
+
+// batchLoops is loops, run once per batch element by a batched kernel
+// (eachBatch).
+func batchLoops(k *ir.Kernel, n *names, loops []jen.Code) []jen.Code {
+	if !k.Batched() {
+		return loops
+	}
+	return []jen.Code{eachBatch(k, n, loops)}
 }
 
 // eachBatch runs a batched kernel's loops once per batch element, over

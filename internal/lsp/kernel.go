@@ -83,6 +83,8 @@ func fieldRole(f ir.Field) string {
 		return "size"
 	case f.StrideOf != "":
 		return fmt.Sprintf("stride of %s, dimension %d", f.StrideOf, f.StrideDim)
+	case len(f.Aligned) > 0:
+		return "1 when " + strings.Join(f.Aligned, ", ") + " take 16-byte vectors (set by the launcher)"
 	}
 	return "param"
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/kgenrt"
 	"github.com/kgen-dev/kgen/launch"
 )
 
@@ -23,8 +24,35 @@ import (
 // unbatched kind's reference walks one launch.
 
 // BatchGap is the elements of padding after every row and every matrix of
-// a batched check's tensors.
+// a batched matmul check's tensors.
 const BatchGap = 3
+
+// RowBatchGap is BatchGap for a batched rowwise or elementwise kernel: 8
+// elements, so a row (a batch element's n elements) whose length is whole
+// 16-byte vectors still starts 16-byte aligned and the vector paths run
+// (ir.AlignedField), except where input 0 is read at a stride of 2 along
+// its last dim (a NaN between its elements), which takes the scalar
+// paths: a rowwise kernel at one row per batch element, an elementwise
+// one at an odd n.
+const RowBatchGap = 8
+
+// rowColStride is the stride along the last dim of tensor b in a batched
+// check at shape sh: 2 for input 0 where RowBatchGap says, else 1.
+func rowColStride(k *ir.Kernel, b ir.Binding, sh shape) int {
+	strided := (k.Kind == ir.Rowwise && sh.rows == 1) || (k.Kind == ir.Elementwise && sh.n%2 == 1)
+	if b.Index == 0 && strided {
+		return 2
+	}
+	return 1
+}
+
+// batchGap is the padding of kernel k's batched layouts.
+func batchGap(k *ir.Kernel) int {
+	if k.Kind != ir.KindMatmul {
+		return RowBatchGap
+	}
+	return BatchGap
+}
 
 // batchSizes are the batch and group sizes a batched check runs at: the
 // first batch dimension 2, the others 4 (two groups of 2 where a grouped
@@ -70,9 +98,10 @@ type stridedLayout struct {
 	elems          int // the buffer's length
 }
 
-// layoutOf lays tensor b out with BatchGap elements after each row and
-// each matrix; reversed stores its batch dimensions innermost-first.
-func layoutOf(b ir.Binding, sizes map[string]int, reversed bool) stridedLayout {
+// layoutOf lays tensor b out with gap elements after each row and each
+// matrix, and its elements colStride apart along a row; reversed stores
+// its batch dimensions innermost-first.
+func layoutOf(b ir.Binding, sizes map[string]int, reversed bool, gap, colStride int) stridedLayout {
 	var l stridedLayout
 	l.batch = 1
 	for _, d := range b.Batch {
@@ -85,15 +114,15 @@ func layoutOf(b ir.Binding, sizes map[string]int, reversed bool) stridedLayout {
 	}
 	l.strides = make([]int, len(l.shape))
 	nb := len(b.Batch)
-	stride := 1
+	stride := colStride
 	for j := len(l.shape) - 1; j >= nb; j-- { // the matrix: padded rows
 		l.strides[j] = stride
 		stride *= l.shape[j]
 		if j == len(l.shape)-1 {
-			stride += BatchGap
+			stride += gap
 		}
 	}
-	stride += BatchGap // between matrices
+	stride += gap // between matrices
 	order := make([]int, nb)
 	for j := range order {
 		order[j] = nb - 1 - j // innermost first
@@ -105,7 +134,7 @@ func layoutOf(b ir.Binding, sizes map[string]int, reversed bool) stridedLayout {
 		l.strides[j] = stride
 		stride *= max(l.shape[j], 1)
 	}
-	l.elems = stride + BatchGap
+	l.elems = stride + gap
 	return l
 }
 
@@ -175,13 +204,14 @@ func checkBatched(ctx context.Context, k *ir.Kernel, v ir.Variant, gen shapeGen,
 	layouts := map[int]stridedLayout{}
 	for _, b := range k.Bindings {
 		if b.Role != ir.Args {
-			lay := layoutOf(b, given, b.Index == 0)
+			lay := layoutOf(b, given, b.Index == 0, batchGap(k), rowColStride(k, b, sh))
 			layouts[b.Index] = lay
 			for j, s := range lay.strides {
 				given[ir.StrideField(b, j)] = s
 			}
 		}
 	}
+	putAligned(k, v, layouts, given)
 	sizes, err := l.Sizes(given)
 	if err != nil {
 		return Result{}, fmt.Errorf("parity: %s: %w", v.HostName, err)
@@ -312,6 +342,24 @@ func (c *check) untouchedGaps(before, after [][]byte, layouts map[int]stridedLay
 			if len(c.res.Failures) < maxFailures {
 				c.res.Failures = append(c.res.Failures, Lane{Output: b.Name, Index: i, Got: decode(after[b.Index], t, i), Want: math.NaN(), Excess: math.Inf(1),
 					Note: fmt.Sprintf("element %d of %s's buffer lies outside its view (a gap between rows or matrices) but was written", i, b.Name)})
+			}
+		}
+	}
+}
+
+// putAligned sets a batched rowwise kernel's ir.AlignedField in given as
+// its launcher would from the layouts' views (kgenrt.RowsAligned, each
+// buffer bound at its start).
+func putAligned(k *ir.Kernel, v ir.Variant, layouts map[int]stridedLayout, given map[string]int) {
+	for _, f := range k.ArgsBinding().Fields {
+		if len(f.Aligned) == 0 {
+			continue
+		}
+		given[f.Name] = 1
+		for _, b := range k.Bindings {
+			lay := layouts[b.Index]
+			if slices.Contains(f.Aligned, b.Name) && !kgenrt.RowsAligned(elemType(b, v).Size(), 0, lay.shape, lay.strides) {
+				given[f.Name] = 0
 			}
 		}
 	}

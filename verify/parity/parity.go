@@ -342,7 +342,7 @@ func argsBytes(b ir.Binding, sizes map[string]int, params []float64) ([]byte, er
 	for _, f := range b.Fields {
 		var word uint32
 		switch {
-		case f.Size || f.StrideOf != "":
+		case f.Size || f.StrideOf != "" || len(f.Aligned) > 0:
 			v, ok := sizes[f.Name]
 			if !ok {
 				return nil, fmt.Errorf("no value for the size field %s", f.Name)

@@ -75,7 +75,7 @@ func main() {
 }
 
 // sizesOf lists the size fields of each benchmark shape of k (rowwise: one
-// segment's rows, the others 0).
+// segment's rows, the others 0; a batched kernel's batch sizes 1).
 func sizesOf(k *ir.Kernel, shapes, ns string) []map[string]int {
 	var out []map[string]int
 	if k.Kind == ir.Elementwise {
@@ -91,6 +91,9 @@ func sizesOf(k *ir.Kernel, shapes, ns string) []map[string]int {
 			if f.Size && f.Name != "cols" && f.Derived == "" {
 				given[f.Name] = 0
 			}
+		}
+		for _, b := range k.Batch() { // a batched kernel: one batch element
+			given[b] = 1
 		}
 		first := "rows"
 		if len(k.Segments) > 0 {

@@ -35,12 +35,7 @@ func (mw *matmulWriter) chainVec(from, to string, finish func()) {
 			w.Block("if ("+skipTest(skip)+")", func() { w.P("continue;") })
 		}
 		w.P("float kgen_d = 0.0f;")
-		w.Block("for (uint kgen_t = 0; kgen_t < PL; ++kgen_t)", func() {
-			w.P("const uint kgen_c = kgen_lane + 32 * kgen_t;")
-			w.Block("if (kgen_c < args.k)", func() {
-				w.P("kgen_d = fma(kgen_qv[kgen_t], ", mw.operandValue(b, "kgen_c", "kgen_j", "args.k", "args.n"), ", kgen_d);")
-			})
-		})
+		mw.laneColumns("args.k", "kgen_d = fma(kgen_qv[kgen_t], "+mw.operandValue(b, "kgen_c", "kgen_j", "args.k", "args.n")+", kgen_d);")
 		w.P("const float kgen_acc = simd_sum(kgen_d);")
 		w.P("C kgen_s;")
 		w.P(mw.chainCall(mw.k.Stages()[0], "kgen_acc", "kgen_s"))
@@ -51,18 +46,10 @@ func (mw *matmulWriter) chainVec(from, to string, finish func()) {
 		w.P("const float kgen_w = kgen_none ? 0.0f : kgen_math::exp(kgen_s - kgen_mnew);")
 		w.P("kgen_vl = kgen_vl * kgen_f + kgen_w;")
 		w.P("kgen_vm = kgen_mnew;")
-		w.Block("for (uint kgen_t = 0; kgen_t < PL; ++kgen_t)", func() {
-			w.P("const uint kgen_c = kgen_lane + 32 * kgen_t;")
-			w.Block("if (kgen_c < args.p)", func() {
-				w.P("kgen_ov[kgen_t] = fma(kgen_w, ", mw.operandValue(v, "kgen_j", "kgen_c", "args.n", "args.p"), ", kgen_ov[kgen_t] * kgen_f);")
-			})
-		})
+		mw.laneColumns("args.p", "kgen_ov[kgen_t] = fma(kgen_w, "+mw.operandValue(v, "kgen_j", "kgen_c", "args.n", "args.p")+", kgen_ov[kgen_t] * kgen_f);")
 	})
 	w.P("// The simdgroups' partials, then each output column's combine.")
-	w.Block("for (uint kgen_t = 0; kgen_t < PL; ++kgen_t)", func() {
-		w.P("const uint kgen_c = kgen_lane + 32 * kgen_t;")
-		w.Block("if (kgen_c < args.p)", func() { w.P("kgen_os[", mw.simd, " * PMAX + kgen_c] = kgen_ov[kgen_t];") })
-	})
+	mw.laneColumns("args.p", "kgen_os["+mw.simd+" * PMAX + kgen_c] = kgen_ov[kgen_t];")
 	w.Block("if (kgen_lane == 0)", func() {
 		w.P("kgen_ps[", mw.simd, "] = kgen_vm;")
 		w.P("kgen_ps[S + ", mw.simd, "] = kgen_vl;")
@@ -80,6 +67,15 @@ func (mw *matmulWriter) chainVec(from, to string, finish func()) {
 			w.P("kgen_lsum += kgen_ps[S + kgen_q] * kgen_f;")
 		})
 		finish()
+	})
+}
+
+// laneColumns writes stmt for each of this lane's columns kgen_c =
+// kgen_lane + 32t (register slot kgen_t) below limit.
+func (mw *matmulWriter) laneColumns(limit, stmt string) {
+	mw.Block("for (uint kgen_t = 0; kgen_t < PL; ++kgen_t)", func() {
+		mw.P("const uint kgen_c = kgen_lane + 32 * kgen_t;")
+		mw.Block("if (kgen_c < "+limit+")", func() { mw.P(stmt) })
 	})
 }
 

@@ -14,15 +14,18 @@ import "github.com/kgen-dev/kgen/launch"
 //   - one threadgroup per query row; its simdgroups take every S-th key
 //     (S = the threadgroup's simdgroups), lane l holding q[l + 32t] in
 //     registers and reading the key's k[l + 32t] straight from device
-//     memory: the score is a simd_sum, and one lane's row of keys is never
-//     staged;
+//     memory: the score is a simd_sum, and no key or value is staged in
+//     threadgroup memory;
 //   - each simdgroup keeps its own running max, sum and output columns
 //     l + 32t in registers (the online softmax per key);
 //   - the simdgroups' partials meet once in threadgroup memory, rescaled to
 //     their common max: one barrier per row.
 //
 // The flash-decoding part (Decode) takes the same form over its split's
-// keys and writes the row's partials as the tiled part does.
+// keys and writes the row's partials as the tiled part does. The split
+// rule still counts ceildiv(m, 8) groups per batch element (DecodeRules),
+// so for 2 ≤ m ≤ 8 it may split a little more than the one-row groups
+// need; m = 1, the decode step, is counted exactly.
 const VecRows = 8
 
 // ChainTiledRule is 1 where a chain launch takes the tiled form, 0 where it

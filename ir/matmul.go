@@ -31,6 +31,8 @@ type Matmul struct {
 	// Big is the tile for large m and n (matmul_big.go: BigRule picks it
 	// at launch), nil where the kernel keeps Tile.
 	Big *Tile
+	// Mid is the tile for 9–16 rows (MidRule), set with Big.
+	Mid *Tile
 	A   Operand
 	B   []Operand
 	// ThreadgroupBytes is the staging of A and the Bs plus one f32 tile of
@@ -273,7 +275,9 @@ func matmulSchedule(s *spec.Spec, k *Kernel, diags *diag.List) Schedule {
 	t := mm.Tile
 	mm.ThreadgroupBytes = mm.tiledBytes(t)
 	if mm.Big = bigOf(mm, s.Tile != nil); mm.Big != nil {
-		mm.ThreadgroupBytes = mm.tiledBytes(t, *mm.Big)
+		mid := MidTile
+		mm.Mid = &mid
+		mm.ThreadgroupBytes = mm.tiledBytes(t, *mm.Big, mid)
 	}
 	k.Threadgroup = t.Threads()
 	mm.Gemv = gemvOf(k, mm)
@@ -416,7 +420,8 @@ func (mm *Matmul) describe(k *Kernel) []string {
 		fmt.Sprintf("tile %s: one threadgroup per %d×%d block of the output, %d threads", t, t.BM, t.BN, t.Threads()),
 	}
 	if b := mm.Big; b != nil {
-		out = append(out, fmt.Sprintf("Metal: tile %s instead where its grid has at least %d threadgroups, m and n at least %d and %d (BigRule, at launch)", *b, BigMinGroups, b.BM, b.BN))
+		out = append(out, fmt.Sprintf("Metal: tile %s instead where its grid has at least %d threadgroups, m and n at least %d and %d (BigRule, at launch)", *b, BigMinGroups, b.BM, b.BN),
+			fmt.Sprintf("Metal: tile %s instead where %d < m ≤ %d and n ≥ %d (MidRule, at launch)", *mm.Mid, GemvRows, mm.Mid.BM, mm.Mid.BN))
 	}
 	out = append(out, []string{
 		fmt.Sprintf("accumulate %s in f32 on 8×8 simdgroup fragments, K in steps of %d staged zero-filled in threadgroup memory", joinComma(bs), t.BK),

@@ -29,6 +29,15 @@ var AutoTile = Tile{BM: 32, BN: 32, BK: 32, WM: 2, WN: 2}
 // BigTile is the large-output tile.
 var BigTile = Tile{BM: 64, BN: 64, BK: 16, WM: 2, WN: 2}
 
+// MidTile is the tile for 9–16 rows (beyond the matrix-vector form's
+// GemvRows): 32×32 would read A once per 32 columns with half its rows
+// padding, 16×64 reads it once per 64 (device bytes per output at
+// m = 16, n = k = 128, f16: 26 → 22, MLX steel's 64-column figure), on the
+// same 128 threads (1×4 simdgroups of 16×16 outputs each). Its K step of
+// 16 keeps its staging within the big tile's (no more threadgroup memory
+// for the kernel) at two barriers per 16 of K, steel's.
+var MidTile = Tile{BM: 16, BN: 64, BK: 16, WM: 1, WN: 4}
+
 // BigMinGroups is the fewest threadgroups the big tile's grid may have.
 const BigMinGroups = 4
 
@@ -57,15 +66,28 @@ func (mm *Matmul) BigRule() *launch.Expr {
 		launch.Smaller(one, launch.Over(groups, launch.N(BigMinGroups))))
 }
 
+// MidRule is 1 where the mid tile serves sizes m and n, else 0:
+// GemvRows < m ≤ Mid.BM and n ≥ Mid.BN (exclusive with BigRule, which
+// needs m ≥ 64; m ≤ GemvRows takes the matrix-vector phase).
+func (mm *Matmul) MidRule() *launch.Expr {
+	t := *mm.Mid
+	one, m := launch.N(1), launch.V("m")
+	return launch.Times(launch.Times(
+		launch.Smaller(one, launch.Over(m, launch.N(GemvRows+1))),
+		launch.Smaller(one, launch.Over(launch.N(t.BM+1), launch.Sum(m, one)))),
+		launch.Smaller(one, launch.Over(launch.V("n"), launch.N(t.BN))))
+}
+
 // tiles is the tiled kernel's threadgroups: ceildiv(m, BM)·ceildiv(n, BN)
-// of its tile, or with a big tile of the one BigRule picks.
+// of its tile, or with big and mid tiles of the one BigRule and MidRule
+// pick.
 func (mm *Matmul) tiles() *launch.Expr {
 	t := mm.Tile
 	if mm.Big == nil {
 		return launch.Times(launch.Ceil(launch.V("m"), launch.N(t.BM)), launch.Ceil(launch.V("n"), launch.N(t.BN)))
 	}
-	big := mm.BigRule()
-	bm := launch.Sum(launch.N(t.BM), launch.Times(launch.N(mm.Big.BM-t.BM), big))
-	bn := launch.Sum(launch.N(t.BN), launch.Times(launch.N(mm.Big.BN-t.BN), big))
+	big, mid := mm.BigRule(), mm.MidRule()
+	bm := launch.Sum(launch.N(t.BM), launch.Times(launch.N(mm.Big.BM-t.BM), big), launch.Times(launch.N(mm.Mid.BM-t.BM), mid))
+	bn := launch.Sum(launch.N(t.BN), launch.Times(launch.N(mm.Big.BN-t.BN), big), launch.Times(launch.N(mm.Mid.BN-t.BN), mid))
 	return launch.Times(launch.Ceil(launch.V("m"), bm), launch.Ceil(launch.V("n"), bn))
 }

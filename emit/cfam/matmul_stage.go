@@ -63,21 +63,34 @@ func (mw *matmulWriter) declareTiled(t ir.Tile) {
 	}
 }
 
-// declareBoth is declareTiled for a kernel whose bodies run on tile t or
-// big: each staged tile's storage the larger of its two sizes.
-func (mw *matmulWriter) declareBoth(t, big ir.Tile) {
+// declareTiles is declareTiled for a kernel whose bodies run on any of
+// tiles ts: each staged tile's storage the largest of its sizes.
+func (mw *matmulWriter) declareTiles(ts ...ir.Tile) {
 	w := mw.Writer
-	small, large := mw.slots(t), mw.slots(big)
-	for i, s := range small {
-		l := large[i]
-		size := func(st ir.Staging) string {
-			return fmt.Sprintf("%d * (%d + %d / sizeof(%s)) * sizeof(%s) / 16", st.Rows, st.Cols, ir.StagePadBytes, s.typ, s.typ)
+	var all [][]slot
+	for _, t := range ts {
+		all = append(all, mw.slots(t))
+	}
+	for i, s := range all[0] {
+		var sizes, shapes []string
+		for _, sl := range all {
+			st := sl[i].st
+			sizes = append(sizes, fmt.Sprintf("%d * (%d + %d / sizeof(%s)) * sizeof(%s) / 16", st.Rows, st.Cols, ir.StagePadBytes, s.typ, s.typ))
+			shapes = append(shapes, fmt.Sprintf("[%d][%d]", st.Rows, st.Cols))
 		}
-		w.P(fmt.Sprintf("// %s's tile as stored, [%d][%d] or [%d][%d] of %s, each row padded by %d bytes against bank conflicts.", s.o.Name, s.st.Rows, s.st.Cols, l.st.Rows, l.st.Cols, s.typ, ir.StagePadBytes))
-		w.P(fmt.Sprintf("threadgroup uint4 %s_raw[(%s) > (%s) ? (%s) : (%s)];", s.tile, size(s.st), size(l.st), size(s.st), size(l.st)))
+		w.P(fmt.Sprintf("// %s's tile as stored, %s of %s, each row padded by %d bytes against bank conflicts.", s.o.Name, strings.Join(shapes, " or "), s.typ, ir.StagePadBytes))
+		most := sizes[0]
+		for _, x := range sizes[1:] {
+			most = fmt.Sprintf("(%s) > (%s) ? (%s) : (%s)", most, x, most, x)
+		}
+		w.P(fmt.Sprintf("threadgroup uint4 %s_raw[%s];", s.tile, most))
+	}
+	most := 0
+	for _, t := range ts {
+		most = max(most, t.BM*t.BN)
 	}
 	for i, b := range mw.mm.B {
-		w.P(fmt.Sprintf("threadgroup float kgen_cs%d[%d]; // %s, [BM][BN], for the epilogue", i, max(t.BM*t.BN, big.BM*big.BN), b.Acc))
+		w.P(fmt.Sprintf("threadgroup float kgen_cs%d[%d]; // %s, [BM][BN], for the epilogue", i, most, b.Acc))
 	}
 }
 
@@ -153,14 +166,18 @@ func (mw *matmulWriter) fragLoad(dst string, s slot, row, col string) {
 func (mw *matmulWriter) bigBody() {
 	w, mm := mw.Writer, mw.mm
 	w.P("using C = float;")
-	mw.declareBoth(mm.Tile, *mm.Big)
-	w.P(fmt.Sprintf("// %dx%d tiles where the launcher's grid has them (ir.Matmul.BigRule: %s).", mm.Big.BM, mm.Big.BN, mm.BigRule()))
-	w.P("const bool kgen_big = ", cSize(mm.BigRule()), " != 0u;")
-	w.IfElse("!kgen_big", func() {
-		mw.tiledCore(mm.Tile, "the epilogue", func() { mw.epilogue(mw.tid) })
-	}, func() {
-		mw.tiledCore(*mm.Big, "the epilogue", func() { mw.epilogue(mw.tid) })
-	})
+	mw.declareTiles(mm.Tile, *mm.Big, *mm.Mid)
+	w.P(fmt.Sprintf("// %dx%d tiles where the launcher's grid has them (ir.Matmul.BigRule: %s),", mm.Big.BM, mm.Big.BN, mm.BigRule()))
+	w.P(fmt.Sprintf("// %dx%d tiles for a few rows (ir.Matmul.MidRule: %s).", mm.Mid.BM, mm.Mid.BN, mm.MidRule()))
+	w.P("const bool kgen_big = ", cSize(mm.BigRule()), " != 0u, kgen_mid = ", cSize(mm.MidRule()), " != 0u;")
+	epilogue := func() { mw.epilogue(mw.tid) }
+	w.P("if (!kgen_big && !kgen_mid) {")
+	w.Indent(func() { mw.tiledCore(mm.Tile, "the epilogue", epilogue) })
+	w.P("} else if (kgen_mid) {")
+	w.Indent(func() { mw.tiledCore(*mm.Mid, "the epilogue", epilogue) })
+	w.P("} else {")
+	w.Indent(func() { mw.tiledCore(*mm.Big, "the epilogue", epilogue) })
+	w.P("}")
 }
 
 // cSize spells size expression e in MSL over the args struct's uints.

@@ -138,6 +138,13 @@ func TestMatmulMutationsFail(t *testing.T) {
 			mutantFails(t, k, src[k.Name], m.from, m.to, 1, parity.Options{Seed: 4, Matmul: shapes,
 				Orders: []mslcpu.LaneOrder{mslcpu.Forward, mslcpu.Reverse, mslcpu.Shuffled}, Sanitize: m.san}, "a kernel with a "+m.name)
 		})
+		// The same bug in every tile's body, at a shape only the 16×64 tile
+		// (ir.MidTile) runs: 13 rows, 100 columns.
+		t.Run(m.name+" (16x64 tile)", func(t *testing.T) {
+			t.Parallel()
+			mutantFails(t, k, src[k.Name], m.from, m.to, -1, parity.Options{Seed: 4, Matmul: []parity.MatmulShape{{13, 100, 40}},
+				Orders: []mslcpu.LaneOrder{mslcpu.Forward, mslcpu.Reverse, mslcpu.Shuffled}}, "a 16x64 tile with a "+m.name)
+		})
 	}
 }
 

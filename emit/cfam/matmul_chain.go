@@ -112,17 +112,10 @@ func (mw *matmulWriter) decodeCombineBody() {
 	mw.paramLocals()
 	w.P("const uint kgen_i = kgen_e / args.p, kgen_c = kgen_e % args.p;")
 	w.P("const uint kgen_w0 = ", g, ".z * args.", ir.SplitsField, " * args.m + kgen_i; // split s: kgen_w0 + s * m")
-	w.P("float kgen_mx = -INFINITY;")
-	w.Block("for (uint kgen_s = 0; kgen_s < args."+ir.SplitsField+"; ++kgen_s)", func() {
-		w.P("kgen_mx = fmax(kgen_mx, ", ws[1].Name, "[kgen_w0 + kgen_s * args.m]);")
-	})
-	w.P("float kgen_osum = 0.0f, kgen_lsum = 0.0f;")
-	w.Block("for (uint kgen_s = 0; kgen_s < args."+ir.SplitsField+"; ++kgen_s)", func() {
-		w.P("const uint kgen_w = kgen_w0 + kgen_s * args.m;")
-		w.P("const float kgen_f = kgen_mx == -INFINITY ? 0.0f : kgen_math::exp(", ws[1].Name, "[kgen_w] - kgen_mx);")
-		w.P("kgen_osum += ", ws[0].Name, "[kgen_w * args.p + kgen_c] * kgen_f;")
-		w.P("kgen_lsum += ", ws[2].Name, "[kgen_w] * kgen_f;")
-	})
+	loop := "for (uint kgen_s = 0; kgen_s < args." + ir.SplitsField + "; ++kgen_s)"
+	mw.combineMax(loop, ws[1].Name+"[kgen_w0 + kgen_s * args.m]")
+	mw.combineSums(loop, "const uint kgen_w = kgen_w0 + kgen_s * args.m;",
+		ws[1].Name+"[kgen_w]", ws[0].Name+"[kgen_w * args.p + kgen_c]", ws[2].Name+"[kgen_w]")
 	w.P("const C ", ir.ReductionName(0), " = kgen_lsum;")
 	mw.chainStore("kgen_osum")
 }

@@ -13,8 +13,9 @@ import (
 // simdgroup keeps its running max, sum and output columns l + 32t in
 // registers; then the simdgroups' partials meet once in threadgroup memory
 // (kgen_os for the outputs, kgen_ps for the maxima and sums), rescaled to
-// their common max, and finish writes each output column c (kgen_c) from
-// kgen_vo (the row's weighted sum at that max), kgen_vm and kgen_vl.
+// their common max kgen_mx (combineMax, combineSums: the split combine's
+// rule), and finish writes each output column c (kgen_c) from kgen_osum
+// (the row's weighted sum at that max) and kgen_lsum.
 func (mw *matmulWriter) chainVec(from, to string, finish func()) {
 	w, mm := mw.Writer, mw.mm
 	a, b, v := mm.A, mm.B[0], mm.Chain.Then
@@ -56,17 +57,33 @@ func (mw *matmulWriter) chainVec(from, to string, finish func()) {
 	})
 	w.P("threadgroup_barrier(mem_flags::mem_threadgroup);")
 	w.Block("if (kgen_i >= args.m)", func() { w.P("return; // no barrier follows") })
-	w.P("float kgen_mx = -INFINITY;")
-	w.Block("for (uint kgen_q = 0; kgen_q < S; ++kgen_q)", func() { w.P("kgen_mx = fmax(kgen_mx, kgen_ps[kgen_q]);") })
+	const loop = "for (uint kgen_q = 0; kgen_q < S; ++kgen_q)"
+	mw.combineMax(loop, "kgen_ps[kgen_q]")
 	w.Block("for (uint kgen_c = "+mw.tid+"; kgen_c < args.p; kgen_c += kThreads)", func() {
-		w.P("float kgen_osum = 0.0f, kgen_lsum = 0.0f;")
-		w.Block("for (uint kgen_q = 0; kgen_q < S; ++kgen_q)", func() {
-			w.P("// A simdgroup whose every key was masked (max -INFINITY) weighs 0.")
-			w.P("const float kgen_f = kgen_mx == -INFINITY ? 0.0f : kgen_math::exp(kgen_ps[kgen_q] - kgen_mx);")
-			w.P("kgen_osum += kgen_os[kgen_q * PMAX + kgen_c] * kgen_f;")
-			w.P("kgen_lsum += kgen_ps[S + kgen_q] * kgen_f;")
-		})
+		mw.combineSums(loop, "// A simdgroup whose every key was masked (max -INFINITY) weighs 0.",
+			"kgen_ps[kgen_q]", "kgen_os[kgen_q * PMAX + kgen_c]", "kgen_ps[S + kgen_q]")
 		finish()
+	})
+}
+
+// combineMax writes kgen_mx, the largest of the partial maxima at max over
+// loop's partials (a decode's splits, a row's simdgroups).
+func (mw *matmulWriter) combineMax(loop, max string) {
+	mw.P("float kgen_mx = -INFINITY;")
+	mw.Block(loop, func() { mw.P("kgen_mx = fmax(kgen_mx, ", max, ");") })
+}
+
+// combineSums writes kgen_osum and kgen_lsum: loop's partial outputs out
+// and sums sum, each rescaled from its max to kgen_mx (a partial whose
+// every key was masked, max -INFINITY, weighing 0); first is the loop
+// body's first line (an index or a comment).
+func (mw *matmulWriter) combineSums(loop, first, max, out, sum string) {
+	mw.P("float kgen_osum = 0.0f, kgen_lsum = 0.0f;")
+	mw.Block(loop, func() {
+		mw.P(first)
+		mw.P("const float kgen_f = kgen_mx == -INFINITY ? 0.0f : kgen_math::exp(", max, " - kgen_mx);")
+		mw.P("kgen_osum += ", out, " * kgen_f;")
+		mw.P("kgen_lsum += ", sum, " * kgen_f;")
 	})
 }
 

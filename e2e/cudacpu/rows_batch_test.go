@@ -11,46 +11,9 @@ import (
 	"github.com/kgen-dev/kgen/verify/parity"
 )
 
-// gqaRows is a batched rowwise kernel with every form of a tensor's batch
-// (as verify/parity's gqa_rows): x whole, kv grouped, a per-head weight,
-// a per-row scale shared by the heads, and a [rows] output.
-const gqaRows = `kernel: gqa_rows
-kind: rowwise
-dtypes: [f32, f16, bf16]
-compute: f32
-batch: [b, h]
-inputs:
-  - x
-  - {name: kv, batch: [b, h / group]}
-  - {name: w, shape: [cols], batch: [h]}
-  - {name: s, shape: [rows], batch: [b]}
-params: [{name: eps, type: f32, example: 1e-5}]
-let:
-  - inv: rsqrt(row_mean(x * x) + eps)
-outputs:
-  - y: x * inv * w + kv * s
-  - m: row_max(kv) + f32(row)
-ports:
-  cuda: generated
-`
-
-// axpyHeads is a batched elementwise kernel with every form of a tensor's
-// batch (as verify/parity's axpy_heads).
-const axpyHeads = `kernel: axpy_heads
-kind: elementwise
-dtypes: [f32, f16, bf16]
-batch: [b, h]
-inputs:
-  - x
-  - {name: kv, batch: [b, h / group]}
-  - {name: bias, batch: [h]}
-  - {name: s, batch: []}
-params: [{name: a, type: f32, example: 0.5}]
-outputs:
-  - y: x * a + kv + bias * s + f32(i)
-ports:
-  cuda: generated
-`
+// gqaRows and axpyHeads are batched rowwise and elementwise kernels with
+// every form of a tensor's batch (speckernel.GQARows, AxpyHeads).
+var gqaRows, axpyHeads = speckernel.GQARows("cuda"), speckernel.AxpyHeads("cuda")
 
 // specRows builds the kernel of one rowwise spec and its CUDA source.
 func specRows(t *testing.T, src string) (*ir.Kernel, []byte) {

@@ -13,39 +13,7 @@ import (
 // every form of a tensor's batch (as verify/parity's gqa_rows and
 // axpy_heads): whole, grouped (h / group), per head, shared, a [rows]
 // input and output.
-var batchedSpecs = []string{`kernel: gqa_rows
-kind: rowwise
-dtypes: [f32, f16, bf16]
-compute: f32
-batch: [b, h]
-inputs:
-  - x
-  - {name: kv, batch: [b, h / group]}
-  - {name: w, shape: [cols], batch: [h]}
-  - {name: s, shape: [rows], batch: [b]}
-params: [{name: eps, type: f32, example: 1e-5}]
-let:
-  - inv: rsqrt(row_mean(x * x) + eps)
-outputs:
-  - y: x * inv * w + kv * s
-  - m: row_max(kv) + f32(row)
-ports:
-  rocm: generated
-`, `kernel: axpy_heads
-kind: elementwise
-dtypes: [f32, f16, bf16]
-batch: [b, h]
-inputs:
-  - x
-  - {name: kv, batch: [b, h / group]}
-  - {name: bias, batch: [h]}
-  - {name: s, batch: []}
-params: [{name: a, type: f32, example: 0.5}]
-outputs:
-  - y: x * a + kv + bias * s + f32(i)
-ports:
-  rocm: generated
-`}
+var batchedSpecs = []string{speckernel.GQARows("rocm"), speckernel.AxpyHeads("rocm")}
 
 // TestHIPBatchedRowsAndElements runs the HIP ports of the batched spec
 // kernels on the CPU under ASan and UBSan, 64- and 32-lane wavefronts,
